@@ -1,0 +1,5 @@
+//! The agent loop and its state.
+
+pub mod outcome;
+
+pub use outcome::{Outcome, OutcomeKind};

@@ -1,0 +1,231 @@
+//! The event stream one task run emits. Reporters (transcript, stream-json, ...) are sinks of it.
+//!
+//! The agent loop assigns every uuid and parent link, so all sinks agree on them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::agent::outcome::Outcome;
+use crate::model::{ContentBlock, StopReason, ToolSpec, Usage};
+
+/// What a run knows at its start (the transcript's first record, stream-json `system/init`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InitInfo {
+    /// Session id (uuid v4) of this task run.
+    pub session_id: String,
+    /// Task name.
+    pub task_name: String,
+    /// Spec path as given on the command line.
+    pub spec_path: PathBuf,
+    /// The resolved spec (after CLI overrides), as JSON.
+    pub spec: Value,
+    /// sha256 of the resolved spec JSON, hex.
+    pub spec_digest: String,
+    /// The exact system prompt sent.
+    pub system_prompt: String,
+    /// The exact tool schemas sent.
+    pub tools: Vec<ToolSpec>,
+    /// Model id.
+    pub model: String,
+    /// Provider name.
+    pub provider: String,
+    /// Permission mode name.
+    pub permission_mode: String,
+    /// Effective workdir.
+    pub cwd: PathBuf,
+    /// Git branch of the workdir, if any.
+    pub git_branch: Option<String>,
+    /// Git HEAD commit at start, if any.
+    pub git_base_commit: Option<String>,
+    /// runner version.
+    pub version: String,
+}
+
+/// Message-level metadata of one assistant response.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AssistantMeta {
+    /// API message id.
+    pub message_id: String,
+    /// Model that answered.
+    pub model: String,
+    /// Provider request id.
+    pub request_id: Option<String>,
+    /// Usage (final on `AssistantResponse`, partial on streamed blocks).
+    pub usage: Usage,
+    /// Stop reason (None while streaming).
+    pub stop_reason: Option<StopReason>,
+    /// Stop sequence.
+    pub stop_sequence: Option<String>,
+}
+
+/// One assistant content block with its record identity.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BlockRecord {
+    /// Record uuid.
+    pub uuid: String,
+    /// Parent record uuid.
+    pub parent_uuid: Option<String>,
+    /// The block.
+    pub block: ContentBlock,
+}
+
+/// A tool call that the permission policy denied.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Denial {
+    /// Tool name.
+    pub tool_name: String,
+    /// tool_use id.
+    pub tool_use_id: String,
+    /// The input the model gave.
+    pub tool_input: Value,
+    /// Why it was denied.
+    pub reason: String,
+}
+
+/// Per-model usage and cost (stream-json `modelUsage`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelUsage {
+    /// Summed usage.
+    pub usage: Usage,
+    /// Cost in USD, None when the model has no price.
+    pub cost_usd: Option<f64>,
+    /// Context window.
+    pub context_window: Option<u64>,
+    /// Output cap.
+    pub max_output_tokens: Option<u32>,
+}
+
+/// The final summary of one task run: everything reports derive from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Session id.
+    pub session_id: String,
+    /// Task name.
+    pub task_name: String,
+    /// Spec path as given.
+    pub spec_path: PathBuf,
+    /// Model id.
+    pub model: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Turns taken.
+    pub num_turns: u32,
+    /// Wall time of the task.
+    pub duration_ms: u64,
+    /// Time spent waiting on the model API.
+    pub duration_api_ms: u64,
+    /// Summed usage over all requests.
+    pub usage: Usage,
+    /// Usage per model.
+    pub model_usage: BTreeMap<String, ModelUsage>,
+    /// Total cost, None when unknown.
+    pub total_cost_usd: Option<f64>,
+    /// Denied tool calls.
+    pub permission_denials: Vec<Denial>,
+    /// Stop reason of the last response.
+    pub stop_reason: Option<StopReason>,
+    /// Final answer: all text blocks of the last assistant message.
+    pub result_text: String,
+    /// Error messages (for error outcomes).
+    pub errors: Vec<String>,
+    /// Transcript file, if one was written.
+    pub transcript_path: Option<PathBuf>,
+    /// Local start time, `YYYY-MM-DDTHH:MM:SS`.
+    pub started_at: String,
+    /// uuid of the result frame.
+    pub uuid: String,
+}
+
+/// One event of a task run.
+#[derive(Debug, Clone)]
+pub enum RunEvent {
+    /// The run started (first transcript record, `system/init`).
+    Init(Box<InitInfo>),
+    /// A user text message (the prompt, or later feedback).
+    UserText {
+        /// Record uuid.
+        uuid: String,
+        /// Parent record uuid.
+        parent_uuid: Option<String>,
+        /// The text.
+        text: String,
+    },
+    /// A content block completed while streaming (stream-json shows it live).
+    AssistantBlockStreamed {
+        /// Record uuid (reused by `AssistantResponse`).
+        uuid: String,
+        /// Message metadata so far.
+        meta: AssistantMeta,
+        /// The block.
+        block: ContentBlock,
+    },
+    /// A response attempt completed: its blocks with final usage (transcript records).
+    AssistantResponse {
+        /// Message metadata with final usage and stop reason.
+        meta: AssistantMeta,
+        /// Blocks in order.
+        blocks: Vec<BlockRecord>,
+    },
+    /// One tool result (a user record with `toolUseResult`).
+    ToolResult {
+        /// Record uuid.
+        uuid: String,
+        /// Parent record uuid (the tool_use record).
+        parent_uuid: Option<String>,
+        /// uuid of the assistant record holding the tool_use.
+        source_assistant_uuid: String,
+        /// The tool_result block.
+        block: ContentBlock,
+        /// The tool's structured result.
+        tool_use_result: Option<Value>,
+    },
+    /// A tool call was denied by the policy.
+    PermissionDenied(Denial),
+    /// A response attempt was abandoned (failed mid-stream); nothing of it is in the chain.
+    AttemptAbandoned {
+        /// Record uuid.
+        uuid: String,
+        /// Attempt number (1-based).
+        attempt: u32,
+        /// Why.
+        error: String,
+        /// uuids of the blocks already streamed for it.
+        streamed_uuids: Vec<String>,
+    },
+    /// The run ended.
+    Result(Box<RunResult>),
+}
+
+/// A consumer of run events.
+pub trait Sink: Send {
+    /// Handle one event. Errors are reported but do not stop the run unless the sink is
+    /// essential (the transcript).
+    fn emit(&mut self, event: &RunEvent) -> std::io::Result<()>;
+}
+
+/// Several sinks fed in order.
+#[derive(Default)]
+pub struct Sinks {
+    sinks: Vec<Box<dyn Sink>>,
+}
+
+impl Sinks {
+    /// Add a sink.
+    pub fn push(&mut self, sink: Box<dyn Sink>) {
+        self.sinks.push(sink);
+    }
+
+    /// Feed an event to every sink; the first error is returned after all have seen it.
+    pub fn emit(&mut self, event: &RunEvent) -> std::io::Result<()> {
+        let mut first = None;
+        for s in &mut self.sinks {
+            if let Err(e) = s.emit(event) {
+                first.get_or_insert(e);
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,20 @@
+//! runner: run an LLM coding agent non-interactively, for CI and batch automation.
+//!
+//! The library holds everything; `main.rs` only parses the command line and maps the outcome
+//! to an exit code. See DESIGN.md in the repository's shared material for the architecture.
+
+#![deny(clippy::print_stdout)]
+#![warn(missing_docs)]
+
+pub mod agent;
+pub mod events;
+pub mod model;
+pub mod permissions;
+pub mod report;
+pub mod session;
+pub mod spec;
+pub mod tools;
+pub mod transcript;
+
+/// runner's version, as written into transcripts and `system/init`.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

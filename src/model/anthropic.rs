@@ -1,0 +1,1 @@
+//! Anthropic Messages API provider (streaming). (Implemented by the provider work.)

@@ -1,0 +1,14 @@
+//! Model providers and the types they share.
+
+pub mod anthropic;
+pub mod assembler;
+pub mod provider;
+pub mod replay;
+pub mod sse;
+pub mod table;
+pub mod types;
+
+pub use provider::{EventStream, ModelCall, Provider, ProviderError, ResponseMeta, StreamEvent};
+pub use types::{
+    ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason, ToolSpec, Usage,
+};

@@ -1,0 +1,1 @@
+//! Replay provider: serves recorded cassettes. (Implemented by the replay work.)

@@ -1,0 +1,1 @@
+//! Built-in model table: context window, output cap, prices. (Implemented by the spec work.)

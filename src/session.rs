@@ -1,0 +1,73 @@
+//! The roots every path in a task run resolves through.
+
+use std::path::{Path, PathBuf};
+
+/// The directories one task run works with. Isolating a task (git worktree) changes `workdir`
+/// only; everything else resolves through this value.
+#[derive(Debug, Clone)]
+pub struct SessionRoots {
+    /// Directory holding the task spec (rules starting with `/` are relative to it).
+    pub spec_dir: PathBuf,
+    /// Root of the git repository containing the workdir, if any.
+    pub repo_root: Option<PathBuf>,
+    /// Where tools run and paths resolve (absolute, canonical).
+    pub workdir: PathBuf,
+    /// Extra directories the agent may read (and, with rules, write).
+    pub additional_dirs: Vec<PathBuf>,
+    /// Output directory for this run (transcripts, spilled tool output); never inside the workdir's tracked tree.
+    pub output_dir: PathBuf,
+}
+
+impl SessionRoots {
+    /// Whether `path` (absolute) lies inside the workdir or an additional directory.
+    pub fn is_inside_workspace(&self, path: &Path) -> bool {
+        std::iter::once(&self.workdir)
+            .chain(self.additional_dirs.iter())
+            .any(|root| path.starts_with(root))
+    }
+
+    /// Resolve a possibly relative path against the workdir, lexically normalizing `.` and `..`.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        let joined = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.workdir.join(path)
+        };
+        normalize_lexically(&joined)
+    }
+}
+
+/// Remove `.` and `..` components without touching the filesystem.
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_normalizes_dotdot() {
+        let r = SessionRoots {
+            spec_dir: "/s".into(),
+            repo_root: None,
+            workdir: "/w/x".into(),
+            additional_dirs: vec![],
+            output_dir: "/o".into(),
+        };
+        assert_eq!(r.resolve(Path::new("../y/./z")), PathBuf::from("/w/y/z"));
+        assert!(!r.is_inside_workspace(&r.resolve(Path::new("../y"))));
+        assert!(r.is_inside_workspace(&r.resolve(Path::new("a/b"))));
+    }
+}

@@ -1,0 +1,237 @@
+//! Task spec v1: the YAML contract (DESIGN.md "Task spec v1").
+//!
+//! Every struct denies unknown fields; defaults live here so `runner schema` shows them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::duration::SpecDuration;
+
+/// One task: what to ask the agent, under which policy and limits, and how to check the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Unique task id; the JUnit testcase name. Letters, digits, `-`, `_`, `.`.
+    pub name: String,
+    /// The instruction for the agent. Exactly one of `prompt` and `prompt_file` is required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// File holding the prompt, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_file: Option<PathBuf>,
+    /// Model id (see the built-in model table, or `models:` to add one).
+    #[serde(default = "default_model")]
+    pub model: String,
+    /// Which model API to talk to.
+    #[serde(default)]
+    pub provider: ProviderKind,
+    /// Cassette file for `provider: replay`, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cassette: Option<PathBuf>,
+    /// Text appended to runner's default system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt_append: Option<String>,
+    /// Working directory for the agent, relative to the spec file.
+    #[serde(default = "default_workdir")]
+    pub workdir: PathBuf,
+    /// Extra directories the agent may read, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<PathBuf>,
+    /// Tools offered to the model. This only controls what is offered; permissions decide what runs.
+    #[serde(default = "default_tools")]
+    pub tools: Vec<String>,
+    /// Environment variable names scrubbed from tool, check and hook environments and redacted
+    /// from every output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
+    /// Permission policy.
+    #[serde(default)]
+    pub permissions: Permissions,
+    /// Turn, token, cost and time limits.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Success checks run after the agent finishes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<VerifyCheck>,
+    /// Agent attempts in all: a failing check's output is fed back up to `attempts - 1` times.
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
+    /// Output token cap per model request (defaults to the model's cap, at most 32000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Extended thinking budget in tokens (omit to disable thinking).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking_budget_tokens: Option<u32>,
+    /// Model table entries that add to or override the built-in table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelInfoOverride>,
+}
+
+/// Which model API a task uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
+    #[default]
+    Anthropic,
+    /// OpenAI-compatible Chat Completions (not yet available).
+    Openai,
+    /// Replay a recorded cassette; no network, no key.
+    Replay,
+}
+
+impl ProviderKind {
+    /// The spec's spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Replay => "replay",
+        }
+    }
+}
+
+/// Permission mode (Claude Code's names). With no human to ask, "would prompt" means deny.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PermissionMode {
+    /// Same as dontAsk: reads need no rule, everything else needs an allow rule.
+    #[serde(rename = "default")]
+    Default,
+    /// dontAsk plus file edits inside the workdir.
+    #[serde(rename = "acceptEdits")]
+    AcceptEdits,
+    /// Reads and read-only commands only.
+    #[serde(rename = "plan")]
+    Plan,
+    /// Reads inside the workspace and read-only Bash need no rule; everything else needs an allow rule.
+    #[default]
+    #[serde(rename = "dontAsk")]
+    DontAsk,
+    /// Everything runs except what a deny rule or a safety check blocks.
+    #[serde(rename = "bypassPermissions")]
+    BypassPermissions,
+}
+
+impl PermissionMode {
+    /// The spec's spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+        }
+    }
+
+    /// Parse the spec/CLI spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => PermissionMode::Default,
+            "acceptEdits" => PermissionMode::AcceptEdits,
+            "plan" => PermissionMode::Plan,
+            "dontAsk" => PermissionMode::DontAsk,
+            "bypassPermissions" => PermissionMode::BypassPermissions,
+            _ => return None,
+        })
+    }
+}
+
+/// Permission policy: mode plus allow/deny rules (`Tool` or `Tool(specifier)`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Permissions {
+    /// Permission mode.
+    #[serde(default)]
+    pub mode: PermissionMode,
+    /// Allow rules, e.g. `Edit`, `Bash(cargo test:*)`.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Deny rules; checked first, nothing removes them.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Fail the task (outcome `denied`, exit 5) when any tool call was denied.
+    #[serde(default)]
+    pub fail_on_denial: bool,
+}
+
+/// Limits; each ends the task with its own outcome (exit 3).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most model turns (successful main-loop responses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Most tokens: sum over requests of input + cache write + cache read + output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    /// Most spend in USD (needs a priced model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    /// Wall-clock limit for the task, e.g. `30m`, `90s`, `1h30m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<SpecDuration>,
+}
+
+/// One success check: a shell command run in the workdir after the agent finishes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyCheck {
+    /// Check name (JUnit testcase name); defaults to the command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Shell command (`bash -c`).
+    pub run: String,
+    /// Time limit for the check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<SpecDuration>,
+    /// Extra environment variables for the check.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+/// A model table entry from the spec; unset fields keep the built-in value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInfoOverride {
+    /// Context window in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Output token cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// USD per million input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_usd_per_mtok: Option<f64>,
+    /// USD per million output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_usd_per_mtok: Option<f64>,
+    /// USD per million cache-write input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_usd_per_mtok: Option<f64>,
+    /// USD per million cache-read input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_usd_per_mtok: Option<f64>,
+}
+
+fn default_model() -> String {
+    "claude-sonnet-4-5".to_string()
+}
+
+fn default_workdir() -> PathBuf {
+    PathBuf::from(".")
+}
+
+fn default_tools() -> Vec<String> {
+    crate::tools::BUILTIN_TOOLS
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn default_attempts() -> u32 {
+    1
+}
