@@ -107,6 +107,8 @@ pub struct RunResult {
     pub task_name: String,
     /// Spec path as given.
     pub spec_path: PathBuf,
+    /// 1-based line of the spec's `name:` key (JUnit `line`, annotations).
+    pub spec_line: usize,
     /// Model id.
     pub model: String,
     /// How it ended.

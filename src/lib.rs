@@ -10,6 +10,7 @@ pub mod agent;
 pub mod events;
 pub mod model;
 pub mod permissions;
+pub mod redact;
 pub mod report;
 pub mod session;
 pub mod spec;

@@ -1,0 +1,1 @@
+//! Secret redaction for every output (`[REDACTED:NAME]`). (Implemented by the report work.)
