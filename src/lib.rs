@@ -7,6 +7,8 @@
 #![warn(missing_docs)]
 
 pub mod agent;
+pub mod app;
+pub mod cli;
 pub mod events;
 pub mod model;
 pub mod permissions;
@@ -14,6 +16,7 @@ pub mod redact;
 pub mod report;
 pub mod session;
 pub mod spec;
+pub mod task;
 pub mod tools;
 pub mod transcript;
 

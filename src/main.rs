@@ -1,1 +1,37 @@
-fn main() {}
+//! The `runner` binary: parse the command line, run the library, exit with its code.
+
+use clap::Parser;
+use tracing_subscriber::EnvFilter;
+
+use runner::cli::{Cli, Command};
+
+fn init_logging() {
+    let filter = EnvFilter::try_from_env("RUNNER_LOG")
+        .or_else(|_| EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| EnvFilter::new("runner=info,warn"));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(
+            std::env::var_os("NO_COLOR").is_none()
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        )
+        .init();
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging();
+    let code = match cli.command {
+        Command::Schema => runner::app::schema(),
+        Command::Validate { paths } => runner::app::validate(&paths),
+        Command::Exec(args) => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(runner::app::exec(*args))
+        }
+    };
+    std::process::exit(code);
+}

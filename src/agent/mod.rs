@@ -1,5 +1,11 @@
-//! The agent loop and its state.
+//! The agent loop, its state, and how a run ends.
 
+pub mod normalize;
 pub mod outcome;
+pub mod prompt;
+pub mod run;
+pub mod state;
 
 pub use outcome::{Outcome, OutcomeKind};
+pub use run::{Agent, Input, LoopLimits, StopCause, Stopper, run};
+pub use state::State;

@@ -2,7 +2,9 @@
 
 pub mod anthropic;
 pub mod assembler;
+pub mod cassette;
 pub mod provider;
+pub mod record;
 pub mod replay;
 pub mod sse;
 pub mod table;

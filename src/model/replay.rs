@@ -1,1 +1,132 @@
-//! Replay provider: serves recorded cassettes. (Implemented by the replay work.)
+//! The replay provider: serves a cassette's responses in order while the real tools run.
+//!
+//! Lenient replay: requests are served in order; before each one runner checks that the
+//! conversation still fits the recording (same number of messages, and the tool results
+//! answer the same tool_use ids), so a cassette that drifted fails with a clear error
+//! instead of feeding the model's old answers to a different conversation.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use futures_util::stream;
+use serde_json::Value;
+
+use super::cassette::{Cassette, CassetteError, WORKDIR_TOKEN, replace_in_strings};
+use super::{ModelCall, ModelRequest, Provider, ProviderError, ResponseMeta, StreamEvent};
+use crate::model::ContentBlock;
+
+/// Serves recorded responses.
+pub struct ReplayProvider {
+    path: PathBuf,
+    cassette: Cassette,
+    workdir: String,
+    next: Mutex<usize>,
+}
+
+impl ReplayProvider {
+    /// Open a cassette for replay in `workdir`.
+    pub fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
+        Ok(ReplayProvider {
+            path: path.to_path_buf(),
+            cassette: Cassette::load(path)?,
+            workdir: workdir.to_string_lossy().into_owned(),
+            next: Mutex::new(0),
+        })
+    }
+}
+
+fn tool_result_ids(messages: &Value) -> Vec<String> {
+    messages
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                .filter_map(|b| {
+                    b.get("tool_use_id")
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[async_trait::async_trait]
+impl Provider for ReplayProvider {
+    fn name(&self) -> &str {
+        "replay"
+    }
+
+    async fn stream(&self, request: &ModelRequest) -> Result<ModelCall, ProviderError> {
+        let seq = {
+            let mut next = self
+                .next
+                .lock()
+                .map_err(|_| ProviderError::Replay("replay state poisoned".into()))?;
+            let seq = *next;
+            *next += 1;
+            seq
+        };
+        let Some(ex) = self.cassette.exchanges.get(seq) else {
+            return Err(ProviderError::Replay(format!(
+                "cassette {} is exhausted: it holds {} recorded responses and the run asked for response {}. The conversation went further than the recording; re-record it with `runner exec --record`.",
+                self.path.display(),
+                self.cassette.exchanges.len(),
+                seq + 1
+            )));
+        };
+        let recorded_msgs = ex.request.get("messages").cloned().unwrap_or(Value::Null);
+        let recorded_len = recorded_msgs.as_array().map_or(0, Vec::len);
+        if recorded_len != request.messages.len() {
+            return Err(ProviderError::Replay(format!(
+                "cassette {} no longer fits the conversation at response {}: the request has {} messages, the recording had {}",
+                self.path.display(),
+                seq + 1,
+                request.messages.len(),
+                recorded_len
+            )));
+        }
+        let current: Vec<String> = request
+            .messages
+            .last()
+            .map(|m| {
+                m.content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let recorded = tool_result_ids(&recorded_msgs);
+        if current != recorded {
+            return Err(ProviderError::Replay(format!(
+                "cassette {} no longer fits the conversation at response {}: the request answers tool calls {:?}, the recording answered {:?}",
+                self.path.display(),
+                seq + 1,
+                current,
+                recorded
+            )));
+        }
+        let mut events = Vec::with_capacity(ex.events.len());
+        for ev in &ex.events {
+            let mut v = serde_json::to_value(ev)
+                .map_err(|e| ProviderError::Replay(format!("cannot re-encode event: {e}")))?;
+            replace_in_strings(&mut v, WORKDIR_TOKEN, &self.workdir);
+            let ev: StreamEvent = serde_json::from_value(v)
+                .map_err(|e| ProviderError::Replay(format!("cannot decode event: {e}")))?;
+            events.push(Ok(ev));
+        }
+        Ok(ModelCall {
+            meta: ResponseMeta {
+                request_id: ex.request_id.clone(),
+            },
+            events: Box::pin(stream::iter(events)),
+        })
+    }
+}

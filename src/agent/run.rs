@@ -1,0 +1,554 @@
+//! The agent loop: one iteration per model turn (DESIGN.md "Data flow").
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::normalize::normalize;
+use super::outcome::{Outcome, OutcomeKind};
+use super::state::State;
+use crate::events::{AssistantMeta, BlockRecord, RunEvent, Sinks};
+use crate::model::assembler::Assembler;
+use crate::model::table::ModelInfo;
+use crate::model::{
+    ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StopReason,
+};
+use crate::permissions::Policy;
+use crate::tools::executor::{PendingCall, execute};
+use crate::tools::{Registry, ToolContext};
+
+/// How many times in a row a `max_tokens` stop is continued before giving up.
+pub const MAX_TOKENS_CONTINUATIONS: u32 = 3;
+/// How many responses in a row may carry malformed tool input before the run fails.
+pub const MALFORMED_TOOL_USE_LIMIT: u32 = 3;
+/// How many `pause_turn` resends in a row are allowed.
+pub const PAUSE_TURN_LIMIT: u32 = 8;
+
+/// Why the run was asked to stop from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCause {
+    /// SIGINT (2) or SIGTERM (15).
+    Signal(i32),
+    /// The task's wall-clock limit.
+    Timeout,
+}
+
+/// A cancellation token plus the reason it was cancelled.
+#[derive(Debug, Clone, Default)]
+pub struct Stopper {
+    token: CancellationToken,
+    cause: Arc<Mutex<Option<StopCause>>>,
+}
+
+impl Stopper {
+    /// Request a stop; the first cause wins.
+    pub fn stop(&self, cause: StopCause) {
+        if let Ok(mut c) = self.cause.lock() {
+            c.get_or_insert(cause);
+        }
+        self.token.cancel();
+    }
+
+    /// The token tools and streams watch.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Why it stopped, if it did.
+    pub fn cause(&self) -> Option<StopCause> {
+        if !self.token.is_cancelled() {
+            return None;
+        }
+        self.cause
+            .lock()
+            .ok()
+            .and_then(|c| *c)
+            .or(Some(StopCause::Signal(2)))
+    }
+}
+
+/// Limits the loop enforces itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoopLimits {
+    /// Most turns.
+    pub max_turns: Option<u32>,
+    /// Most total tokens.
+    pub max_total_tokens: Option<u64>,
+    /// Most USD.
+    pub max_cost_usd: Option<f64>,
+}
+
+/// What the loop needs for one task. Built once per task run.
+pub struct Agent {
+    /// The model backend.
+    pub provider: Arc<dyn Provider>,
+    /// Tools offered.
+    pub registry: Registry,
+    /// Permission policy.
+    pub policy: Arc<Policy>,
+    /// Tool context (roots, read state, cancellation).
+    pub tool_ctx: ToolContext,
+    /// Model id.
+    pub model: String,
+    /// Model table entry (context, output cap, prices).
+    pub model_info: Option<ModelInfo>,
+    /// Exact system prompt.
+    pub system: String,
+    /// Output cap per request.
+    pub max_tokens: u32,
+    /// Thinking configuration, passed through.
+    pub thinking: Option<Value>,
+    /// Limits.
+    pub limits: LoopLimits,
+    /// Where events go.
+    pub sinks: Sinks,
+    /// Stop requests (signals, timeout).
+    pub stopper: Stopper,
+}
+
+/// What starts or resumes the loop.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A user message (the task prompt, or feedback such as failing check output).
+    User(String),
+    /// Continue from the stored conversation as it is.
+    Continue,
+}
+
+impl Agent {
+    /// Send an event to every sink (output errors are logged, not fatal).
+    pub fn emit(&mut self, ev: RunEvent) {
+        if let Err(e) = self.sinks.emit(&ev) {
+            tracing::error!("writing run output failed: {e}");
+        }
+    }
+
+    fn push_user_text(&mut self, state: &mut State, text: String) {
+        let uuid = new_uuid();
+        self.emit(RunEvent::UserText {
+            uuid: uuid.clone(),
+            parent_uuid: state.last_uuid.clone(),
+            text: text.clone(),
+        });
+        state.last_uuid = Some(uuid);
+        state.messages.push(Message::user_text(text));
+    }
+
+    fn interrupted(&self, during_tools: bool) -> Outcome {
+        match self.stopper.cause() {
+            Some(StopCause::Timeout) => Outcome::new(
+                OutcomeKind::Timeout,
+                "the task's time limit (limits.timeout) was reached",
+            ),
+            Some(StopCause::Signal(sig)) => {
+                let name = if sig == 15 { "SIGTERM" } else { "SIGINT" };
+                let mut o =
+                    Outcome::new(OutcomeKind::Interrupted, format!("interrupted by {name}"));
+                o.signal = Some(sig);
+                o.during_tools = during_tools;
+                o
+            }
+            None => Outcome::new(OutcomeKind::Interrupted, "interrupted"),
+        }
+    }
+
+    fn budget_exceeded(&self, state: &State) -> Option<Outcome> {
+        if let Some(max) = self.limits.max_total_tokens {
+            let used = state.usage.total();
+            if used >= max {
+                return Some(Outcome::new(
+                    OutcomeKind::BudgetTokens,
+                    format!("token budget exhausted: {used} tokens used of max_total_tokens {max}"),
+                ));
+            }
+        }
+        if let (Some(max), Some(cost)) = (self.limits.max_cost_usd, state.cost_usd)
+            && cost >= max
+        {
+            return Some(Outcome::new(
+                OutcomeKind::BudgetCost,
+                format!("cost budget exhausted: ${cost:.4} spent of max_cost_usd ${max:.4}"),
+            ));
+        }
+        None
+    }
+
+    /// One model response attempt: stream it, show blocks live, return the whole response.
+    async fn attempt(
+        &mut self,
+        request: &ModelRequest,
+    ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
+        let provider = self.provider.clone();
+        let token = self.stopper.token().clone();
+        let call = tokio::select! {
+            r = provider.stream(request) => r.map_err(|e| (e, Vec::new()))?,
+            _ = token.cancelled() => return Err((ProviderError::Transport { message: "cancelled".into(), before_response: true }, Vec::new())),
+        };
+        let mut events = call.events;
+        let mut asm = Assembler::new();
+        let mut streamed: Vec<String> = Vec::new();
+        let mut meta = AssistantMeta {
+            message_id: String::new(),
+            model: request.model.clone(),
+            request_id: call.meta.request_id.clone(),
+            usage: Default::default(),
+            stop_reason: None,
+            stop_sequence: None,
+        };
+        loop {
+            let next = tokio::select! {
+                n = events.next() => n,
+                _ = token.cancelled() => return Err((ProviderError::Transport { message: "cancelled".into(), before_response: false }, streamed)),
+            };
+            let Some(item) = next else { break };
+            let ev = item.map_err(|e| (e, streamed.clone()))?;
+            if let crate::model::StreamEvent::MessageStart { id, model, usage } = &ev {
+                meta.message_id = id.clone();
+                meta.model = model.clone();
+                meta.usage = *usage;
+            }
+            match asm.push(ev) {
+                Ok(Some((_index, block))) => {
+                    let uuid = new_uuid();
+                    streamed.push(uuid.clone());
+                    self.emit(RunEvent::AssistantBlockStreamed {
+                        uuid,
+                        meta: meta.clone(),
+                        block,
+                    });
+                }
+                Ok(None) => {}
+                Err(e) => return Err((e, streamed)),
+            }
+        }
+        match asm.finish(call.meta.request_id.clone()) {
+            Ok(resp) => Ok((resp, streamed)),
+            Err(e) => Err((e, streamed)),
+        }
+    }
+}
+
+/// Run the loop from `state` with `input` until the model is done or a limit ends it.
+/// Re-entrant: verify attempts, Stop hooks and resume call it again with the returned state.
+pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome, State) {
+    if let Input::User(text) = input {
+        agent.push_user_text(&mut state, text);
+    }
+    let mut pause_resends = 0u32;
+    loop {
+        if agent.stopper.cause().is_some() {
+            let o = agent.interrupted(false);
+            return (o, state);
+        }
+        if let Some(max) = agent.limits.max_turns {
+            if state.turns >= max {
+                return (
+                    Outcome::new(
+                        OutcomeKind::MaxTurns,
+                        format!("Reached maximum number of turns ({max})"),
+                    ),
+                    state,
+                );
+            }
+        }
+        if let Some(o) = agent.budget_exceeded(&state) {
+            return (o, state);
+        }
+
+        let request = ModelRequest {
+            model: agent.model.clone(),
+            system: agent.system.clone(),
+            messages: normalize(&state.messages),
+            tools: agent.registry.specs(),
+            max_tokens: agent.max_tokens,
+            thinking: agent.thinking.clone(),
+        };
+        let started = Instant::now();
+        let result = agent.attempt(&request).await;
+        state.api_time += started.elapsed();
+        let (response, streamed_uuids) = match result {
+            Ok(r) => r,
+            Err((err, streamed)) => {
+                if agent.stopper.cause().is_some() {
+                    if !streamed.is_empty() {
+                        agent.emit(RunEvent::AttemptAbandoned {
+                            uuid: new_uuid(),
+                            attempt: 1,
+                            error: "interrupted".into(),
+                            streamed_uuids: streamed,
+                        });
+                    }
+                    let o = agent.interrupted(false);
+                    return (o, state);
+                }
+                agent.emit(RunEvent::AttemptAbandoned {
+                    uuid: new_uuid(),
+                    attempt: 1,
+                    error: err.to_string(),
+                    streamed_uuids: streamed,
+                });
+                return (
+                    Outcome::new(OutcomeKind::ApiError, describe_provider_error(&err)),
+                    state,
+                );
+            }
+        };
+
+        // The response is complete: it is one unit in the transcript.
+        let cost = agent
+            .model_info
+            .as_ref()
+            .and_then(|m| m.cost_usd(&response.usage));
+        let info = agent
+            .model_info
+            .as_ref()
+            .map(|m| (m.context_window, m.max_output_tokens));
+        state.record_usage(&response.model, &response.usage, cost, info);
+        let meta = AssistantMeta {
+            message_id: response.id.clone(),
+            model: response.model.clone(),
+            request_id: response.request_id.clone(),
+            usage: response.usage,
+            stop_reason: response.stop_reason.clone(),
+            stop_sequence: response.stop_sequence.clone(),
+        };
+        let mut blocks = Vec::with_capacity(response.content.len());
+        let mut tool_use_uuids = std::collections::HashMap::new();
+        for (i, block) in response.content.iter().enumerate() {
+            let uuid = streamed_uuids.get(i).cloned().unwrap_or_else(new_uuid);
+            if let ContentBlock::ToolUse { id, .. } = block {
+                tool_use_uuids.insert(id.clone(), uuid.clone());
+            }
+            blocks.push(BlockRecord {
+                uuid: uuid.clone(),
+                parent_uuid: state.last_uuid.clone(),
+                block: block.clone(),
+            });
+            state.last_uuid = Some(uuid);
+        }
+        agent.emit(RunEvent::AssistantResponse { meta, blocks });
+        state.last_stop_reason = response.stop_reason.clone();
+        if !response.content.is_empty() {
+            state.messages.push(Message {
+                role: Role::Assistant,
+                content: response.content.clone(),
+                id: Some(response.id.clone()),
+            });
+        }
+
+        let calls: Vec<PendingCall> = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, input } => Some(PendingCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                    invalid_input: response
+                        .invalid_tool_inputs
+                        .iter()
+                        .find(|(tid, _)| tid == id)
+                        .map(|(_, e)| e.clone()),
+                }),
+                _ => None,
+            })
+            .collect();
+
+        if response.stop_reason == Some(StopReason::PauseTurn) && calls.is_empty() {
+            pause_resends += 1;
+            if pause_resends > PAUSE_TURN_LIMIT {
+                return (
+                    Outcome::new(
+                        OutcomeKind::AgentError,
+                        format!(
+                            "the model paused its turn more than {PAUSE_TURN_LIMIT} times in a row"
+                        ),
+                    ),
+                    state,
+                );
+            }
+            continue; // resent as is; not a new turn
+        }
+        pause_resends = 0;
+        state.turns += 1;
+
+        if calls.is_empty() {
+            match &response.stop_reason {
+                Some(StopReason::Refusal) => {
+                    return (
+                        Outcome::new(
+                            OutcomeKind::AgentError,
+                            "the model refused the request (stop_reason: refusal)",
+                        ),
+                        state,
+                    );
+                }
+                Some(StopReason::MaxTokens) | Some(StopReason::ModelContextWindowExceeded) => {
+                    if response.stop_reason == Some(StopReason::ModelContextWindowExceeded) {
+                        return (
+                            Outcome::new(
+                                OutcomeKind::ContextExhausted,
+                                "the model's context window is full",
+                            ),
+                            state,
+                        );
+                    }
+                    state.max_tokens_streak += 1;
+                    if state.max_tokens_streak > MAX_TOKENS_CONTINUATIONS {
+                        return (
+                            Outcome::new(
+                                OutcomeKind::AgentError,
+                                format!(
+                                    "the response hit the output token limit ({}) {} times in a row",
+                                    agent.max_tokens, state.max_tokens_streak
+                                ),
+                            ),
+                            state,
+                        );
+                    }
+                    let text = if response.dropped_blocks.iter().any(|(_, t)| t == "tool_use") {
+                        "Your last response hit the output token limit in the middle of a tool call, so that call did not run. Make the call again with smaller input: split long content across several smaller tool calls."
+                    } else {
+                        "Your last response hit the output token limit. Continue directly from where it stopped, without repeating or apologizing; break the remaining work into smaller pieces."
+                    };
+                    agent.push_user_text(&mut state, text.to_string());
+                    continue;
+                }
+                _ => {
+                    return (Outcome::new(OutcomeKind::Success, "completed"), state);
+                }
+            }
+        }
+        state.max_tokens_streak = 0;
+        if response.invalid_tool_inputs.is_empty() {
+            state.malformed_streak = 0;
+        } else {
+            state.malformed_streak += 1;
+            if state.malformed_streak >= MALFORMED_TOOL_USE_LIMIT {
+                // Answer the calls so the stored conversation stays valid, then stop.
+                let outcome = Outcome::new(
+                    OutcomeKind::AgentError,
+                    format!(
+                        "the model sent malformed tool input {} times in a row",
+                        state.malformed_streak
+                    ),
+                );
+                if let Err(o) =
+                    answer_calls(agent, &mut state, &calls, &tool_use_uuids, false).await
+                {
+                    return (o, state);
+                }
+                return (outcome, state);
+            }
+        }
+
+        if let Err(fatal) = answer_calls(agent, &mut state, &calls, &tool_use_uuids, true).await {
+            return (fatal, state);
+        }
+        if agent.stopper.cause().is_some() {
+            let o = agent.interrupted(true);
+            return (o, state);
+        }
+    }
+}
+
+/// Execute `calls` (or, with `run == false`, answer them all as not run) and append the results.
+async fn answer_calls(
+    agent: &mut Agent,
+    state: &mut State,
+    calls: &[PendingCall],
+    tool_use_uuids: &std::collections::HashMap<String, String>,
+    run: bool,
+) -> Result<(), Outcome> {
+    let outcomes = if run {
+        match execute(calls, &agent.registry, &agent.policy, &agent.tool_ctx).await {
+            Ok(o) => o,
+            Err(fatal) => {
+                return Err(Outcome::new(
+                    OutcomeKind::AgentError,
+                    format!("tool failure ended the run: {fatal}"),
+                ));
+            }
+        }
+    } else {
+        calls
+            .iter()
+            .map(|c| crate::tools::executor::CallOutcome {
+                id: c.id.clone(),
+                output: crate::tools::ToolOutput::error("not run: the run stopped"),
+                denial: None,
+            })
+            .collect()
+    };
+    let mut content = Vec::with_capacity(outcomes.len());
+    for out in outcomes {
+        if let Some(d) = out.denial {
+            agent.emit(RunEvent::PermissionDenied(d.clone()));
+            state.denials.push(d);
+        }
+        let block = ContentBlock::ToolResult {
+            tool_use_id: out.id.clone(),
+            content: if out.output.content.is_empty() {
+                "(no output)".to_string()
+            } else {
+                out.output.content
+            },
+            is_error: out.output.is_error,
+        };
+        let uuid = new_uuid();
+        let source = tool_use_uuids.get(&out.id).cloned().unwrap_or_default();
+        agent.emit(RunEvent::ToolResult {
+            uuid: uuid.clone(),
+            parent_uuid: state.last_uuid.clone(),
+            source_assistant_uuid: source,
+            block: block.clone(),
+            tool_use_result: out.output.structured,
+        });
+        state.last_uuid = Some(uuid);
+        content.push(block);
+    }
+    state.messages.push(Message {
+        role: Role::User,
+        content,
+        id: None,
+    });
+    Ok(())
+}
+
+/// A message for an API failure that tells the reader what to do.
+pub fn describe_provider_error(err: &ProviderError) -> String {
+    match err {
+        ProviderError::Http {
+            status: 401,
+            message,
+            ..
+        } => {
+            format!(
+                "API key rejected (401 authentication_error): {message}. Check ANTHROPIC_API_KEY (or the provider's key variable)."
+            )
+        }
+        ProviderError::Http {
+            status: 403,
+            message,
+            ..
+        } => {
+            format!("API key not permitted (403 permission_error): {message}")
+        }
+        ProviderError::Http {
+            status: 404,
+            message,
+            ..
+        } => {
+            format!("not found (404): {message}. Check the model id and the base URL.")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A fresh record uuid.
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}

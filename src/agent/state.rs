@@ -1,0 +1,76 @@
+//! The loop's state: the conversation and what has been counted so far.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::events::{Denial, ModelUsage};
+use crate::model::{Message, StopReason, Usage};
+
+/// Everything the loop carries from one iteration (and one `run` call) to the next.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    /// The stored conversation (never mutated for the API; see `normalize`).
+    pub messages: Vec<Message>,
+    /// Turns taken (successful main-loop model responses).
+    pub turns: u32,
+    /// Summed usage over all responses.
+    pub usage: Usage,
+    /// Usage and cost per model.
+    pub model_usage: BTreeMap<String, ModelUsage>,
+    /// Summed cost; None once any response had no price.
+    pub cost_usd: Option<f64>,
+    /// Whether any response so far was unpriced (cost then stays unknown).
+    pub cost_unknown: bool,
+    /// Denied tool calls.
+    pub denials: Vec<Denial>,
+    /// uuid of the last record in the conversation chain.
+    pub last_uuid: Option<String>,
+    /// Time spent waiting on the model.
+    pub api_time: Duration,
+    /// Stop reason of the last response.
+    pub last_stop_reason: Option<StopReason>,
+    /// Consecutive responses that had malformed tool input.
+    pub malformed_streak: u32,
+    /// Consecutive max_tokens continuations.
+    pub max_tokens_streak: u32,
+}
+
+impl State {
+    /// The final answer: all text blocks of the last assistant message.
+    pub fn final_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == crate::model::Role::Assistant)
+            .map(|m| m.text())
+            .unwrap_or_default()
+    }
+
+    /// Add one response's usage and cost (None = unpriced model).
+    pub fn record_usage(
+        &mut self,
+        model: &str,
+        usage: &Usage,
+        cost: Option<f64>,
+        info: Option<(u64, u32)>,
+    ) {
+        self.usage.add(usage);
+        let entry = self.model_usage.entry(model.to_string()).or_default();
+        entry.usage.add(usage);
+        if let Some((cw, mo)) = info {
+            entry.context_window = Some(cw);
+            entry.max_output_tokens = Some(mo);
+        }
+        match cost {
+            Some(c) if !self.cost_unknown => {
+                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
+                entry.cost_usd = Some(entry.cost_usd.unwrap_or(0.0) + c);
+            }
+            _ => {
+                self.cost_unknown = true;
+                self.cost_usd = None;
+                entry.cost_usd = None;
+            }
+        }
+    }
+}

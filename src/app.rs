@@ -1,0 +1,281 @@
+//! The commands: `exec`, `validate`, `schema`. The binary calls these and exits with the
+//! code they return. This module owns stdout.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Notify, Semaphore};
+
+use crate::agent::outcome::combined_exit_code;
+use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
+use crate::cli::{ExecArgs, OutputFormat};
+use crate::events::RunResult;
+use crate::report::stream_json::SharedOut;
+use crate::spec::{self, LoadedSpec};
+use crate::task::{self, Overrides, PreparedTask, RunOptions};
+
+/// Exit code for invalid input (nothing ran).
+pub const EXIT_INVALID: i32 = 2;
+
+fn stdout_writer() -> SharedOut {
+    Arc::new(Mutex::new(
+        Box::new(std::io::stdout()) as Box<dyn Write + Send>
+    ))
+}
+
+fn write_out(out: &SharedOut, text: &str) {
+    if let Ok(mut w) = out.lock() {
+        let r = w.write_all(text.as_bytes()).and_then(|_| w.flush());
+        if let Err(e) = r {
+            tracing::error!("writing to stdout failed: {e}");
+        }
+    }
+}
+
+/// Load every spec under `paths`; all errors are collected, not just the first.
+fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Vec<String>> {
+    let files = spec::discover(paths).map_err(|e| vec![e.to_string()])?;
+    let mut loaded = Vec::new();
+    let mut errors = Vec::new();
+    for f in &files {
+        match spec::load(f) {
+            Ok(l) => loaded.push(l),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    let mut seen: HashMap<String, PathBuf> = HashMap::new();
+    for l in &loaded {
+        if let Some(prev) = seen.insert(l.spec.name.clone(), l.path.clone()) {
+            errors.push(format!(
+                "{}:{}:1: task name `{}` is also used by {}; task names must be unique in one run",
+                l.path.display(),
+                l.name_line,
+                l.spec.name,
+                prev.display()
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(errors)
+    }
+}
+
+fn report_errors(errors: &[String]) -> i32 {
+    for e in errors {
+        tracing::error!("{e}");
+    }
+    let n = errors.len();
+    tracing::error!(
+        "{n} error{} found; nothing was run",
+        if n == 1 { "" } else { "s" }
+    );
+    EXIT_INVALID
+}
+
+/// `runner validate PATH...`.
+pub fn validate(paths: &[PathBuf]) -> i32 {
+    match load_all(paths) {
+        Ok(specs) => {
+            let out = stdout_writer();
+            for s in &specs {
+                if let Err(e) = s.check() {
+                    return report_errors(&[e.to_string()]);
+                }
+                write_out(
+                    &out,
+                    &format!("{}: ok ({})\n", s.path.display(), s.spec.name),
+                );
+            }
+            0
+        }
+        Err(errors) => report_errors(&errors),
+    }
+}
+
+/// `runner schema`.
+pub fn schema() -> i32 {
+    write_out(&stdout_writer(), &spec::schema::task_schema_pretty());
+    0
+}
+
+fn overrides(args: &ExecArgs) -> Overrides {
+    Overrides {
+        model: args.model.clone(),
+        max_turns: args.max_turns,
+        max_cost_usd: args.max_cost_usd,
+        max_total_tokens: args.max_total_tokens,
+        timeout: args.timeout,
+        permission_mode: args.permission_mode,
+        allowed_tools: args
+            .allowed_tools
+            .iter()
+            .flat_map(|s| task::split_tool_rules(s))
+            .collect(),
+        disallowed_tools: args
+            .disallowed_tools
+            .iter()
+            .flat_map(|s| task::split_tool_rules(s))
+            .collect(),
+        replay: args.replay.clone(),
+    }
+}
+
+/// Listen for SIGINT/SIGTERM: the first stops every task; the second wakes `second`.
+fn spawn_signal_listener(
+    stoppers: Vec<Stopper>,
+    second: Arc<Notify>,
+    last_signal: Arc<Mutex<i32>>,
+) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tokio::spawn(async move {
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            tracing::warn!(
+                "cannot install signal handlers; SIGINT/SIGTERM will kill runner without a report"
+            );
+            return;
+        };
+        let mut count = 0;
+        loop {
+            let sig = tokio::select! {
+                _ = int.recv() => 2,
+                _ = term.recv() => 15,
+            };
+            count += 1;
+            if let Ok(mut l) = last_signal.lock() {
+                *l = sig;
+            }
+            if count == 1 {
+                tracing::warn!(
+                    "received {}; stopping tasks and writing reports (send it again to cut this short)",
+                    if sig == 15 { "SIGTERM" } else { "SIGINT" }
+                );
+                for s in &stoppers {
+                    s.stop(StopCause::Signal(sig));
+                }
+            } else {
+                tracing::warn!("second signal: writing reports now");
+                second.notify_one();
+            }
+        }
+    });
+}
+
+/// `runner exec PATH...`. Returns the exit code.
+pub async fn exec(args: ExecArgs) -> i32 {
+    let loaded = match load_all(&args.paths) {
+        Ok(l) => l,
+        Err(errors) => return report_errors(&errors),
+    };
+    let o = overrides(&args);
+    let mut prepared: Vec<PreparedTask> = Vec::new();
+    let mut errors = Vec::new();
+    for l in loaded {
+        match task::prepare(l, &o) {
+            Ok(p) => prepared.push(p),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if args.record.is_some() && prepared.len() + errors.len() > 1 {
+        errors.push("--record records one task; give a single task spec".to_string());
+    }
+    if !errors.is_empty() {
+        return report_errors(&errors);
+    }
+    crate::model::anthropic::install_crypto_provider();
+
+    let out = stdout_writer();
+    let opts = RunOptions {
+        transcript_dir: args.transcript_dir.clone(),
+        record: args.record.clone(),
+        stream_out: (args.output_format == OutputFormat::StreamJson).then(|| out.clone()),
+    };
+    let multi = prepared.len() > 1;
+    let stoppers: Vec<Stopper> = prepared.iter().map(|_| Stopper::default()).collect();
+    let second = Arc::new(Notify::new());
+    let last_signal = Arc::new(Mutex::new(2));
+    spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
+
+    let specs: Vec<LoadedSpec> = prepared.iter().map(|p| p.loaded.clone()).collect();
+    let results: Arc<Mutex<Vec<Option<RunResult>>>> =
+        Arc::new(Mutex::new(vec![None; prepared.len()]));
+    let sem = Arc::new(Semaphore::new(args.jobs as usize));
+    let mut handles = Vec::new();
+    for (i, (task, stopper)) in prepared.into_iter().zip(stoppers).enumerate() {
+        let sem = sem.clone();
+        let opts = opts.clone();
+        let results = results.clone();
+        let out = out.clone();
+        let format = args.output_format;
+        handles.push(tokio::spawn(async move {
+            let Ok(_permit) = sem.acquire_owned().await else {
+                return;
+            };
+            let result = task::run_task(task, &opts, stopper).await;
+            match format {
+                OutputFormat::Text => {
+                    write_out(&out, &crate::report::text::render_text(&result, multi))
+                }
+                OutputFormat::Json => {
+                    write_out(
+                        &out,
+                        &format!("{}\n", crate::report::json::result_value(&result)),
+                    );
+                }
+                OutputFormat::StreamJson => {}
+            }
+            if let Ok(mut r) = results.lock() {
+                r[i] = Some(result);
+            }
+        }));
+    }
+    let all = futures_util::future::join_all(handles);
+    let cut_short = tokio::select! {
+        _ = all => false,
+        _ = second.notified() => true,
+    };
+    let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
+    let finished: Vec<RunResult> = {
+        let guard = match results.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        guard
+            .iter()
+            .zip(&specs)
+            .map(|(r, l)| {
+                r.clone().unwrap_or_else(|| {
+                    let mut o = Outcome::new(
+                        OutcomeKind::Interrupted,
+                        "cut short by a second signal before the task finished",
+                    );
+                    o.signal = Some(sig);
+                    task::not_run_result(l, o)
+                })
+            })
+            .collect()
+    };
+    if cut_short {
+        tracing::warn!(
+            "reports written for {} task(s); unfinished tasks are marked interrupted",
+            finished.len()
+        );
+    }
+    if let Some(path) = &args.junit
+        && let Err(e) = crate::report::junit::write_junit(path, &finished)
+    {
+        tracing::error!("cannot write the JUnit report {}: {e}", path.display());
+    }
+    for r in &finished {
+        if let Some(t) = &r.transcript_path {
+            tracing::info!(task = %r.task_name, outcome = r.outcome.name(), transcript = %t.display(), "result");
+        }
+    }
+    combined_exit_code(finished.iter().map(|r| r.outcome.exit_code()))
+}

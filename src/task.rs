@@ -1,0 +1,539 @@
+//! One task run end to end: CLI overrides, checks before anything runs, session assembly,
+//! the loop, and the final [`RunResult`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::agent::{
+    self, Agent, Input, LoopLimits, Outcome, OutcomeKind, State, StopCause, Stopper,
+};
+use crate::events::{InitInfo, RunEvent, RunResult, Sinks};
+use crate::model::Provider;
+use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::model::cassette::Cassette;
+use crate::model::record::RecordingProvider;
+use crate::model::replay::ReplayProvider;
+use crate::model::table::{self, ModelInfo};
+use crate::permissions::Policy;
+use crate::redact::Redactor;
+use crate::report::stream_json::{SharedOut, StreamJsonSink};
+use crate::session::SessionRoots;
+use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
+use crate::tools::{EnvPolicy, Registry, ToolContext};
+use crate::transcript::TranscriptSink;
+
+/// The environment variable holding the Anthropic API key.
+pub const ANTHROPIC_KEY_VAR: &str = "ANTHROPIC_API_KEY";
+
+/// Settings from the command line that change a spec. Allow/deny rules are added to the
+/// spec's; everything else replaces the spec's value.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--max-turns`.
+    pub max_turns: Option<u32>,
+    /// `--max-cost-usd`.
+    pub max_cost_usd: Option<f64>,
+    /// `--max-total-tokens`.
+    pub max_total_tokens: Option<u64>,
+    /// `--timeout`.
+    pub timeout: Option<SpecDuration>,
+    /// `--permission-mode`.
+    pub permission_mode: Option<PermissionMode>,
+    /// `--allowed-tools`, split into rules.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowed-tools`, split into rules.
+    pub disallowed_tools: Vec<String>,
+    /// `--replay FILE`: use the replay provider with this cassette.
+    pub replay: Option<PathBuf>,
+}
+
+/// Apply CLI overrides to a loaded spec.
+pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
+    let spec = &mut loaded.spec;
+    if let Some(m) = &o.model {
+        spec.model = m.clone();
+    }
+    if let Some(n) = o.max_turns {
+        spec.limits.max_turns = Some(n);
+    }
+    if let Some(c) = o.max_cost_usd {
+        spec.limits.max_cost_usd = Some(c);
+    }
+    if let Some(t) = o.max_total_tokens {
+        spec.limits.max_total_tokens = Some(t);
+    }
+    if let Some(t) = o.timeout {
+        spec.limits.timeout = Some(t);
+    }
+    if let Some(m) = o.permission_mode {
+        spec.permissions.mode = m;
+    }
+    spec.permissions
+        .allow
+        .extend(o.allowed_tools.iter().cloned());
+    spec.permissions
+        .deny
+        .extend(o.disallowed_tools.iter().cloned());
+    if let Some(c) = &o.replay {
+        spec.provider = ProviderKind::Replay;
+        spec.cassette = Some(c.clone());
+        loaded.cassette = Some(c.clone());
+    }
+}
+
+/// Split a `--allowed-tools` value on commas and spaces outside parentheses:
+/// `"Read,Bash(git diff *)"` → `["Read", "Bash(git diff *)"]`.
+pub fn split_tool_rules(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' | ' ' | '\t' | '\n' if depth <= 0 => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// Why a task cannot start (exit 2, before any task runs).
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The spec is invalid.
+    #[error("{0}")]
+    Spec(#[from] SpecError),
+    /// The provider needs a key that is not set.
+    #[error(
+        "{spec}: provider `{provider}` needs {var}, which is not set (or empty). Export it, or run with `--replay CASSETTE` / `provider: replay` for an offline run."
+    )]
+    MissingKey {
+        /// Spec path.
+        spec: String,
+        /// Provider name.
+        provider: String,
+        /// The variable.
+        var: String,
+    },
+    /// The cassette cannot be used.
+    #[error("{0}")]
+    Cassette(#[from] crate::model::cassette::CassetteError),
+}
+
+/// A task that passed every check and can run.
+pub struct PreparedTask {
+    /// The spec with overrides applied.
+    pub loaded: LoadedSpec,
+    /// Its permission policy.
+    pub policy: Arc<Policy>,
+    /// The API key for its provider.
+    pub api_key: Option<String>,
+    /// The model table entry.
+    pub model_info: Option<ModelInfo>,
+}
+
+/// Check everything a task needs before any task starts: the spec (again, after overrides),
+/// its rules, its provider's key, its cassette.
+pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
+    apply_overrides(&mut loaded, o);
+    loaded.check()?;
+    let spec = &loaded.spec;
+    let policy = Policy::new(
+        spec.permissions.mode,
+        &spec.permissions.allow,
+        &spec.permissions.deny,
+    )
+    .map_err(|e| {
+        let key = rule_key(&loaded, &e.to_string());
+        SpecError::at(&loaded, &key, format!("invalid permission rule: {e}"))
+    })?;
+    let api_key = match spec.provider {
+        ProviderKind::Anthropic | ProviderKind::Openai => {
+            let var = ANTHROPIC_KEY_VAR;
+            match std::env::var(var) {
+                Ok(k) if !k.trim().is_empty() => Some(k),
+                _ => {
+                    return Err(PrepareError::MissingKey {
+                        spec: loaded.path.display().to_string(),
+                        provider: spec.provider.as_str().into(),
+                        var: var.into(),
+                    });
+                }
+            }
+        }
+        ProviderKind::Replay => {
+            if let Some(c) = &loaded.cassette {
+                Cassette::load(c)?;
+            }
+            None
+        }
+    };
+    let model_info = table::lookup(&spec.model, &spec.models);
+    Ok(PreparedTask {
+        policy: Arc::new(policy),
+        api_key,
+        model_info,
+        loaded,
+    })
+}
+
+/// Which spec key a rule error most likely belongs to (for its file:line:col).
+fn rule_key(loaded: &LoadedSpec, message: &str) -> String {
+    let p = &loaded.spec.permissions;
+    for (list, name) in [(&p.allow, "allow"), (&p.deny, "deny")] {
+        for (i, r) in list.iter().enumerate() {
+            if message.contains(r.as_str()) {
+                return format!("permissions.{name}[{i}]");
+            }
+        }
+    }
+    "permissions".into()
+}
+
+/// Options shared by every task of one `runner exec`.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Where run outputs go (`--transcript-dir`, default `.runner`).
+    pub transcript_dir: PathBuf,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    /// stdout for stream-json frames, when that is the output format.
+    pub stream_out: Option<SharedOut>,
+}
+
+/// Names of variables always removed from tool environments and redacted.
+fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
+    let mut names = loaded.spec.secrets.clone();
+    for n in [ANTHROPIC_KEY_VAR, "OPENAI_API_KEY", "GITHUB_TOKEN"] {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
+    names
+}
+
+fn git_info(workdir: &Path) -> (Option<PathBuf>, Option<String>, Option<String>) {
+    let Ok(repo) = git2::Repository::discover(workdir) else {
+        return (None, None, None);
+    };
+    let root = repo.workdir().map(Path::to_path_buf);
+    let head = repo.head().ok();
+    let branch = head.as_ref().and_then(|h| {
+        if h.is_branch() {
+            h.shorthand().ok().map(String::from)
+        } else {
+            Some("HEAD".to_string())
+        }
+    });
+    let commit = head
+        .and_then(|h| h.peel_to_commit().ok())
+        .map(|c| c.id().to_string());
+    (root, branch, commit)
+}
+
+/// Make sure the output directory exists and git ignores it.
+fn prepare_output_root(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        std::fs::write(gi, "*\n")?;
+    }
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A result for a task that never ran (e.g. the run was interrupted before it started).
+pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
+    RunResult {
+        session_id: agent::run::new_uuid(),
+        task_name: loaded.spec.name.clone(),
+        spec_path: loaded.path.clone(),
+        spec_line: loaded.name_line,
+        model: loaded.spec.model.clone(),
+        errors: if outcome.is_error() {
+            vec![outcome.message.clone()]
+        } else {
+            vec![]
+        },
+        outcome,
+        num_turns: 0,
+        duration_ms: 0,
+        duration_api_ms: 0,
+        usage: Default::default(),
+        model_usage: Default::default(),
+        total_cost_usd: None,
+        permission_denials: vec![],
+        stop_reason: None,
+        result_text: String::new(),
+        transcript_path: None,
+        started_at: chrono::Local::now().format("%Y-%m-%dT%H:%M:%S").to_string(),
+        uuid: agent::run::new_uuid(),
+    }
+}
+
+/// Run one prepared task to its outcome. Never panics on input; every failure becomes an
+/// outcome in the result.
+pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -> RunResult {
+    let started = Instant::now();
+    let now = chrono::Local::now();
+    let loaded = &task.loaded;
+    let spec = &loaded.spec;
+    let session_id = agent::run::new_uuid();
+    let mut result = not_run_result(loaded, Outcome::new(OutcomeKind::AgentError, "not started"));
+    result.session_id = session_id.clone();
+    result.started_at = now.format("%Y-%m-%dT%H:%M:%S").to_string();
+
+    let run_dir = opts.transcript_dir.join(format!(
+        "{}-{}-{}",
+        spec.name,
+        now.format("%Y%m%dT%H%M%S"),
+        &session_id[..8]
+    ));
+    if let Err(e) =
+        prepare_output_root(&opts.transcript_dir).and_then(|_| std::fs::create_dir_all(&run_dir))
+    {
+        let msg = format!(
+            "cannot create the output directory {}: {e}",
+            run_dir.display()
+        );
+        result.outcome = Outcome::new(OutcomeKind::AgentError, msg.clone());
+        result.errors = vec![msg];
+        return result;
+    }
+    let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
+    let transcript_path = run_dir.join("transcript.jsonl");
+
+    let (repo_root, git_branch, git_commit) = git_info(&loaded.workdir);
+    let roots = Arc::new(SessionRoots {
+        spec_dir: loaded.dir.clone(),
+        repo_root: repo_root.clone(),
+        workdir: loaded.workdir.clone(),
+        additional_dirs: loaded.additional_directories.clone(),
+        output_dir: run_dir.clone(),
+    });
+    let names = secret_names(loaded);
+    let redactor = Arc::new(Redactor::from_env(&names));
+    let tool_ctx = ToolContext::new(
+        roots.clone(),
+        EnvPolicy {
+            remove: names.clone(),
+        },
+        stopper.token().clone(),
+    );
+
+    let mut registry = match Registry::from_names(&spec.tools) {
+        Ok(r) => r,
+        Err(e) => {
+            result.outcome = Outcome::new(OutcomeKind::AgentError, e.clone());
+            result.errors = vec![e];
+            return result;
+        }
+    };
+    for t in task.policy.removed_tools() {
+        registry.remove(&t);
+    }
+    let system = agent::prompt::system_prompt(
+        &loaded.workdir,
+        &registry.names(),
+        &now.format("%Y-%m-%d").to_string(),
+        repo_root.is_some(),
+        spec.system_prompt_append.as_deref(),
+    );
+
+    let provider: Arc<dyn Provider> = match build_provider(&task, &redactor, opts) {
+        Ok(p) => p,
+        Err(msg) => {
+            result.outcome = Outcome::new(OutcomeKind::ApiError, msg.clone());
+            result.errors = vec![msg];
+            return result;
+        }
+    };
+
+    let mut sinks = Sinks::default();
+    match TranscriptSink::create(&transcript_path, redactor.clone()) {
+        Ok(t) => {
+            sinks.push(Box::new(t));
+            result.transcript_path = Some(transcript_path.clone());
+        }
+        Err(e) => {
+            let msg = format!(
+                "cannot create the transcript {}: {e}",
+                transcript_path.display()
+            );
+            result.outcome = Outcome::new(OutcomeKind::AgentError, msg.clone());
+            result.errors = vec![msg];
+            return result;
+        }
+    }
+    if let Some(out) = &opts.stream_out {
+        sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
+    }
+
+    let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
+    let spec_digest = sha256_hex(spec_json.to_string().as_bytes());
+    let init = InitInfo {
+        session_id: session_id.clone(),
+        task_name: spec.name.clone(),
+        spec_path: loaded.path.clone(),
+        spec: spec_json,
+        spec_digest,
+        system_prompt: system.clone(),
+        tools: registry.specs(),
+        model: spec.model.clone(),
+        provider: spec.provider.as_str().to_string(),
+        permission_mode: spec.permissions.mode.as_str().to_string(),
+        cwd: loaded.workdir.clone(),
+        git_branch,
+        git_base_commit: git_commit,
+        version: crate::VERSION.to_string(),
+    };
+    if let Err(e) = sinks.emit(&RunEvent::Init(Box::new(init))) {
+        tracing::error!("writing run output failed: {e}");
+    }
+
+    let model_cap = task
+        .model_info
+        .as_ref()
+        .map_or(32_000, |m| m.max_output_tokens);
+    let max_tokens = spec.max_tokens.unwrap_or(model_cap.min(32_000));
+    let thinking = spec
+        .thinking_budget_tokens
+        .map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b}));
+    let mut agent = Agent {
+        provider,
+        registry,
+        policy: task.policy.clone(),
+        tool_ctx,
+        model: spec.model.clone(),
+        model_info: task.model_info.clone(),
+        system,
+        max_tokens,
+        thinking,
+        limits: LoopLimits {
+            max_turns: spec.limits.max_turns,
+            max_total_tokens: spec.limits.max_total_tokens,
+            max_cost_usd: spec.limits.max_cost_usd,
+        },
+        sinks,
+        stopper: stopper.clone(),
+    };
+
+    let timer = spec.limits.timeout.map(|t| {
+        let s = stopper.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(t.0).await;
+            s.stop(StopCause::Timeout);
+        })
+    });
+    tracing::info!(task = %spec.name, model = %spec.model, workdir = %loaded.workdir.display(), "task started");
+    let (outcome, state) = agent::run(
+        &mut agent,
+        State::default(),
+        Input::User(loaded.prompt.clone()),
+    )
+    .await;
+    if let Some(t) = timer {
+        t.abort();
+    }
+    tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
+
+    result.outcome = outcome;
+    result.num_turns = state.turns;
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    result.duration_api_ms = state.api_time.as_millis() as u64;
+    result.usage = state.usage;
+    result.model_usage = state.model_usage.clone();
+    result.total_cost_usd = state.cost_usd;
+    result.permission_denials = state.denials.clone();
+    result.stop_reason = state.last_stop_reason.clone();
+    result.result_text = state.final_text();
+    if spec.permissions.fail_on_denial
+        && result.outcome.kind == OutcomeKind::Success
+        && !result.permission_denials.is_empty()
+    {
+        result.outcome = Outcome::new(
+            OutcomeKind::Denied,
+            format!(
+                "{} tool call(s) were denied and the task sets permissions.fail_on_denial",
+                result.permission_denials.len()
+            ),
+        );
+    }
+    result.errors = if result.outcome.is_error() {
+        vec![redactor.redact(&result.outcome.message).into_owned()]
+    } else {
+        vec![]
+    };
+    agent.emit(RunEvent::Result(Box::new(result.clone())));
+    result
+}
+
+fn build_provider(
+    task: &PreparedTask,
+    redactor: &Arc<Redactor>,
+    opts: &RunOptions,
+) -> Result<Arc<dyn Provider>, String> {
+    let loaded = &task.loaded;
+    let base: Arc<dyn Provider> = match loaded.spec.provider {
+        ProviderKind::Anthropic | ProviderKind::Openai => {
+            let key = task.api_key.clone().unwrap_or_default();
+            let p = AnthropicProvider::new(AnthropicConfig::from_env(key))
+                .map_err(|e| e.to_string())?;
+            Arc::new(p)
+        }
+        ProviderKind::Replay => {
+            let path = loaded
+                .cassette
+                .clone()
+                .ok_or_else(|| "provider replay needs a cassette".to_string())?;
+            Arc::new(ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?)
+        }
+    };
+    match &opts.record {
+        Some(path) => RecordingProvider::create(base, path, &loaded.workdir, redactor.clone())
+            .map(|p| Arc::new(p) as Arc<dyn Provider>)
+            .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
+        None => Ok(base),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_rules_outside_parens() {
+        assert_eq!(
+            split_tool_rules("Read,Bash(git diff *) Edit, Bash(npm run test:*)"),
+            vec!["Read", "Bash(git diff *)", "Edit", "Bash(npm run test:*)"]
+        );
+        assert!(split_tool_rules(" , ").is_empty());
+    }
+}
