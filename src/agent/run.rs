@@ -243,16 +243,16 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             let o = agent.interrupted(false);
             return (o, state);
         }
-        if let Some(max) = agent.limits.max_turns {
-            if state.turns >= max {
-                return (
-                    Outcome::new(
-                        OutcomeKind::MaxTurns,
-                        format!("Reached maximum number of turns ({max})"),
-                    ),
-                    state,
-                );
-            }
+        if let Some(max) = agent.limits.max_turns
+            && state.turns >= max
+        {
+            return (
+                Outcome::new(
+                    OutcomeKind::MaxTurns,
+                    format!("Reached maximum number of turns ({max})"),
+                ),
+                state,
+            );
         }
         if let Some(o) = agent.budget_exceeded(&state) {
             return (o, state);
