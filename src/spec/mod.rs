@@ -2,6 +2,7 @@
 
 pub mod duration;
 pub mod load;
+pub mod locate;
 pub mod types;
 
 pub use duration::SpecDuration;
