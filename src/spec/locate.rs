@@ -327,6 +327,45 @@ fn find_flow(text: &str, no: usize, col0: usize, segs: &[Seg], best: &mut Option
     );
 }
 
+/// The position of the second `key:` in the mapping whose first key starts at 1-based
+/// `(line, column)` — where a duplicate key error belongs (yaml_serde reports the mapping).
+pub fn duplicate_key(
+    source: &str,
+    line: usize,
+    column: usize,
+    key: &str,
+) -> Option<(usize, usize)> {
+    let indent = column.checked_sub(1)?;
+    let mut seen = 0;
+    for (i, raw) in source.lines().enumerate().skip(line.checked_sub(1)?) {
+        let rest: &str = if i + 1 == line {
+            let byte = raw.char_indices().nth(indent).map_or(raw.len(), |(b, _)| b);
+            &raw[byte..]
+        } else {
+            let rest = raw.trim_start_matches(' ');
+            let trimmed = rest.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let this_indent = raw.len() - rest.len();
+            if this_indent < indent {
+                break;
+            }
+            if this_indent > indent {
+                continue;
+            }
+            rest
+        };
+        if match_key(rest, key).is_some() {
+            seen += 1;
+            if seen == 2 {
+                return Some((i + 1, indent + 1));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -419,6 +458,16 @@ models:
         let src = "prompt_file: a.md\nprompt: hi\n";
         assert_eq!(locate(src, "prompt"), (2, 1));
         assert_eq!(locate(src, "prompt_file"), (1, 1));
+    }
+
+    #[test]
+    fn finds_duplicate_keys() {
+        let src = "name: x\nlimits:\n  max_turns: 1\n  # c\n  max_turns: 2\nname: y\n";
+        assert_eq!(duplicate_key(src, 1, 1, "name"), Some((6, 1)));
+        assert_eq!(duplicate_key(src, 3, 3, "max_turns"), Some((5, 3)));
+        assert_eq!(duplicate_key(src, 3, 3, "name"), None);
+        let seq = "verify:\n  - run: a\n    run: b\n";
+        assert_eq!(duplicate_key(seq, 2, 5, "run"), Some((3, 5)));
     }
 
     #[test]
