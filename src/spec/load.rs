@@ -125,12 +125,12 @@ pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
         (Some(text), _) => text.clone(),
         (None, Some(file)) => {
             let full = dir.join(file);
-            let text = read_text(&full, path, "prompt_file").map_err(|e| {
-                at(
-                    "prompt_file",
-                    format!("{} (resolved to {})", e.message, full.display()),
-                )
-            })?;
+            let shown = format!(
+                "prompt_file {} (resolved to {})",
+                file.display(),
+                full.display()
+            );
+            let text = read_text(&full, path, &shown).map_err(|e| at("prompt_file", e.message))?;
             if text.trim().is_empty() {
                 return Err(at(
                     "prompt_file",
@@ -231,18 +231,15 @@ fn existing_dir(base: &Path, rel: &Path) -> Result<PathBuf, String> {
 }
 
 /// Read `file` as UTF-8 text of at most [`MAX_SPEC_BYTES`]. Errors are reported against
-/// `report_as` (the spec file); `what` names the file in messages.
+/// `report_as` (the spec file); `what` names the file in messages (e.g. `spec file a.yaml`).
 fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecError> {
     let io_err = |e: std::io::Error| {
         let why = match e.kind() {
-            std::io::ErrorKind::NotFound => format!("{what} {} does not exist", file.display()),
+            std::io::ErrorKind::NotFound => format!("{what} does not exist"),
             std::io::ErrorKind::PermissionDenied => {
-                format!(
-                    "{what} {} is not readable: permission denied",
-                    file.display()
-                )
+                format!("{what} is not readable: permission denied")
             }
-            _ => format!("{what} {} cannot be read: {e}", file.display()),
+            _ => format!("{what} cannot be read: {e}"),
         };
         SpecError::file(report_as, why)
     };
@@ -250,19 +247,13 @@ fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecEr
     if meta.is_dir() {
         return Err(SpecError::file(
             report_as,
-            format!(
-                "{what} {} is a directory; expected a YAML file",
-                file.display()
-            ),
+            format!("{what} is a directory; expected a file"),
         ));
     }
     let too_big = |n: u64| {
         SpecError::file(
             report_as,
-            format!(
-                "{what} {} is {n} bytes; the limit is {MAX_SPEC_BYTES} bytes (1 MiB)",
-                file.display()
-            ),
+            format!("{what} is {n} bytes; the limit is {MAX_SPEC_BYTES} bytes (1 MiB)"),
         )
     };
     if meta.len() > MAX_SPEC_BYTES {
@@ -286,8 +277,7 @@ fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecEr
             line,
             column,
             format!(
-                "{what} {} is not valid UTF-8 (byte 0x{:02x}); expected UTF-8 text",
-                file.display(),
+                "{what} is not valid UTF-8 (byte 0x{:02x}); expected UTF-8 text",
                 bytes.get(at).copied().unwrap_or(0)
             ),
         )

@@ -196,7 +196,7 @@ fn missing_unreadable_or_directory_spec_file() {
     let e = load(&missing).unwrap_err();
     assert_eq!(e.file, missing);
     assert_eq!((e.line, e.column), (None, None));
-    assert!(e.message.contains("does not exist"), "{e}");
+    assert_eq!(e.message, "spec file does not exist");
 
     let e = load(f.dir.path()).unwrap_err();
     assert!(e.message.contains("is a directory"), "{e}");
@@ -325,9 +325,12 @@ fn prompt_file_missing_or_empty() {
     let f = Fixture::new();
     let e = f.err("name: t\nprompt_file: prompts/none.md\n");
     assert_eq!(pos(&e), (2, 1));
-    assert!(e.message.contains("prompt_file"), "{e}");
-    assert!(e.message.contains("does not exist"), "{e}");
-    assert!(e.message.contains("resolved to"), "{e}");
+    assert!(
+        e.message
+            .starts_with("prompt_file prompts/none.md (resolved to "),
+        "{e}"
+    );
+    assert!(e.message.ends_with("none.md) does not exist"), "{e}");
 
     f.write("empty.md", "\n  \n");
     let e = f.err("name: t\nprompt_file: empty.md\n");
