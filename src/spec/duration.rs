@@ -81,20 +81,24 @@ impl Serialize for SpecDuration {
 
 impl<'de> Deserialize<'de> for SpecDuration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Secs(u64),
-            Text(String),
+        // A visitor rather than an untagged enum, so errors keep the value's position.
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = SpecDuration;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a duration such as `90s`, `30m`, `1h30m` or a number of seconds")
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<SpecDuration, E> {
+                Ok(SpecDuration(Duration::from_secs(n)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<SpecDuration, E> {
+                SpecDuration::parse(t).map_err(E::custom)
+            }
         }
-        match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom(
-                "expected a duration such as `90s`, `30m`, `1h30m` or a number of seconds",
-            )
-        })? {
-            Raw::Secs(n) => Ok(SpecDuration(Duration::from_secs(n))),
-            Raw::Text(t) => SpecDuration::parse(&t).map_err(serde::de::Error::custom),
-        }
+        d.deserialize_any(V)
     }
 }
 

@@ -1,8 +1,19 @@
-//! Loading task specs from YAML with file:line:col errors. (Implemented by the spec work.)
+//! Loading task specs from YAML with file:line:col errors.
+//!
+//! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), parses it with `yaml_serde`
+//! into [`TaskSpec`], runs the checks that only depend on the file
+//! ([`super::validate::check_static`]), resolves paths against the spec's directory, then runs
+//! [`LoadedSpec::check`] (the checks the command line can change the answer to).
 
+use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::types::TaskSpec;
+use super::locate::locate;
+use super::types::{ProviderKind, TaskSpec};
+
+/// Largest spec (and `prompt_file`) runner reads: 1 MiB.
+pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
 
 /// A spec error that names the file, line and column and says what was expected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -26,6 +37,50 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
     }
 }
 
+impl SpecError {
+    /// An error at the place in `spec`'s source where `key_path` is written (e.g.
+    /// `limits.max_cost_usd`, `tools[2]`, `models["gpt-4.1"]`); see [`LoadedSpec::locate`].
+    pub fn at(spec: &LoadedSpec, key_path: &str, message: impl Into<String>) -> SpecError {
+        SpecError::in_source(&spec.path, &spec.source, key_path, message)
+    }
+
+    /// An error at `key_path` in `source`, the text of `file`.
+    pub fn in_source(
+        file: &Path,
+        source: &str,
+        key_path: &str,
+        message: impl Into<String>,
+    ) -> SpecError {
+        let (line, column) = locate(source, key_path);
+        SpecError::at_position(file, line, column, message)
+    }
+
+    /// An error at a known 1-based line and column of `file`.
+    pub fn at_position(
+        file: &Path,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) -> SpecError {
+        SpecError {
+            file: file.to_path_buf(),
+            line: Some(line),
+            column: Some(column),
+            message: message.into(),
+        }
+    }
+
+    /// An error about `file` as a whole (not found, unreadable, …): no position.
+    pub fn file(file: &Path, message: impl Into<String>) -> SpecError {
+        SpecError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+}
+
 /// A spec loaded and resolved against its file's location.
 #[derive(Debug, Clone)]
 pub struct LoadedSpec {
@@ -45,34 +100,364 @@ pub struct LoadedSpec {
     pub cassette: Option<PathBuf>,
     /// 1-based line of the `name:` key (for annotations and JUnit `line`).
     pub name_line: usize,
+    /// The spec file's text, kept so later errors can be positioned ([`LoadedSpec::locate`]).
+    pub source: String,
 }
 
-/// Load one spec file.
-pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
-    let _ = path;
-    todo!("spec loading")
-}
-
-/// Expand PATH arguments: files as given, directories to their `*.yaml`/`*.yml` files (sorted).
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SpecError> {
-    let _ = paths;
-    todo!("spec discovery")
-}
-// TEMP STUB (lead)
-#[allow(missing_docs)]
 impl LoadedSpec {
-    pub fn check(&self) -> Result<(), SpecError> {
-        Ok(())
+    /// The 1-based `(line, column)` where `key_path` (`limits.max_cost_usd`, `tools[2]`,
+    /// `models["id"].field`) is written; the deepest written prefix, else `(1, 1)`.
+    pub fn locate(&self, key_path: &str) -> (usize, usize) {
+        locate(&self.source, key_path)
     }
 }
-#[allow(missing_docs)]
-impl SpecError {
-    pub fn at(spec: &LoadedSpec, _key: &str, message: String) -> SpecError {
-        SpecError {
-            file: spec.path.clone(),
-            line: None,
-            column: None,
-            message,
+
+/// Load one spec file: parse, check, and resolve its paths.
+pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
+    let source = read_text(path, path, "spec file")?;
+    let spec = parse(path, &source)?;
+    super::validate::check_static(path, &source, &spec)?;
+
+    let dir = spec_dir(path)?;
+    let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
+
+    let prompt = match (&spec.prompt, &spec.prompt_file) {
+        (Some(text), _) => text.clone(),
+        (None, Some(file)) => {
+            let full = dir.join(file);
+            let shown = format!(
+                "prompt_file {} (resolved to {})",
+                file.display(),
+                full.display()
+            );
+            let text = read_text(&full, path, &shown).map_err(|e| at("prompt_file", e.message))?;
+            if text.trim().is_empty() {
+                return Err(at(
+                    "prompt_file",
+                    format!(
+                        "prompt_file {} is empty; expected the prompt text",
+                        full.display()
+                    ),
+                ));
+            }
+            text
         }
+        // check_static guarantees one of them.
+        (None, None) => String::new(),
+    };
+
+    let workdir =
+        existing_dir(&dir, &spec.workdir).map_err(|why| at("workdir", format!("workdir {why}")))?;
+    let additional_directories = spec
+        .additional_directories
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            existing_dir(&dir, d).map_err(|why| {
+                at(
+                    &format!("additional_directories[{i}]"),
+                    format!("additional directory {why}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let cassette = match &spec.cassette {
+        None => None,
+        Some(c) => {
+            let full = dir.join(c);
+            if !full.is_file() {
+                return Err(at(
+                    "cassette",
+                    format!(
+                        "cassette {} (resolved to {}) does not exist or is not a file; \
+                         expected a recorded cassette (record one with `runner exec --record FILE`)",
+                        c.display(),
+                        full.display()
+                    ),
+                ));
+            }
+            Some(full)
+        }
+    };
+    if spec.provider == ProviderKind::Replay && cassette.is_none() {
+        return Err(at(
+            "provider",
+            "`provider: replay` needs `cassette: FILE` (relative to the spec file)".into(),
+        ));
+    }
+
+    let name_line = locate(&source, "name").0;
+    let loaded = LoadedSpec {
+        path: path.to_path_buf(),
+        dir,
+        spec,
+        prompt,
+        workdir,
+        additional_directories,
+        cassette,
+        name_line,
+        source,
+    };
+    loaded.check()?;
+    tracing::debug!(spec = %loaded.path.display(), name = %loaded.spec.name, "spec loaded");
+    Ok(loaded)
+}
+
+/// The spec's directory, absolute (not resolving symlinks, so "relative to this file" means
+/// relative to where the file is named).
+fn spec_dir(path: &Path) -> Result<PathBuf, SpecError> {
+    let abs = std::path::absolute(path)
+        .map_err(|e| SpecError::file(path, format!("cannot make the path absolute: {e}")))?;
+    Ok(abs
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/")))
+}
+
+/// `rel` resolved against `base`, canonicalized, and checked to be a directory; on failure
+/// the reason, phrased to follow "workdir …".
+fn existing_dir(base: &Path, rel: &Path) -> Result<PathBuf, String> {
+    let full = base.join(rel);
+    let shown = format!("{} (resolved to {})", rel.display(), full.display());
+    match fs::canonicalize(&full) {
+        Ok(canon) if canon.is_dir() => Ok(canon),
+        Ok(_) => Err(format!("{shown} is not a directory; expected a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(format!("{shown} does not exist; expected a directory"))
+        }
+        Err(e) => Err(format!("{shown} cannot be used: {e}")),
+    }
+}
+
+/// Read `file` as UTF-8 text of at most [`MAX_SPEC_BYTES`]. Errors are reported against
+/// `report_as` (the spec file); `what` names the file in messages (e.g. `spec file a.yaml`).
+fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecError> {
+    let io_err = |e: std::io::Error| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("{what} does not exist"),
+            std::io::ErrorKind::PermissionDenied => {
+                format!("{what} is not readable: permission denied")
+            }
+            _ => format!("{what} cannot be read: {e}"),
+        };
+        SpecError::file(report_as, why)
+    };
+    let meta = fs::metadata(file).map_err(io_err)?;
+    if meta.is_dir() {
+        return Err(SpecError::file(
+            report_as,
+            format!("{what} is a directory; expected a file"),
+        ));
+    }
+    let too_big = |n: u64| {
+        SpecError::file(
+            report_as,
+            format!("{what} is {n} bytes; the limit is {MAX_SPEC_BYTES} bytes (1 MiB)"),
+        )
+    };
+    if meta.len() > MAX_SPEC_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(file)
+        .and_then(|f| f.take(MAX_SPEC_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(io_err)?;
+    if bytes.len() as u64 > MAX_SPEC_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let before = String::from_utf8_lossy(&bytes[..at]);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        SpecError::at_position(
+            report_as,
+            line,
+            column,
+            format!(
+                "{what} is not valid UTF-8 (byte 0x{:02x}); expected UTF-8 text",
+                bytes.get(at).copied().unwrap_or(0)
+            ),
+        )
+    })
+}
+
+/// Parse the YAML text into a [`TaskSpec`], with positioned, explained errors.
+pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
+    // First as an untyped value: syntax errors, alias bombs and the empty-file case.
+    let value: yaml_serde::Value =
+        yaml_serde::from_str(source).map_err(|e| yaml_error(path, source, &e))?;
+    let empty = || {
+        SpecError::at_position(
+            path,
+            1,
+            1,
+            "empty spec: expected a mapping with at least `name` and `prompt`",
+        )
+    };
+    match &value {
+        yaml_serde::Value::Null => return Err(empty()),
+        yaml_serde::Value::Mapping(m) if m.is_empty() => return Err(empty()),
+        yaml_serde::Value::Mapping(_) => {}
+        other => {
+            let kind = match other {
+                yaml_serde::Value::Bool(_) => "a boolean",
+                yaml_serde::Value::Number(_) => "a number",
+                yaml_serde::Value::String(_) => "a string",
+                yaml_serde::Value::Sequence(_) => "a list",
+                _ => "a tagged value",
+            };
+            let (line, column) = first_content(source);
+            return Err(SpecError::at_position(
+                path,
+                line,
+                column,
+                format!(
+                    "the spec is {kind}; expected a mapping (`key: value` lines) with at least `name` and `prompt`"
+                ),
+            ));
+        }
+    }
+    yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(path, source, &e))
+}
+
+/// Position of the first character that is not blank or a comment.
+fn first_content(source: &str) -> (usize, usize) {
+    for (i, line) in source.lines().enumerate() {
+        let t = line.trim_start();
+        if !t.is_empty() && !t.starts_with('#') {
+            return (i + 1, line.chars().count() - t.chars().count() + 1);
+        }
+    }
+    (1, 1)
+}
+
+/// Turn a yaml_serde error into a [`SpecError`]: position, message without the
+/// "at line X column Y" noise, friendlier type names and hints.
+fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error) -> SpecError {
+    let raw = err.to_string();
+    let (mut line, mut column) = err
+        .location()
+        .map_or((1, 1), |l| (l.line().max(1), l.column().max(1)));
+    let mut message = friendly(&strip_marks(&raw));
+
+    if let Some((tl, tc)) = tab_indent_before(source, line) {
+        // libyaml reports tabs as "found character that cannot start any token" or similar.
+        line = tl;
+        column = tc;
+        message = format!("tab character used for indentation; YAML needs spaces here ({message})");
+    } else if raw.contains("repetition limit exceeded") || raw.contains("recursion limit exceeded")
+    {
+        message = format!(
+            "{message}: the spec's aliases (`*name`) expand too much or nest too deep; \
+             expected a plain spec without alias bombs"
+        );
+    } else if raw.contains("more than one document") {
+        message = format!("{message}; expected one spec per file (remove the extra `---`)");
+    } else if let Some(key) = duplicate_of(&raw) {
+        let at = super::locate::duplicate_key(source, line, column, &key);
+        let path = raw.split_once(": duplicate entry").map(|(p, _)| p);
+        let (dl, dc) = at.unwrap_or((line, column));
+        message = format!(
+            "{}duplicate key `{key}` (the mapping starts at line {line}); expected each key once",
+            path.map(|p| format!("{p}: ")).unwrap_or_default()
+        );
+        line = dl;
+        column = dc;
+    } else if raw.starts_with("missing field `name`") {
+        message = format!("{message}: every spec needs `name` (letters, digits, `-`, `_`, `.`)");
+    }
+    SpecError::at_position(path, line, column, message)
+}
+
+/// The key of a yaml_serde "duplicate entry with key \"K\"" message.
+fn duplicate_of(raw: &str) -> Option<String> {
+    let rest = raw.split_once("duplicate entry with key ")?.1;
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    Some(rest[..end].to_string())
+}
+
+/// The first line at or before `line` (1-based) whose indentation starts with a tab, as a
+/// position of that tab — only for syntax errors, where such a tab is the likely cause.
+fn tab_indent_before(source: &str, line: usize) -> Option<(usize, usize)> {
+    source
+        .lines()
+        .take(line)
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let indent: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+            indent.find('\t').map(|p| (i + 1, p + 1))
+        })
+        .last()
+        .filter(|(l, _)| *l + 1 >= line)
+}
+
+/// Remove ` at line N column M` / ` at position N` from a yaml_serde message.
+fn strip_marks(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(" at ") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 4..];
+        if let Some(len) = mark_len(tail) {
+            rest = &tail[len..];
+        } else {
+            out.push_str(" at ");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Length of a leading `line N column M` or `position N` in `s`.
+fn mark_len(s: &str) -> Option<usize> {
+    let digits = |t: &str| t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if let Some(t) = s.strip_prefix("line ") {
+        let n = digits(t);
+        let t2 = t[n..].strip_prefix(" column ")?;
+        let m = digits(t2);
+        (n > 0 && m > 0).then_some(5 + n + 8 + m)
+    } else if let Some(t) = s.strip_prefix("position ") {
+        let n = digits(t);
+        (n > 0).then_some(9 + n)
+    } else {
+        None
+    }
+}
+
+/// Replace Rust type names in serde messages with what a spec author understands.
+fn friendly(msg: &str) -> String {
+    msg.replace("expected u32", "expected a whole number (0 or more)")
+        .replace("expected u64", "expected a whole number (0 or more)")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected a list")
+        .replace("expected a map", "expected a mapping")
+        .replace("expected struct ", "expected a mapping for ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_marks() {
+        assert_eq!(
+            strip_marks("found x at line 3 column 7, while scanning at line 2 column 1"),
+            "found x, while scanning"
+        );
+        assert_eq!(strip_marks("bad at position 12"), "bad");
+        assert_eq!(strip_marks("look at this"), "look at this");
+    }
+
+    #[test]
+    fn friendlier_types() {
+        assert_eq!(
+            friendly("invalid type: string \"lots\", expected u32"),
+            "invalid type: string \"lots\", expected a whole number (0 or more)"
+        );
     }
 }

@@ -1,10 +1,17 @@
-//! Task specs: types, loading with positioned errors, defaults, schema.
+//! Task specs: types, loading with positioned errors, defaults, validation, schema.
 
+pub mod discover;
 pub mod duration;
 pub mod load;
+pub mod locate;
 pub mod schema;
 pub mod types;
+pub mod validate;
 
+pub use discover::discover;
 pub use duration::SpecDuration;
-pub use load::{LoadedSpec, SpecError, discover, load};
+pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load};
 pub use types::*;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! Semantic checks on a parsed spec, each error pointing at the offending key.
+//!
+//! [`check_static`] holds the checks that depend only on the file; [`LoadedSpec::check`] the
+//! ones that depend on fields the command line can replace (model, limits, permission mode),
+//! so the caller can run it again after applying overrides.
+
+use std::path::Path;
+
+use super::load::{LoadedSpec, SpecError};
+use super::types::{ProviderKind, TaskSpec};
+use crate::model::table;
+
+/// Longest task name (it becomes a file name).
+pub const MAX_NAME_LEN: usize = 128;
+
+/// Smallest thinking budget the Anthropic API accepts.
+pub const MIN_THINKING_BUDGET: u32 = 1024;
+
+/// Output cap used when the spec sets no `max_tokens` (the model's cap, at most this).
+pub const DEFAULT_MAX_TOKENS_CAP: u32 = 32_000;
+
+/// Why `name` is not a valid task name, if it is not.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("`name` is empty; expected letters, digits, `-`, `_` or `.`".into());
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Some(format!(
+            "`name` {name:?} contains {bad:?}; expected only letters, digits, `-`, `_` and `.` \
+             (it becomes a file name and the JUnit testcase name)"
+        ));
+    }
+    if name.chars().all(|c| c == '.') {
+        return Some(format!(
+            "`name` {name:?} is only dots; expected at least one letter or digit"
+        ));
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Some(format!(
+            "`name` is {} characters long; expected at most {MAX_NAME_LEN}",
+            name.len()
+        ));
+    }
+    None
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Checks that depend only on the spec file (not on command-line overrides).
+pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
+    let at = |key: &str, msg: String| SpecError::in_source(path, source, key, msg);
+
+    if let Some(why) = name_problem(&spec.name) {
+        return Err(at("name", why));
+    }
+
+    match (&spec.prompt, &spec.prompt_file) {
+        (None, None) => {
+            return Err(at(
+                "prompt",
+                "missing prompt: expected `prompt` (the instruction text) or `prompt_file` \
+                 (a file relative to the spec)"
+                    .into(),
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(at(
+                "prompt_file",
+                "both `prompt` and `prompt_file` are set; expected exactly one of them".into(),
+            ));
+        }
+        (Some(p), None) if p.trim().is_empty() => {
+            return Err(at(
+                "prompt",
+                "`prompt` is empty; expected the instruction for the agent".into(),
+            ));
+        }
+        _ => {}
+    }
+
+    match spec.provider {
+        ProviderKind::Openai => {
+            return Err(at(
+                "provider",
+                "`provider: openai` is not supported yet; expected `anthropic` or `replay`".into(),
+            ));
+        }
+        ProviderKind::Anthropic if spec.cassette.is_some() => {
+            return Err(at(
+                "cassette",
+                "`cassette` is only used with `provider: replay`; set `provider: replay` or \
+                 remove `cassette` (to record, use `runner exec --record FILE`)"
+                    .into(),
+            ));
+        }
+        _ => {}
+    }
+
+    for (i, tool) in spec.tools.iter().enumerate() {
+        if !crate::tools::BUILTIN_TOOLS.contains(&tool.as_str()) {
+            return Err(at(
+                &format!("tools[{i}]"),
+                format!(
+                    "unknown tool `{tool}`; expected one of {}",
+                    crate::tools::BUILTIN_TOOLS.join(", ")
+                ),
+            ));
+        }
+    }
+
+    if spec.attempts == 0 {
+        return Err(at(
+            "attempts",
+            "`attempts` is 0; expected at least 1 (the number of agent attempts in all)".into(),
+        ));
+    }
+
+    for (i, name) in spec.secrets.iter().enumerate() {
+        if !is_env_name(name) {
+            return Err(at(
+                &format!("secrets[{i}]"),
+                format!(
+                    "secret {name:?} is not an environment variable name; expected letters, \
+                     digits and `_`, not starting with a digit"
+                ),
+            ));
+        }
+    }
+
+    for (i, check) in spec.verify.iter().enumerate() {
+        if check.run.trim().is_empty() {
+            return Err(at(
+                &format!("verify[{i}].run"),
+                "`run` is empty; expected a shell command".into(),
+            ));
+        }
+        if check.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(at(
+                &format!("verify[{i}].name"),
+                "`name` is empty; expected a check name or no `name` key".into(),
+            ));
+        }
+        if check.timeout.is_some_and(|t| t.0.is_zero()) {
+            return Err(at(
+                &format!("verify[{i}].timeout"),
+                "`timeout` is 0; expected a positive duration such as `5m`".into(),
+            ));
+        }
+    }
+
+    for (model, o) in &spec.models {
+        let key = |field: &str| format!("models[\"{model}\"].{field}");
+        let prices = [
+            ("input_usd_per_mtok", o.input_usd_per_mtok),
+            ("output_usd_per_mtok", o.output_usd_per_mtok),
+            ("cache_write_usd_per_mtok", o.cache_write_usd_per_mtok),
+            ("cache_read_usd_per_mtok", o.cache_read_usd_per_mtok),
+        ];
+        for (field, v) in prices {
+            if let Some(v) = v
+                && !(v.is_finite() && v >= 0.0)
+            {
+                return Err(at(
+                    &key(field),
+                    format!(
+                        "`{field}` is {v}; expected a price of 0 or more (USD per million tokens)"
+                    ),
+                ));
+            }
+        }
+        if o.context_window == Some(0) {
+            return Err(at(
+                &key("context_window"),
+                "`context_window` is 0; expected a positive number of tokens".into(),
+            ));
+        }
+        if o.max_output_tokens == Some(0) {
+            return Err(at(
+                &key("max_output_tokens"),
+                "`max_output_tokens` is 0; expected a positive number of tokens".into(),
+            ));
+        }
+        let builtin_priced = table::builtin(model).is_some_and(|m| m.prices.is_some());
+        if !builtin_priced && o.input_usd_per_mtok.is_some() != o.output_usd_per_mtok.is_some() {
+            return Err(at(
+                &format!("models[\"{model}\"]"),
+                format!(
+                    "model `{model}` sets only one of `input_usd_per_mtok` and \
+                     `output_usd_per_mtok`; expected both (or neither) for a model the built-in \
+                     table does not price"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl LoadedSpec {
+    /// What the model table (built-in plus the spec's `models:`) knows about the spec's model.
+    pub fn model_info(&self) -> Option<table::ModelInfo> {
+        table::lookup(&self.spec.model, &self.spec.models)
+    }
+
+    /// The checks that depend on fields the command line can replace (`model`, `limits`,
+    /// `permissions.mode`, `max_tokens`). [`super::load`] runs them; run them again after
+    /// applying overrides. Errors point at the spec's key, or line 1 when the spec lacks it.
+    pub fn check(&self) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let at = |key: &str, msg: String| SpecError::at(self, key, msg);
+
+        if spec.model.trim().is_empty() {
+            return Err(at(
+                "model",
+                "`model` is empty; expected a model id such as `claude-sonnet-4-5`".into(),
+            ));
+        }
+        let info = self.model_info();
+        let limits = &spec.limits;
+
+        if limits.max_turns == Some(0) {
+            return Err(at(
+                "limits.max_turns",
+                "`max_turns` is 0; expected at least 1".into(),
+            ));
+        }
+        if limits.max_total_tokens == Some(0) {
+            return Err(at(
+                "limits.max_total_tokens",
+                "`max_total_tokens` is 0; expected a positive number of tokens".into(),
+            ));
+        }
+        if limits.timeout.is_some_and(|t| t.0.is_zero()) {
+            return Err(at(
+                "limits.timeout",
+                "`timeout` is 0; expected a positive duration such as `30m`".into(),
+            ));
+        }
+        if let Some(cost) = limits.max_cost_usd {
+            if !(cost.is_finite() && cost > 0.0) {
+                return Err(at(
+                    "limits.max_cost_usd",
+                    format!("`max_cost_usd` is {cost}; expected a positive amount in USD"),
+                ));
+            }
+            if info.and_then(|i| i.prices).is_none() {
+                let model = &spec.model;
+                return Err(at(
+                    "limits.max_cost_usd",
+                    format!(
+                        "`max_cost_usd` needs a priced model, but `{model}` has no price in the \
+                         model table; add `models: {{\"{model}\": {{input_usd_per_mtok: …, \
+                         output_usd_per_mtok: …}}}}` or remove the limit"
+                    ),
+                ));
+            }
+        }
+
+        let cap = info.map(|i| i.max_output_tokens);
+        if let Some(max_tokens) = spec.max_tokens {
+            if max_tokens == 0 {
+                return Err(at(
+                    "max_tokens",
+                    "`max_tokens` is 0; expected a positive number of tokens".into(),
+                ));
+            }
+            if let Some(cap) = cap
+                && max_tokens > cap
+            {
+                return Err(at(
+                    "max_tokens",
+                    format!(
+                        "`max_tokens` is {max_tokens} but model `{}` outputs at most {cap}; \
+                         expected {cap} or less",
+                        spec.model
+                    ),
+                ));
+            }
+        }
+        if let Some(budget) = spec.thinking_budget_tokens {
+            if budget < MIN_THINKING_BUDGET {
+                return Err(at(
+                    "thinking_budget_tokens",
+                    format!(
+                        "`thinking_budget_tokens` is {budget}; expected at least \
+                         {MIN_THINKING_BUDGET} (the API's minimum)"
+                    ),
+                ));
+            }
+            let effective = spec
+                .max_tokens
+                .or(cap.map(|c| c.min(DEFAULT_MAX_TOKENS_CAP)));
+            if let Some(max) = effective
+                && budget >= max
+            {
+                return Err(at(
+                    "thinking_budget_tokens",
+                    format!(
+                        "`thinking_budget_tokens` is {budget} but the output cap per request is \
+                         {max}; expected less than that (raise `max_tokens` or lower the budget)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
