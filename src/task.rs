@@ -432,7 +432,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         policy: task.policy.clone(),
         tool_ctx,
         model: spec.model.clone(),
-        model_info: task.model_info.clone(),
+        model_info: task.model_info,
         system,
         max_tokens,
         thinking,

@@ -1,26 +1,410 @@
-//! Anthropic Messages API provider (streaming). (Implemented by the provider work.)
-//! TEMP STUB (lead)
-#![allow(missing_docs)]
-use super::{ModelCall, ModelRequest, Provider, ProviderError};
-pub struct AnthropicConfig;
+//! Anthropic Messages API provider (streaming).
+//!
+//! `POST {base}/v1/messages` with `stream: true`; the response body is decoded by
+//! [`wire::event_stream`]. One [`Provider::stream`] call is one attempt: it returns once the
+//! response headers are in, with non-2xx statuses already turned into
+//! [`ProviderError::Http`].
+
+pub mod http_error;
+pub mod wire;
+
+use std::sync::Once;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::{Map, Value};
+
+use super::provider::{ModelCall, Provider, ProviderError, ResponseMeta};
+use super::sse::error_chain;
+use super::types::{Message, ModelRequest};
+
+pub use http_error::parse_retry_after;
+pub use wire::{event_stream, parse_event};
+
+/// Error bodies are read up to this many bytes.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// How to reach the Anthropic API.
+#[derive(Clone)]
+pub struct AnthropicConfig {
+    /// API base URL without `/v1/messages` (a trailing slash is tolerated).
+    pub base_url: String,
+    /// The API key sent as `x-api-key`.
+    pub api_key: String,
+    /// Longest wait for response headers and for each chunk of the stream.
+    pub idle_timeout: Duration,
+    /// TCP/TLS connect timeout.
+    pub connect_timeout: Duration,
+    /// `anthropic-version` header value.
+    pub anthropic_version: String,
+}
+
+impl std::fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<redacted>")
+            .field("idle_timeout", &self.idle_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("anthropic_version", &self.anthropic_version)
+            .finish()
+    }
+}
+
 impl AnthropicConfig {
-    pub fn from_env(_k: String) -> Self {
-        AnthropicConfig
+    /// The public API.
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
+    /// The API version runner speaks.
+    pub const DEFAULT_VERSION: &'static str = "2023-06-01";
+    /// Default stream idle timeout (5 minutes, as Claude Code's watchdog).
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    /// Default connect timeout.
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Env var overriding the base URL.
+    pub const ENV_BASE_URL: &'static str = "ANTHROPIC_BASE_URL";
+    /// Env var overriding the idle timeout, in milliseconds.
+    pub const ENV_IDLE_TIMEOUT_MS: &'static str = "RUNNER_STREAM_IDLE_TIMEOUT_MS";
+
+    /// Defaults for the public API, ignoring the environment.
+    pub fn new(api_key: impl Into<String>) -> Self {
+        AnthropicConfig {
+            base_url: Self::DEFAULT_BASE_URL.to_string(),
+            api_key: api_key.into(),
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
+            anthropic_version: Self::DEFAULT_VERSION.to_string(),
+        }
+    }
+
+    /// Defaults plus `ANTHROPIC_BASE_URL` and `RUNNER_STREAM_IDLE_TIMEOUT_MS` from the
+    /// environment.
+    pub fn from_env(api_key: impl Into<String>) -> Self {
+        Self::from_lookup(api_key, |k| std::env::var(k).ok())
+    }
+
+    /// Like [`AnthropicConfig::from_env`], reading variables through `lookup`.
+    pub fn from_lookup(
+        api_key: impl Into<String>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let mut cfg = Self::new(api_key);
+        if let Some(url) = lookup(Self::ENV_BASE_URL).filter(|u| !u.trim().is_empty()) {
+            cfg.base_url = url.trim().to_string();
+        }
+        if let Some(raw) = lookup(Self::ENV_IDLE_TIMEOUT_MS) {
+            match raw.trim().parse::<u64>() {
+                Ok(ms) if ms > 0 => cfg.idle_timeout = Duration::from_millis(ms),
+                _ => tracing::warn!(
+                    value = %raw,
+                    "ignoring {}: not a positive integer of milliseconds",
+                    Self::ENV_IDLE_TIMEOUT_MS
+                ),
+            }
+        }
+        cfg
+    }
+
+    /// The full Messages endpoint URL.
+    pub fn messages_url(&self) -> String {
+        format!("{}/v1/messages", self.base_url.trim_end_matches('/'))
     }
 }
-pub struct AnthropicProvider;
+
+/// Install rustls's `ring` crypto provider as the process default. Idempotent; reqwest
+/// (built with `rustls-no-provider`) panics in `Client::build` without it.
+pub fn install_crypto_provider() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Err means another thread installed one first, which is fine.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    });
+}
+
+/// The JSON body of one streaming Messages request.
+///
+/// Blocks go through [`crate::model::ContentBlock::to_value`] (thinking keeps its signature,
+/// unrequested fields such as `caller` are gone); `tools` is omitted when empty and `system`
+/// when empty.
+pub fn request_body(req: &ModelRequest) -> Value {
+    let mut m = Map::new();
+    m.insert("model".into(), req.model.clone().into());
+    m.insert("max_tokens".into(), req.max_tokens.into());
+    if !req.system.is_empty() {
+        m.insert("system".into(), req.system.clone().into());
+    }
+    m.insert(
+        "messages".into(),
+        Value::Array(req.messages.iter().map(message_value).collect()),
+    );
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut o = Map::new();
+                o.insert("name".into(), t.name.clone().into());
+                o.insert("description".into(), t.description.clone().into());
+                o.insert("input_schema".into(), t.input_schema.clone());
+                Value::Object(o)
+            })
+            .collect();
+        m.insert("tools".into(), Value::Array(tools));
+    }
+    m.insert("stream".into(), true.into());
+    if let Some(thinking) = &req.thinking {
+        m.insert("thinking".into(), thinking.clone());
+    }
+    Value::Object(m)
+}
+
+fn message_value(msg: &Message) -> Value {
+    let mut o = Map::new();
+    let role = match msg.role {
+        super::types::Role::User => "user",
+        super::types::Role::Assistant => "assistant",
+    };
+    o.insert("role".into(), role.into());
+    o.insert(
+        "content".into(),
+        Value::Array(msg.content.iter().map(|b| b.to_value()).collect()),
+    );
+    Value::Object(o)
+}
+
+/// The Anthropic Messages API as a [`Provider`].
+pub struct AnthropicProvider {
+    config: AnthropicConfig,
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl std::fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicProvider")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
 impl AnthropicProvider {
-    pub fn new(_c: AnthropicConfig) -> Result<Self, ProviderError> {
-        Ok(AnthropicProvider)
+    /// Build the provider and its HTTP client (installs the crypto provider if needed).
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let url = reqwest::Url::parse(&config.messages_url()).map_err(|e| {
+            ProviderError::Config(format!("invalid base URL {:?}: {e}", config.base_url))
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ProviderError::Config(format!(
+                "base URL {:?} must be http or https",
+                config.base_url
+            )));
+        }
+        let mut key = HeaderValue::from_str(&config.api_key).map_err(|_| {
+            ProviderError::Config("API key contains characters not allowed in a header".into())
+        })?;
+        key.set_sensitive(true);
+        let version = HeaderValue::from_str(&config.anthropic_version)
+            .map_err(|_| ProviderError::Config("invalid anthropic-version value".into()))?;
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", key);
+        headers.insert("anthropic-version", version);
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .tls_backend_rustls()
+            .connect_timeout(config.connect_timeout)
+            .user_agent(format!("runner/{}", crate::VERSION))
+            .default_headers(headers)
+            .build()
+            .map_err(|e| ProviderError::Config(format!("HTTP client: {}", error_chain(&e))))?;
+        Ok(AnthropicProvider {
+            config,
+            url,
+            client,
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.config
+    }
+
+    /// Read at most [`MAX_ERROR_BODY`] bytes of an error response.
+    async fn read_error_body(&self, resp: &mut reqwest::Response) -> Vec<u8> {
+        let mut body = Vec::new();
+        loop {
+            match tokio::time::timeout(self.config.idle_timeout, resp.chunk()).await {
+                Ok(Ok(Some(chunk))) => {
+                    let room = MAX_ERROR_BODY.saturating_sub(body.len());
+                    body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(&[]));
+                    if body.len() >= MAX_ERROR_BODY {
+                        break;
+                    }
+                }
+                Ok(Ok(None)) => break,
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %error_chain(&e), "reading error body failed");
+                    break;
+                }
+                Err(_) => {
+                    tracing::debug!("reading error body timed out");
+                    break;
+                }
+            }
+        }
+        body
     }
 }
-pub fn install_crypto_provider() {}
-#[async_trait::async_trait]
+
+#[async_trait]
 impl Provider for AnthropicProvider {
     fn name(&self) -> &str {
         "anthropic"
     }
-    async fn stream(&self, _r: &ModelRequest) -> Result<ModelCall, ProviderError> {
-        Err(ProviderError::Config("stub".into()))
+
+    async fn stream(&self, request: &ModelRequest) -> Result<ModelCall, ProviderError> {
+        let body = request_body(request);
+        let bytes = serde_json::to_vec(&body)
+            .map_err(|e| ProviderError::Config(format!("request body: {e}")))?;
+        tracing::debug!(url = %self.url, model = %request.model, bytes = bytes.len(), "POST messages");
+        let send = self.client.post(self.url.clone()).body(bytes).send();
+        let mut resp = match tokio::time::timeout(self.config.idle_timeout, send).await {
+            Err(_) => return Err(ProviderError::Stalled(self.config.idle_timeout)),
+            Ok(Err(e)) => {
+                return Err(ProviderError::Transport {
+                    message: error_chain(&e),
+                    before_response: true,
+                });
+            }
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        let request_id = http_error::request_id_header(resp.headers());
+        tracing::debug!(%status, request_id = ?request_id, "messages response headers");
+        if !status.is_success() {
+            let headers = resp.headers().clone();
+            let body = self.read_error_body(&mut resp).await;
+            return Err(http_error::http_error(status.as_u16(), &headers, &body));
+        }
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
+            let body = self.read_error_body(&mut resp).await;
+            let snippet: String = String::from_utf8_lossy(&body).chars().take(500).collect();
+            return Err(ProviderError::Malformed(format!(
+                "expected a text/event-stream response, got {content_type}: {}",
+                snippet.trim()
+            )));
+        }
+        Ok(ModelCall {
+            meta: ResponseMeta { request_id },
+            events: wire::event_stream(resp.bytes_stream(), self.config.idle_timeout),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::types::{ContentBlock, Role, ToolSpec};
+    use serde_json::json;
+
+    #[test]
+    fn client_builds_without_panicking() {
+        let p = AnthropicProvider::new(AnthropicConfig::new("sk-test")).unwrap();
+        assert_eq!(p.name(), "anthropic");
+        assert_eq!(p.url.as_str(), "https://api.anthropic.com/v1/messages");
+        // Idempotent.
+        install_crypto_provider();
+        install_crypto_provider();
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
+    }
+
+    #[test]
+    fn config_from_lookup() {
+        let env = |k: &str| match k {
+            "ANTHROPIC_BASE_URL" => Some("http://127.0.0.1:9/".to_string()),
+            "RUNNER_STREAM_IDLE_TIMEOUT_MS" => Some("250".to_string()),
+            _ => None,
+        };
+        let c = AnthropicConfig::from_lookup("k", env);
+        assert_eq!(c.messages_url(), "http://127.0.0.1:9/v1/messages");
+        assert_eq!(c.idle_timeout, Duration::from_millis(250));
+        assert_eq!(c.anthropic_version, "2023-06-01");
+        let d = AnthropicConfig::from_lookup("k", |k| {
+            (k == "RUNNER_STREAM_IDLE_TIMEOUT_MS").then(|| "abc".to_string())
+        });
+        assert_eq!(d.idle_timeout, Duration::from_secs(300));
+        assert_eq!(d.messages_url(), "https://api.anthropic.com/v1/messages");
+        assert!(!format!("{c:?}").contains("\"k\""));
+    }
+
+    #[test]
+    fn bad_config_is_config_error() {
+        let mut c = AnthropicConfig::new("k");
+        c.base_url = "not a url".into();
+        assert!(matches!(
+            AnthropicProvider::new(c),
+            Err(ProviderError::Config(_))
+        ));
+        assert!(matches!(
+            AnthropicProvider::new(AnthropicConfig::new("bad\nkey")),
+            Err(ProviderError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn body_shape() {
+        let req = ModelRequest {
+            model: "claude-x".into(),
+            system: "sys".into(),
+            messages: vec![
+                Message::user_text("hi"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![ContentBlock::Thinking {
+                        thinking: "t".into(),
+                        signature: "s".into(),
+                    }],
+                    id: Some("msg_1".into()),
+                },
+            ],
+            tools: vec![],
+            max_tokens: 100,
+            thinking: None,
+        };
+        let v = request_body(&req);
+        assert_eq!(
+            v,
+            json!({
+                "model":"claude-x","max_tokens":100,"system":"sys",
+                "messages":[
+                    {"role":"user","content":[{"type":"text","text":"hi"}]},
+                    {"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"}]}
+                ],
+                "stream":true
+            })
+        );
+        let mut req = req;
+        req.tools.push(ToolSpec {
+            name: "Read".into(),
+            description: "d".into(),
+            input_schema: json!({"type":"object"}),
+        });
+        req.thinking = Some(json!({"type":"enabled","budget_tokens":1024}));
+        let v = request_body(&req);
+        assert_eq!(
+            v["tools"],
+            json!([{"name":"Read","description":"d","input_schema":{"type":"object"}}])
+        );
+        assert_eq!(v["thinking"]["budget_tokens"], 1024);
     }
 }

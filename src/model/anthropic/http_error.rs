@@ -1,0 +1,193 @@
+//! Non-2xx responses of the Messages API → [`ProviderError::Http`].
+//!
+//! Parses Anthropic's error body (`{"type":"error","error":{"type","message"},"request_id"}`),
+//! falling back to the raw body text, and the headers a retry policy needs: `request-id`,
+//! `retry-after` (seconds or HTTP date; `retry-after-ms` wins when present) and
+//! `x-should-retry`.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::HeaderMap;
+use serde_json::Value;
+
+use crate::model::provider::ProviderError;
+
+/// At most this many characters of a non-JSON error body go into the message.
+const MAX_RAW_MESSAGE_CHARS: usize = 2000;
+
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// The `request-id` header, if present.
+pub(crate) fn request_id_header(headers: &HeaderMap) -> Option<String> {
+    header_str(headers, "request-id").map(str::to_string)
+}
+
+/// Parse a `retry-after` value: delay seconds (integer or decimal) or an HTTP date, relative
+/// to `now`. A date in the past is a zero delay.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+    let at = SystemTime::from(date.with_timezone(&chrono::Utc));
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    header_str(headers, "retry-after").and_then(|v| parse_retry_after(v, now))
+}
+
+fn should_retry(headers: &HeaderMap) -> Option<bool> {
+    match header_str(headers, "x-should-retry")?
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// Build the error for a non-2xx response from its status, headers and (bounded) body.
+pub(crate) fn http_error(status: u16, headers: &HeaderMap, body: &[u8]) -> ProviderError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let err = parsed.as_ref().and_then(|v| v.get("error"));
+    let field = |k: &str| {
+        err.and_then(|e| e.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let error_type = field("type");
+    let message = field("message").unwrap_or_else(|| {
+        let text = String::from_utf8_lossy(body);
+        let text = text.trim();
+        if text.is_empty() {
+            format!("empty response body (HTTP {status})")
+        } else {
+            text.chars().take(MAX_RAW_MESSAGE_CHARS).collect()
+        }
+    });
+    let request_id = request_id_header(headers).or_else(|| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get("request_id"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    ProviderError::Http {
+        status,
+        error_type,
+        message,
+        request_id,
+        retry_after: retry_after(headers, SystemTime::now()),
+        should_retry: should_retry(headers),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn retry_after_seconds_and_http_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 07:27:50 GMT
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after(" 0.5 ", now),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("-3", now), None);
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn body_fields_header_request_id_wins() {
+        let body = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_body"}"#;
+        let e = http_error(
+            529,
+            &headers(&[("request-id", "req_hdr"), ("x-should-retry", "true")]),
+            body,
+        );
+        let ProviderError::Http {
+            status,
+            error_type,
+            message,
+            request_id,
+            retry_after,
+            should_retry,
+        } = e
+        else {
+            panic!()
+        };
+        assert_eq!(status, 529);
+        assert_eq!(error_type.as_deref(), Some("overloaded_error"));
+        assert_eq!(message, "Overloaded");
+        assert_eq!(request_id.as_deref(), Some("req_hdr"));
+        assert_eq!(retry_after, None);
+        assert_eq!(should_retry, Some(true));
+    }
+
+    #[test]
+    fn raw_body_fallback_and_retry_after_ms() {
+        let e = http_error(
+            502,
+            &headers(&[
+                ("retry-after-ms", "250"),
+                ("retry-after", "9"),
+                ("x-should-retry", "false"),
+            ]),
+            b"  <html>Bad gateway</html>\n",
+        );
+        let ProviderError::Http {
+            error_type,
+            message,
+            request_id,
+            retry_after,
+            should_retry,
+            ..
+        } = e
+        else {
+            panic!()
+        };
+        assert_eq!(error_type, None);
+        assert_eq!(message, "<html>Bad gateway</html>");
+        assert_eq!(request_id, None);
+        assert_eq!(retry_after, Some(Duration::from_millis(250)));
+        assert_eq!(should_retry, Some(false));
+        let e = http_error(503, &HeaderMap::new(), b"");
+        assert!(
+            e.to_string().contains("empty response body (HTTP 503)"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,552 @@
+//! The Anthropic provider against a tiny axum server on 127.0.0.1: real HTTP, chunked SSE,
+//! error bodies from tests/fixtures/errors, dropped connections and stalls.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use futures_util::{Stream, StreamExt};
+use runner::model::anthropic::{AnthropicConfig, AnthropicProvider};
+use runner::model::assembler::Assembler;
+use runner::model::{
+    ContentBlock, Message, ModelCall, ModelRequest, ModelResponse, Provider, ProviderError, Role,
+    StopReason, ToolSpec,
+};
+use serde_json::{Value, json};
+
+fn fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+/// What the server received.
+#[derive(Clone, Debug)]
+struct Captured {
+    headers: HeaderMap,
+    body: Value,
+}
+
+type Responder = Arc<dyn Fn() -> Response + Send + Sync>;
+
+#[derive(Clone)]
+struct AppState {
+    captured: Arc<Mutex<Vec<Captured>>>,
+    respond: Responder,
+    delay_headers: Duration,
+}
+
+async fn messages(State(st): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    st.captured.lock().unwrap().push(Captured { headers, body });
+    if !st.delay_headers.is_zero() {
+        tokio::time::sleep(st.delay_headers).await;
+    }
+    (st.respond)()
+}
+
+struct Server {
+    base_url: String,
+    captured: Arc<Mutex<Vec<Captured>>>,
+}
+
+async fn serve(respond: Responder, delay_headers: Duration) -> Server {
+    let captured = Arc::new(Mutex::new(Vec::new()));
+    let state = AppState {
+        captured: Arc::clone(&captured),
+        respond,
+        delay_headers,
+    };
+    let app = Router::new()
+        .route("/v1/messages", post(messages))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    Server {
+        // Trailing slash on purpose: it must be tolerated.
+        base_url: format!("http://{addr}/"),
+        captured,
+    }
+}
+
+fn provider(base_url: &str, idle: Duration) -> AnthropicProvider {
+    let mut cfg = AnthropicConfig::new("sk-ant-test-key");
+    cfg.base_url = base_url.to_string();
+    cfg.idle_timeout = idle;
+    AnthropicProvider::new(cfg).unwrap()
+}
+
+fn sse_response<S>(stream: S) -> Response
+where
+    S: Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
+{
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream; charset=utf-8")
+        .header("request-id", "req_stream_1")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
+
+fn chunks_of(bytes: Vec<u8>, n: usize) -> Vec<Result<Bytes, std::io::Error>> {
+    bytes
+        .chunks(n)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect()
+}
+
+fn fixture_stream(name: &str) -> Responder {
+    let bytes = fixture(&format!("sse/{name}"));
+    Arc::new(move || sse_response(futures_util::stream::iter(chunks_of(bytes.clone(), 7))))
+}
+
+fn request() -> ModelRequest {
+    let tool_use = ContentBlock::from_value(json!({
+        "type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.txt"},
+        "caller":{"type":"direct"}
+    }))
+    .unwrap();
+    ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: "You are a CI agent.".into(),
+        messages: vec![
+            Message::user_text("read a.txt"),
+            Message {
+                role: Role::Assistant,
+                content: vec![
+                    ContentBlock::Thinking {
+                        thinking: "Let me read it.".into(),
+                        signature: "EqQBCkYIBRgCKkA=".into(),
+                    },
+                    ContentBlock::RedactedThinking {
+                        data: "EmwKAhgBEgy3".into(),
+                    },
+                    tool_use,
+                ],
+                id: Some("msg_prev".into()),
+            },
+            Message {
+                role: Role::User,
+                content: vec![ContentBlock::ToolResult {
+                    tool_use_id: "toolu_1".into(),
+                    content: "hello".into(),
+                    is_error: false,
+                }],
+                id: None,
+            },
+        ],
+        tools: vec![ToolSpec {
+            name: "Read".into(),
+            description: "Read a file".into(),
+            input_schema: json!({"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}),
+        }],
+        max_tokens: 1024,
+        thinking: Some(json!({"type":"enabled","budget_tokens":1024})),
+    }
+}
+
+async fn drain(call: ModelCall) -> Result<ModelResponse, ProviderError> {
+    let mut events = call.events;
+    let mut asm = Assembler::new();
+    while let Some(ev) = events.next().await {
+        asm.push(ev?)?;
+    }
+    asm.finish(call.meta.request_id)
+}
+
+#[tokio::test]
+async fn streams_a_response_and_sends_what_the_api_expects() {
+    let srv = serve(
+        fixture_stream("sdkgo_recorded_text_then_tool_use.sse"),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let call = p.stream(&request()).await.unwrap();
+    assert_eq!(call.meta.request_id.as_deref(), Some("req_stream_1"));
+    let r = drain(call).await.unwrap();
+    assert_eq!(r.request_id.as_deref(), Some("req_stream_1"));
+    assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
+    assert_eq!(
+        r.content[1],
+        ContentBlock::ToolUse {
+            id: "toolu_01RaX2WYWRWCbaeFHssmGJXG".into(),
+            name: "get_weather".into(),
+            input: json!({"city":"San Francisco","units":"fahrenheit"}),
+        }
+    );
+
+    let cap = srv.captured.lock().unwrap();
+    assert_eq!(cap.len(), 1);
+    let h = &cap[0].headers;
+    assert_eq!(h["x-api-key"], "sk-ant-test-key");
+    assert_eq!(h["anthropic-version"], "2023-06-01");
+    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(h["accept"], "text/event-stream");
+    let b = &cap[0].body;
+    assert_eq!(b["model"], "claude-sonnet-4-5");
+    assert_eq!(b["max_tokens"], 1024);
+    assert_eq!(b["stream"], true);
+    assert_eq!(b["system"], "You are a CI agent.");
+    assert_eq!(
+        b["thinking"],
+        json!({"type":"enabled","budget_tokens":1024})
+    );
+    assert_eq!(b["tools"][0]["name"], "Read");
+    assert_eq!(
+        b["tools"][0]["input_schema"]["required"],
+        json!(["file_path"])
+    );
+    assert_eq!(
+        b["messages"],
+        json!([
+            {"role":"user","content":[{"type":"text","text":"read a.txt"}]},
+            {"role":"assistant","content":[
+                {"type":"thinking","thinking":"Let me read it.","signature":"EqQBCkYIBRgCKkA="},
+                {"type":"redacted_thinking","data":"EmwKAhgBEgy3"},
+                {"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.txt"}}
+            ]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"hello"}]}
+        ])
+    );
+    assert!(!b.to_string().contains("caller"));
+}
+
+#[tokio::test]
+async fn no_tools_means_no_tools_key() {
+    let srv = serve(fixture_stream("sdkpy_basic_response.sse"), Duration::ZERO).await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mut req = request();
+    req.tools.clear();
+    req.thinking = None;
+    let r = drain(p.stream(&req).await.unwrap()).await.unwrap();
+    assert_eq!(r.content, vec![ContentBlock::text("Hello there!")]);
+    let cap = srv.captured.lock().unwrap();
+    assert!(cap[0].body.get("tools").is_none());
+    assert!(cap[0].body.get("thinking").is_none());
+}
+
+fn error_response(
+    status: u16,
+    body: Vec<u8>,
+    headers: &'static [(&'static str, &'static str)],
+) -> Responder {
+    Arc::new(move || {
+        let mut b = Response::builder()
+            .status(StatusCode::from_u16(status).unwrap())
+            .header("content-type", "application/json");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(Body::from(body.clone())).unwrap()
+    })
+}
+
+async fn http_error(
+    status: u16,
+    file: &str,
+    headers: &'static [(&'static str, &'static str)],
+) -> ProviderError {
+    let srv = serve(
+        error_response(status, fixture(&format!("errors/{file}")), headers),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    match p.stream(&request()).await {
+        Ok(_) => panic!("{file}: expected an error"),
+        Err(e) => e,
+    }
+}
+
+#[tokio::test]
+async fn http_401_429_529_bodies_and_headers_are_parsed() {
+    let e = http_error(401, "401_authentication_error.json", &[]).await;
+    let ProviderError::Http {
+        status,
+        error_type,
+        message,
+        request_id,
+        retry_after,
+        should_retry,
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*status, 401);
+    assert_eq!(error_type.as_deref(), Some("authentication_error"));
+    assert_eq!(message, "invalid x-api-key");
+    assert_eq!(*request_id, None);
+    assert_eq!(*retry_after, None);
+    assert_eq!(*should_retry, None);
+    assert_eq!(
+        e.to_string(),
+        "HTTP 401 authentication_error: invalid x-api-key"
+    );
+
+    let e = http_error(
+        429,
+        "429_rate_limit_error_account.json",
+        &[("retry-after", "7"), ("x-should-retry", "true")],
+    )
+    .await;
+    let ProviderError::Http {
+        status,
+        error_type,
+        message,
+        request_id,
+        retry_after,
+        should_retry,
+    } = e
+    else {
+        panic!()
+    };
+    assert_eq!(status, 429);
+    assert_eq!(error_type.as_deref(), Some("rate_limit_error"));
+    assert!(message.starts_with("This request would exceed your account's rate limit"));
+    assert_eq!(request_id.as_deref(), Some("req_011CcR9mkMvXdaiWP4739PSN"));
+    assert_eq!(retry_after, Some(Duration::from_secs(7)));
+    assert_eq!(should_retry, Some(true));
+
+    let e = http_error(
+        529,
+        "529_overloaded_error.json",
+        &[
+            ("request-id", "req_from_header"),
+            ("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"),
+        ],
+    )
+    .await;
+    let ProviderError::Http {
+        status,
+        error_type,
+        message,
+        request_id,
+        retry_after,
+        ..
+    } = e
+    else {
+        panic!()
+    };
+    assert_eq!(status, 529);
+    assert_eq!(error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(message, "Overloaded");
+    assert_eq!(request_id.as_deref(), Some("req_from_header"));
+    // A date in the past: retry now.
+    assert_eq!(retry_after, Some(Duration::ZERO));
+
+    let e = http_error(529, "529_overloaded_error_null_request_id.json", &[]).await;
+    assert!(matches!(
+        e,
+        ProviderError::Http {
+            request_id: None,
+            status: 529,
+            ..
+        }
+    ));
+
+    let e = http_error(413, "413_request_too_large.json", &[]).await;
+    assert!(matches!(
+        e,
+        ProviderError::Http { status: 413, ref error_type, .. } if error_type.as_deref() == Some("request_too_large")
+    ));
+}
+
+#[tokio::test]
+async fn non_json_error_body_falls_back_to_trimmed_text() {
+    let srv = serve(
+        Arc::new(|| {
+            Response::builder()
+                .status(502)
+                .body(Body::from("\n  upstream connect error  \n"))
+                .unwrap()
+        }),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let Err(ProviderError::Http {
+        status,
+        error_type,
+        message,
+        ..
+    }) = p.stream(&request()).await
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (status, error_type, message.as_str()),
+        (502, None, "upstream connect error")
+    );
+}
+
+#[tokio::test]
+async fn connection_dropped_mid_stream_fails_the_attempt() {
+    let bytes = fixture("sse/sdkpy_basic_response.sse");
+    let srv = serve(
+        Arc::new(move || {
+            let half = bytes.len() / 2;
+            let first = Bytes::copy_from_slice(&bytes[..half]);
+            // Send the first half, wait so it reaches the client, then fail the body: hyper
+            // aborts the chunked response without its terminating chunk.
+            let s = futures_util::stream::iter(vec![Ok(first)]).chain(futures_util::stream::once(
+                async {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionReset,
+                        "boom",
+                    ))
+                },
+            ));
+            sse_response(s)
+        }),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let call = p.stream(&request()).await.unwrap();
+    let mut events = call.events;
+    let mut seen = 0;
+    let err = loop {
+        match events.next().await {
+            Some(Ok(_)) => seen += 1,
+            Some(Err(e)) => break e,
+            None => panic!("stream ended without an error"),
+        }
+    };
+    assert!(seen >= 1, "events before the drop were delivered");
+    // hyper reports the missing terminating chunk as a body error.
+    match &err {
+        ProviderError::Transport {
+            before_response: false,
+            message,
+        } => assert!(message.contains("EOF"), "{message}"),
+        other => panic!("expected Transport mid-stream, got {other:?}"),
+    }
+    assert!(events.next().await.is_none(), "nothing after the error");
+}
+
+#[tokio::test]
+async fn stall_mid_stream_is_stalled() {
+    let bytes = fixture("sse/sdkpy_basic_response.sse");
+    let srv = serve(
+        Arc::new(move || {
+            let first = Bytes::copy_from_slice(&bytes[..200]);
+            let s = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(first)])
+                .chain(futures_util::stream::pending());
+            sse_response(s)
+        }),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_millis(300));
+    let call = p.stream(&request()).await.unwrap();
+    let started = std::time::Instant::now();
+    let err = drain(call).await.unwrap_err();
+    assert!(
+        matches!(err, ProviderError::Stalled(d) if d == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn stall_before_headers_is_stalled() {
+    let srv = serve(
+        fixture_stream("sdkpy_basic_response.sse"),
+        Duration::from_secs(3),
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_millis(200));
+    let err = p.stream(&request()).await.err().unwrap();
+    assert!(matches!(err, ProviderError::Stalled(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn connection_refused_is_transport_before_response() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let p = provider(&format!("http://{addr}"), Duration::from_secs(5));
+    let err = p.stream(&request()).await.err().unwrap();
+    assert!(
+        matches!(
+            err,
+            ProviderError::Transport {
+                before_response: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn error_event_after_200_is_stream_error() {
+    let srv = serve(
+        fixture_stream("COMPOSED_midstream_overloaded_error.sse"),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let err = drain(p.stream(&request()).await.unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::StreamError { ref error_type, .. } if error_type == "overloaded_error"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn json_200_is_malformed_not_silently_empty() {
+    let srv = serve(
+        Arc::new(|| {
+            Response::builder()
+                .status(200)
+                .header("content-type", "application/json")
+                .body(Body::from(r#"{"type":"message"}"#))
+                .unwrap()
+        }),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let err = p.stream(&request()).await.err().unwrap();
+    assert!(
+        matches!(err, ProviderError::Malformed(ref m) if m.contains("application/json")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn body_ending_before_message_stop_is_incomplete() {
+    let text = String::from_utf8(fixture("sse/sdkpy_basic_response.sse")).unwrap();
+    let cut = text.find("event: message_delta").unwrap();
+    let bytes = text.as_bytes()[..cut].to_vec();
+    let srv = serve(
+        Arc::new(move || sse_response(futures_util::stream::iter(chunks_of(bytes.clone(), 7)))),
+        Duration::ZERO,
+    )
+    .await;
+    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let err = drain(p.stream(&request()).await.unwrap())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ProviderError::Incomplete { after_bytes: true }),
+        "{err:?}"
+    );
+}
