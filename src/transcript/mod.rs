@@ -1,1 +1,12 @@
-//! JSONL transcripts in Claude Code's on-disk record shape. (Implemented by the transcript work.)
+//! JSONL transcripts in Claude Code's on-disk record shape (DESIGN.md "Transcripts").
+//!
+//! [`TranscriptSink`] writes them (one record per line, appended and flushed per record, so a
+//! killed run leaves a valid prefix); [`read_transcript`] reads them back for resume.
+
+pub mod reader;
+pub mod record;
+pub mod writer;
+
+pub use reader::{Record, Transcript, TranscriptError, TruncatedLine, read_transcript};
+pub use record::RecordBuilder;
+pub use writer::TranscriptSink;
