@@ -259,3 +259,28 @@ fn write_junit_creates_dirs_and_leaves_no_temp_file() {
     let doc2 = std::fs::read_to_string(&path).unwrap();
     assert!(doc2.contains("tests=\"1\""));
 }
+
+#[test]
+fn schema_check_is_not_vacuous() {
+    // The same check must reject what junit-10.xsd forbids (`skipped` on <testsuites>).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.xml");
+    std::fs::write(
+        &file,
+        "<?xml version=\"1.0\"?>\n<testsuites skipped=\"0\"><testsuite name=\"a\" tests=\"1\"/></testsuites>\n",
+    )
+    .unwrap();
+    let Ok(out) = Command::new("xmllint")
+        .args(["--noout", "--schema", XSD])
+        .arg(&file)
+        .output()
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "xmllint is required under CI"
+        );
+        return;
+    };
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'skipped' is not allowed"));
+}
