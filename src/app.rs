@@ -12,7 +12,7 @@ use crate::agent::outcome::combined_exit_code;
 use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
-use crate::report::stream_json::SharedOut;
+use crate::report::SharedOut;
 use crate::spec::{self, LoadedSpec};
 use crate::task::{self, Overrides, PreparedTask, RunOptions};
 

@@ -1,14 +1,237 @@
-//! Secret redaction for every output (`[REDACTED:NAME]`). (Implemented by the report work.)
-//! TEMP STUB (lead)
-#![allow(missing_docs)]
-#[derive(Debug, Default)]
-pub struct Redactor;
+//! Secret redaction for every output (`[REDACTED:NAME]`).
+//!
+//! A [`Redactor`] holds the values of the task's secrets (the spec's `secrets:`, the provider's
+//! API-key variable, `GITHUB_TOKEN`) and replaces each occurrence in text with
+//! `[REDACTED:NAME]`. Sinks (transcript, stream-json, json) redact everything they write;
+//! reports rendered from a [`RunResult`] (text, JUnit) are given an already redacted result
+//! ([`Redactor::redact_result`]).
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::events::RunResult;
+
+/// Values shorter than this are never redacted: redacting `"1"` or `"ab"` would mangle
+/// every output while protecting nothing.
+pub const MIN_SECRET_LEN: usize = 4;
+
+/// Replaces secret values with `[REDACTED:NAME]`.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// (value, marker), longest value first.
+    secrets: Vec<(String, String)>,
+}
+
 impl Redactor {
-    pub fn from_env(_names: &[String]) -> Self {
-        Redactor
+    /// A redactor for `(name, value)` pairs. Values shorter than [`MIN_SECRET_LEN`] bytes are
+    /// ignored; when two names share a value the first name wins.
+    pub fn new(secrets: Vec<(String, String)>) -> Self {
+        let mut out: Vec<(String, String)> = Vec::with_capacity(secrets.len());
+        for (name, value) in secrets {
+            if value.len() < MIN_SECRET_LEN || out.iter().any(|(v, _)| *v == value) {
+                continue;
+            }
+            out.push((value, format!("[REDACTED:{name}]")));
+        }
+        // Longest first, so a secret that contains another is replaced whole. The sort is
+        // stable, so equal lengths keep their given order.
+        out.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        Redactor { secrets: out }
     }
-    pub fn redact_value(&self, _v: &mut serde_json::Value) {}
-    pub fn redact<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
-        s.into()
+
+    /// A redactor for the named environment variables' current values. Unset, non-UTF-8,
+    /// empty and short (< [`MIN_SECRET_LEN`]) values are ignored.
+    pub fn from_env(names: &[String]) -> Self {
+        let pairs = names
+            .iter()
+            .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), v)))
+            .collect();
+        Self::new(pairs)
+    }
+
+    /// Whether there is nothing to redact.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// `s` with every secret value replaced by its marker. Borrows `s` when nothing matched.
+    pub fn redact<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.is_empty() {
+            return Cow::Borrowed(s);
+        }
+        let Some(first) = self.next_match(s, 0) else {
+            return Cow::Borrowed(s);
+        };
+        let mut out = String::with_capacity(s.len());
+        let mut pos = 0;
+        let mut hit = Some(first);
+        while let Some((at, idx)) = hit {
+            let (value, marker) = &self.secrets[idx];
+            out.push_str(&s[pos..at]);
+            out.push_str(marker);
+            pos = at + value.len();
+            hit = self.next_match(s, pos);
+        }
+        out.push_str(&s[pos..]);
+        Cow::Owned(out)
+    }
+
+    /// The earliest secret occurrence at or after `from`: (byte offset, secret index). On a tie
+    /// the longest secret wins (they are sorted longest first).
+    fn next_match(&self, s: &str, from: usize) -> Option<(usize, usize)> {
+        let hay = s.get(from..)?;
+        let mut best: Option<(usize, usize)> = None;
+        for (idx, (value, _)) in self.secrets.iter().enumerate() {
+            if let Some(off) = hay.find(value.as_str()) {
+                let at = from + off;
+                if best.is_none_or(|(b, _)| at < b) {
+                    best = Some((at, idx));
+                }
+            }
+        }
+        best
+    }
+
+    /// Redact every string inside `v` (object keys included), in place.
+    pub fn redact_value(&self, v: &mut Value) {
+        if self.is_empty() {
+            return;
+        }
+        match v {
+            Value::String(s) => {
+                if let Cow::Owned(r) = self.redact(s) {
+                    *s = r;
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_value(i)),
+            Value::Object(map) => {
+                let needs_key_change = map.keys().any(|k| self.next_match(k, 0).is_some());
+                if needs_key_change {
+                    let old = std::mem::take(map);
+                    for (k, mut val) in old {
+                        self.redact_value(&mut val);
+                        map.insert(self.redact(&k).into_owned(), val);
+                    }
+                } else {
+                    map.values_mut().for_each(|i| self.redact_value(i));
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// A copy of `result` with every string redacted (for the text and JUnit reports, which
+    /// render an already redacted result).
+    pub fn redact_result(&self, result: &RunResult) -> RunResult {
+        if self.is_empty() {
+            return result.clone();
+        }
+        let redacted = serde_json::to_value(result).and_then(|mut v| {
+            self.redact_value(&mut v);
+            serde_json::from_value::<RunResult>(v)
+        });
+        match redacted {
+            Ok(r) => r,
+            Err(e) => {
+                // Cannot happen for a value serde just produced; fall back to field-wise
+                // redaction of the free text rather than leaking.
+                tracing::warn!(error = %e, "redacting a run result via JSON failed");
+                let mut r = result.clone();
+                r.result_text = self.redact(&r.result_text).into_owned();
+                r.errors = r
+                    .errors
+                    .iter()
+                    .map(|e| self.redact(e).into_owned())
+                    .collect();
+                r.outcome.message = self.redact(&r.outcome.message).into_owned();
+                r
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(pairs: &[(&str, &str)]) -> Redactor {
+        Redactor::new(
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn replaces_every_occurrence_with_marker() {
+        let red = r(&[("API_KEY", "sk-ant-123456")]);
+        assert_eq!(
+            red.redact("key=sk-ant-123456 again sk-ant-123456."),
+            "key=[REDACTED:API_KEY] again [REDACTED:API_KEY]."
+        );
+    }
+
+    #[test]
+    fn borrows_when_nothing_matches() {
+        let red = r(&[("API_KEY", "sk-ant-123456")]);
+        assert!(matches!(red.redact("harmless"), Cow::Borrowed(_)));
+        assert!(matches!(Redactor::default().redact("x"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn longest_value_wins_when_one_contains_another() {
+        let red = r(&[("SHORT", "abcd"), ("LONG", "abcdefgh")]);
+        assert_eq!(
+            red.redact("abcdefgh abcd"),
+            "[REDACTED:LONG] [REDACTED:SHORT]"
+        );
+    }
+
+    #[test]
+    fn markers_are_not_re_redacted() {
+        // A secret whose value appears inside another secret's marker must not corrupt it.
+        let red = r(&[("TOKEN", "REDACTED"), ("KEY", "hunter22")]);
+        assert_eq!(red.redact("hunter22"), "[REDACTED:KEY]");
+        assert_eq!(red.redact("REDACTED"), "[REDACTED:TOKEN]");
+    }
+
+    #[test]
+    fn short_and_empty_values_are_ignored() {
+        let red = r(&[("A", ""), ("B", "abc"), ("C", "abcd")]);
+        assert_eq!(red.redact("abc abcd"), "abc [REDACTED:C]");
+    }
+
+    #[test]
+    fn multibyte_text_around_secret() {
+        let red = r(&[("K", "秘密の値です")]);
+        assert_eq!(red.redact("é秘密の値ですü"), "é[REDACTED:K]ü");
+    }
+
+    #[test]
+    fn from_env_reads_values_and_skips_unset() {
+        // SAFETY: the variable name is unique to this test.
+        unsafe { std::env::set_var("RUNNER_REDACT_TEST_SECRET", "s3cr3t-value") };
+        let red = Redactor::from_env(&[
+            "RUNNER_REDACT_TEST_SECRET".to_string(),
+            "RUNNER_REDACT_TEST_UNSET_XYZ".to_string(),
+        ]);
+        assert_eq!(
+            red.redact("v=s3cr3t-value"),
+            "v=[REDACTED:RUNNER_REDACT_TEST_SECRET]"
+        );
+    }
+
+    #[test]
+    fn redact_value_walks_strings_and_keys() {
+        let red = r(&[("K", "topsecret")]);
+        let mut v = json!({"a": ["x topsecret", 1, null, {"b": "topsecret"}], "topsecret": true});
+        red.redact_value(&mut v);
+        assert_eq!(
+            v,
+            json!({"a": ["x [REDACTED:K]", 1, null, {"b": "[REDACTED:K]"}], "[REDACTED:K]": true})
+        );
     }
 }

@@ -20,7 +20,8 @@ use crate::model::replay::ReplayProvider;
 use crate::model::table::{self, ModelInfo};
 use crate::permissions::Policy;
 use crate::redact::Redactor;
-use crate::report::stream_json::{SharedOut, StreamJsonSink};
+use crate::report::SharedOut;
+use crate::report::stream_json::StreamJsonSink;
 use crate::session::SessionRoots;
 use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
@@ -491,6 +492,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     } else {
         vec![]
     };
+    let result = redactor.redact_result(&result);
     agent.emit(RunEvent::Result(Box::new(result.clone())));
     result
 }

@@ -1,39 +1,37 @@
-//! Reports: stream-json frames, json results, text blocks and JUnit XML. (Implemented by the report work.)
-//! TEMP STUB (lead)
-#![allow(missing_docs)]
-pub mod stream_json {
-    use crate::events::{RunEvent, Sink};
-    use crate::redact::Redactor;
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-    pub type SharedOut = Arc<Mutex<Box<dyn Write + Send>>>;
-    pub struct StreamJsonSink;
-    impl StreamJsonSink {
-        pub fn new(_o: SharedOut, _r: Arc<Redactor>) -> Self {
-            StreamJsonSink
-        }
-    }
-    impl Sink for StreamJsonSink {
-        fn emit(&mut self, _e: &RunEvent) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+//! Reports: stream-json frames, json results, text blocks and JUnit XML.
+//!
+//! Sinks ([`stream_json::StreamJsonSink`], [`json::JsonSink`]) redact what they write with the
+//! [`Redactor`](crate::redact::Redactor) they hold. The renderers that take a finished
+//! [`RunResult`](crate::events::RunResult) ([`text::render_text`], [`junit::render_junit`])
+//! expect the caller to pass an already redacted result
+//! ([`Redactor::redact_result`](crate::redact::Redactor::redact_result)).
+
+pub mod json;
+pub mod junit;
+pub mod stream_json;
+pub mod text;
+pub mod xml_text;
+
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+/// stdout (or any writer) shared by several tasks' sinks. Every frame is written and flushed
+/// as one line under the lock, so frames of different tasks interleave but never tear.
+pub type SharedOut = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Wrap a writer as a [`SharedOut`].
+pub fn shared_out<W: Write + Send + 'static>(w: W) -> SharedOut {
+    Arc::new(Mutex::new(Box::new(w)))
 }
-pub mod json {
-    pub fn result_value(_r: &crate::events::RunResult) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
-pub mod text {
-    pub fn render_text(_r: &crate::events::RunResult, _multi: bool) -> String {
-        String::new()
-    }
-}
-pub mod junit {
-    pub fn write_junit(
-        _p: &std::path::Path,
-        _r: &[crate::events::RunResult],
-    ) -> std::io::Result<()> {
-        Ok(())
-    }
+
+/// Serialize `value` as one compact JSON line and write + flush it under the lock.
+pub fn write_json_line(out: &SharedOut, value: &Value) -> io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+    line.push(b'\n');
+    // A poisoned lock only means another task panicked mid-write; the writer is still usable.
+    let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+    w.write_all(&line)?;
+    w.flush()
 }

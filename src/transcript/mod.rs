@@ -1,17 +1,12 @@
-//! JSONL transcripts in Claude Code's on-disk record shape. (Implemented by the transcript work.)
-//! TEMP STUB (lead)
-#![allow(missing_docs)]
-use crate::events::{RunEvent, Sink};
-use crate::redact::Redactor;
-use std::sync::Arc;
-pub struct TranscriptSink;
-impl TranscriptSink {
-    pub fn create(_p: &std::path::Path, _r: Arc<Redactor>) -> std::io::Result<Self> {
-        Ok(TranscriptSink)
-    }
-}
-impl Sink for TranscriptSink {
-    fn emit(&mut self, _e: &RunEvent) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+//! JSONL transcripts in Claude Code's on-disk record shape (DESIGN.md "Transcripts").
+//!
+//! [`TranscriptSink`] writes them (one record per line, appended and flushed per record, so a
+//! killed run leaves a valid prefix); [`read_transcript`] reads them back for resume.
+
+pub mod reader;
+pub mod record;
+pub mod writer;
+
+pub use reader::{Record, Transcript, TranscriptError, TruncatedLine, read_transcript};
+pub use record::RecordBuilder;
+pub use writer::TranscriptSink;

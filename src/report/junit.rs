@@ -1,0 +1,267 @@
+//! JUnit XML (`--junit FILE`) in the emission profile of peer-runners.md §6.5, valid against
+//! Jenkins' `junit-10.xsd`.
+//!
+//! One `<testsuite>` per task holding one `<testcase name="agent">`; the outcome decides the
+//! child element ([`Outcome::junit`](crate::agent::outcome::Outcome::junit)), whose `type` is
+//! always the `runner_outcome`. All text is stripped of ANSI escapes and XML-invalid characters
+//! and escaped by quick-xml. Redaction is the caller's job: pass results through
+//! [`Redactor::redact_result`](crate::redact::Redactor::redact_result) first.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesText, Event};
+
+use crate::agent::outcome::JunitKind;
+use crate::events::RunResult;
+use crate::report::json::error_texts;
+use crate::report::xml_text::{sanitize, truncate};
+
+/// Cap on the text of `<failure>`/`<error>` and `<system-out>` (bytes).
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+/// Cap on `message` attributes (bytes).
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// Render the JUnit document for `results` (already redacted).
+pub fn render_junit(results: &[RunResult], hostname: &str) -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    if let Err(e) = write_document(&mut w, results, hostname) {
+        // Writing into a Vec cannot fail; keep the signature infallible but never silent.
+        tracing::error!(error = %e, "rendering JUnit XML failed");
+    }
+    let mut buf = w.into_inner();
+    buf.push(b'\n');
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Write the JUnit document for `results` to `path` atomically (temp file + rename), creating
+/// parent directories. The hostname comes from the system, `localhost` if unknown.
+pub fn write_junit(path: &Path, results: &[RunResult]) -> io::Result<()> {
+    let xml = render_junit(results, &hostname());
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "junit.xml".into());
+    let tmp = path.with_file_name(format!(".{file_name}.tmp{}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(xml.as_bytes())?;
+        f.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// This machine's hostname, `localhost` when it cannot be determined.
+pub fn hostname() -> String {
+    gethostname::gethostname()
+        .into_string()
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+#[derive(Default)]
+struct Counts {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+    millis: u64,
+}
+
+impl Counts {
+    fn add(&mut self, r: &RunResult) {
+        self.tests += 1;
+        self.millis += r.duration_ms;
+        match r.outcome.junit() {
+            JunitKind::Pass => {}
+            JunitKind::Failure => self.failures += 1,
+            JunitKind::Error => self.errors += 1,
+            JunitKind::Skipped => self.skipped += 1,
+        }
+    }
+}
+
+fn seconds(millis: u64) -> String {
+    format!("{}.{:03}", millis / 1000, millis % 1000)
+}
+
+fn write_document<W: Write>(
+    w: &mut Writer<W>,
+    results: &[RunResult],
+    hostname: &str,
+) -> io::Result<()> {
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let mut total = Counts::default();
+    results.iter().for_each(|r| total.add(r));
+    // No `skipped` here: junit-10.xsd does not allow it on <testsuites>.
+    w.create_element("testsuites")
+        .with_attribute(("name", "runner"))
+        .with_attribute(("tests", total.tests.to_string().as_str()))
+        .with_attribute(("failures", total.failures.to_string().as_str()))
+        .with_attribute(("errors", total.errors.to_string().as_str()))
+        .with_attribute(("time", seconds(total.millis).as_str()))
+        .write_inner_content(|w| {
+            for r in results {
+                write_suite(w, r, hostname)?;
+            }
+            Ok(())
+        })?;
+    Ok(())
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` (no zone), as the Ant schema requires.
+fn is_junit_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 19
+        && b.iter().enumerate().all(|(i, c)| match i {
+            4 | 7 => *c == b'-',
+            10 => *c == b'T',
+            13 | 16 => *c == b':',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+fn write_suite<W: Write>(w: &mut Writer<W>, r: &RunResult, hostname: &str) -> io::Result<()> {
+    let mut c = Counts::default();
+    c.add(r);
+    let name = sanitize(&r.task_name);
+    let time = seconds(r.duration_ms);
+    let mut suite = w
+        .create_element("testsuite")
+        .with_attribute(("name", name.as_str()))
+        .with_attribute(("tests", c.tests.to_string().as_str()))
+        .with_attribute(("failures", c.failures.to_string().as_str()))
+        .with_attribute(("errors", c.errors.to_string().as_str()))
+        .with_attribute(("skipped", c.skipped.to_string().as_str()))
+        .with_attribute(("time", time.as_str()));
+    if is_junit_timestamp(&r.started_at) {
+        suite = suite.with_attribute(("timestamp", r.started_at.as_str()));
+    } else {
+        tracing::warn!(started_at = %r.started_at, "run start time is not YYYY-MM-DDTHH:MM:SS; JUnit timestamp omitted");
+    }
+    let host = sanitize(hostname);
+    suite
+        .with_attribute(("hostname", host.as_str()))
+        .write_inner_content(|w| {
+            write_properties(w, r)?;
+            write_case(w, r, &name, &time)
+        })?;
+    Ok(())
+}
+
+fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()> {
+    let transcript = r
+        .transcript_path
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let props: [(&str, String); 12] = [
+        ("model", r.model.clone()),
+        ("turns", r.num_turns.to_string()),
+        ("input_tokens", r.usage.input_tokens.to_string()),
+        ("output_tokens", r.usage.output_tokens.to_string()),
+        (
+            "cache_read_tokens",
+            r.usage.cache_read_input_tokens.to_string(),
+        ),
+        (
+            "cache_write_tokens",
+            r.usage.cache_creation_input_tokens.to_string(),
+        ),
+        (
+            "cost_usd",
+            r.total_cost_usd
+                .map_or_else(|| "unknown".to_string(), |c| format!("{c:.6}")),
+        ),
+        ("runner_outcome", r.outcome.name().to_string()),
+        ("transcript", transcript),
+        ("denials", r.permission_denials.len().to_string()),
+        ("exit_code", r.outcome.exit_code().to_string()),
+        ("session_id", r.session_id.clone()),
+    ];
+    w.create_element("properties").write_inner_content(|w| {
+        for (name, value) in &props {
+            let value = sanitize(value);
+            w.create_element("property")
+                .with_attribute(("name", *name))
+                .with_attribute(("value", value.as_str()))
+                .write_empty()?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn write_case<W: Write>(
+    w: &mut Writer<W>,
+    r: &RunResult,
+    name: &str,
+    time: &str,
+) -> io::Result<()> {
+    let file = sanitize(&r.spec_path.display().to_string());
+    let line = r.spec_line.max(1).to_string();
+    w.create_element("testcase")
+        .with_attribute(("classname", name))
+        .with_attribute(("name", "agent"))
+        .with_attribute(("time", time))
+        .with_attribute(("file", file.as_str()))
+        .with_attribute(("line", line.as_str()))
+        .write_inner_content(|w| {
+            let kind = r.outcome.junit();
+            let element = match kind {
+                JunitKind::Pass => None,
+                JunitKind::Failure => Some("failure"),
+                JunitKind::Error => Some("error"),
+                JunitKind::Skipped => Some("skipped"),
+            };
+            if let Some(element) = element {
+                let message = truncate(&sanitize(&r.outcome.message), MAX_MESSAGE_BYTES);
+                let el = w
+                    .create_element(element)
+                    .with_attribute(("type", r.outcome.name()))
+                    .with_attribute(("message", message.as_str()));
+                if kind == JunitKind::Skipped {
+                    el.write_empty()?;
+                } else {
+                    let detail = truncate(&sanitize(&failure_detail(r)), MAX_TEXT_BYTES);
+                    el.write_text_content(BytesText::new(&detail))?;
+                }
+            }
+            let out = truncate(&sanitize(&system_out(r)), MAX_TEXT_BYTES);
+            w.create_element("system-out")
+                .write_text_content(BytesText::new(&out))?;
+            Ok(())
+        })?;
+    Ok(())
+}
+
+fn failure_detail(r: &RunResult) -> String {
+    let mut s = error_texts(r).join("\n");
+    if !r.result_text.is_empty() {
+        s.push_str("\n\nFinal message:\n");
+        s.push_str(&r.result_text);
+    }
+    s
+}
+
+fn system_out(r: &RunResult) -> String {
+    let mut s = String::new();
+    if !r.result_text.is_empty() {
+        s.push_str(&r.result_text);
+        s.push_str("\n\n");
+    }
+    if let Some(p) = &r.transcript_path {
+        s.push_str(&format!("Transcript: {}\n", p.display()));
+    }
+    s
+}
