@@ -667,3 +667,71 @@ fn works_from_a_plain_test_and_waits_for_requests() {
     assert!(t.join().unwrap().contains("message_stop"));
     mock.assert_clean();
 }
+
+#[test]
+fn test_repo_has_an_initial_commit_and_file_helpers() {
+    let repo = TestRepo::new();
+    assert!(repo.path().join(".git").is_dir());
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+    assert_eq!(repo.git(&["config", "user.name"]).trim(), "Runner Test");
+    assert_eq!(repo.status(), "");
+    let p = repo.write("src/deep/a.txt", "hello\n");
+    assert!(p.is_absolute() && p.starts_with(repo.path()));
+    assert_eq!(repo.read("src/deep/a.txt"), "hello\n");
+    assert!(repo.status().contains("src/"));
+    repo.commit_all("add a");
+    assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "2");
+    let spec = write_spec(repo.path(), "prompt: hi\n");
+    assert_eq!(spec, repo.path().join("task.yaml"));
+    assert_eq!(std::fs::read_to_string(spec).unwrap(), "prompt: hi\n");
+}
+
+#[test]
+fn runner_command_environment_is_clean() {
+    let cmd = runner_std_cmd();
+    assert_eq!(
+        std::path::Path::new(cmd.get_program()),
+        std::path::Path::new(env!("CARGO_BIN_EXE_runner"))
+    );
+    let envs: Vec<(String, Option<String>)> = cmd
+        .get_envs()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.map(|v| v.to_string_lossy().into_owned()),
+            )
+        })
+        .collect();
+    let get = |k: &str| envs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    assert_eq!(get("ANTHROPIC_API_KEY"), Some(Some(DUMMY_API_KEY.into())));
+    assert_eq!(
+        get("ANTHROPIC_BASE_URL"),
+        Some(Some("http://127.0.0.1:9".into()))
+    );
+    assert_eq!(
+        get("RUNNER_STREAM_IDLE_TIMEOUT_MS"),
+        Some(Some(TEST_STREAM_IDLE_TIMEOUT_MS.into()))
+    );
+    assert_eq!(get("NO_COLOR"), Some(Some("1".into())));
+    assert_eq!(get("RUST_LOG"), Some(None), "RUST_LOG removed");
+    assert_eq!(get("HTTPS_PROXY"), Some(None), "proxies removed");
+    // Every inherited ANTHROPIC_/RUNNER_ variable is either removed or set by the harness.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ANTHROPIC_") || k.starts_with("RUNNER_") {
+            assert!(get(&k).is_some(), "{k} leaks into the child");
+        }
+    }
+}
+
+#[test]
+fn json_lines_and_event_filters() {
+    let out = b"{\"type\":\"system\",\"subtype\":\"init\"}\n\n{\"type\":\"result\",\"subtype\":\"success\"}\n";
+    let lines = json_lines(out);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(events_of(&lines, "result", None).len(), 1);
+    assert_eq!(events_of(&lines, "system", Some("init")).len(), 1);
+    assert_eq!(events_of(&lines, "system", Some("other")).len(), 0);
+    let err = catch_unwind(|| json_lines(b"{}\nnot json\n")).expect_err("bad line panics");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("line 2"), "{msg}");
+}

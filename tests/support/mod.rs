@@ -19,10 +19,12 @@
 #![allow(dead_code)]
 #![allow(unused_imports)]
 
+pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
 pub mod sse_builder;
 
+pub use harness::*;
 pub use invariants::{Violation, check_request};
 pub use mock_anthropic::{
     CapturedRequest, DEFAULT_CHUNK_GAP, MockAnthropic, MockOptions, MockTurn,
