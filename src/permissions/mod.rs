@@ -1,2 +1,9 @@
 //! Permission policy: modes, allow/deny rules and the decision for one tool call.
-//! (Implemented by the permissions work.)
+//!
+//! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
+//! - [`paths`]: path resolution and protected paths.
+
+pub mod paths;
+pub mod rule;
+
+pub use rule::RuleError;
