@@ -1,13 +1,23 @@
 //! Permission policy: modes, allow/deny rules and the decision for one tool call.
 //!
+//! The agent loop builds one [`Policy`] per task from the spec's `permissions` and calls
+//! [`Policy::decide`] for every tool call after input validation. With no human to ask, every
+//! "would prompt" is a [`Decision::Deny`] with a reason the model can read.
+//!
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
 //! - [`readonly`]: the read-only command set, as data.
 //! - [`paths`]: path resolution and protected paths.
+//! - [`policy`]: the decision chain.
 
 pub mod bash;
 pub mod paths;
+pub mod policy;
 pub mod readonly;
 pub mod rule;
 
+#[cfg(test)]
+mod tests;
+
+pub use policy::{Decision, Policy, ToolCall};
 pub use rule::RuleError;
