@@ -25,6 +25,10 @@ pub const MAX_COMMAND_CHARS: usize = 10_000;
 /// How deeply substitutions may nest before the analysis gives up.
 const MAX_DEPTH: usize = 16;
 
+/// How deeply brackets may nest (counted lexically, quotes ignored) before the command is
+/// refused unparsed: the parser recurses per level and must not overflow the stack.
+const MAX_BRACKET_DEPTH: usize = 32;
+
 /// Why a command cannot be analysed safely.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
@@ -138,6 +142,11 @@ pub fn analyse(command: &str, cwd: &Path) -> Result<Analysis, Unanalysable> {
             "the command is longer than {MAX_COMMAND_CHARS} characters"
         ));
     }
+    if bracket_depth(command) > MAX_BRACKET_DEPTH {
+        return unanalysable(format!(
+            "brackets are nested more than {MAX_BRACKET_DEPTH} levels deep"
+        ));
+    }
     let mut w = Walker {
         start_cwd: cwd.to_path_buf(),
         cwd: cwd.to_path_buf(),
@@ -147,6 +156,41 @@ pub fn analyse(command: &str, cwd: &Path) -> Result<Analysis, Unanalysable> {
     };
     w.source(command)?;
     Ok(w.out)
+}
+
+/// The deepest nesting of `(`/`{` and compound-command keywords (`if`…`fi`, `for`/`while`/
+/// `until`…`done`, `case`…`esac`) in `s`, ignoring quoting (an over-estimate is fine).
+fn bracket_depth(s: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut word = String::new();
+    let flush = |word: &mut String, depth: &mut usize, max: &mut usize| {
+        match word.as_str() {
+            "if" | "for" | "while" | "until" | "case" | "select" => {
+                *depth += 1;
+                *max = (*max).max(*depth);
+            }
+            "fi" | "done" | "esac" => *depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        flush(&mut word, &mut depth, &mut max);
+        match c {
+            '(' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ')' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    flush(&mut word, &mut depth, &mut max);
+    max
 }
 
 /// Names that run strings as code or change how later commands are looked up.
@@ -810,6 +854,58 @@ mod tests {
             "[[ $x -eq 1 ]]",
         ] {
             assert!(analyse(cmd, Path::new("/w")).is_err(), "{cmd}");
+        }
+    }
+}
+#[cfg(test)]
+mod deep_tests {
+    fn survives(cmd: String) -> bool {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                let _ = super::analyse(&cmd, std::path::Path::new("/w"));
+            })
+            .unwrap()
+            .join()
+            .is_ok()
+    }
+
+    #[test]
+    fn deep_nesting_does_not_crash() {
+        type Shape = (&'static str, Box<dyn Fn(usize) -> String>);
+        let shapes: Vec<Shape> = vec![
+            (
+                "paren",
+                Box::new(|n| format!("{}ls{}", "(".repeat(n), ")".repeat(n))),
+            ),
+            (
+                "subst",
+                Box::new(|n| format!("{}ls{}", "$(echo ".repeat(n), ")".repeat(n))),
+            ),
+            (
+                "brace",
+                Box::new(|n| format!("{}ls{}", "{ ".repeat(n), "; }".repeat(n))),
+            ),
+            (
+                "if",
+                Box::new(|n| format!("{}ls{}", "if true; then ".repeat(n), "; fi".repeat(n))),
+            ),
+            ("pipe", Box::new(|n| format!("ls{}", " | ls".repeat(n)))),
+            ("and", Box::new(|n| format!("ls{}", " && ls".repeat(n)))),
+            ("seq", Box::new(|n| format!("ls{}", "; ls".repeat(n)))),
+            ("nl", Box::new(|n| format!("ls{}", "\nls".repeat(n)))),
+            ("words", Box::new(|n| format!("ls{}", " a".repeat(n)))),
+        ];
+        assert!(super::analyse(&shapes[0].1(40), std::path::Path::new("/w")).is_err());
+        assert!(super::analyse(&shapes[3].1(40), std::path::Path::new("/w")).is_err());
+        for (name, f) in &shapes {
+            for n in [50usize, 500, 1990, 2000, 3300, 4900] {
+                let cmd = f(n);
+                if cmd.len() > 10_000 {
+                    continue;
+                }
+                assert!(survives(cmd), "{name} x{n} overflowed a 2 MiB stack");
+            }
         }
     }
 }
