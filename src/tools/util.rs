@@ -203,7 +203,6 @@ pub(crate) fn to_crlf(text: &str) -> String {
 
 /// Keep at most `max` characters of `text`: its head and tail around a
 /// `... [N characters truncated] ...` marker. Returns the text and the number of dropped chars.
-#[allow(dead_code)] // used by Bash (next commit)
 pub(crate) fn truncate_head_tail(text: &str, max: usize) -> (String, usize) {
     let total = text.chars().count();
     if total <= max {
