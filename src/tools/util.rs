@@ -137,7 +137,6 @@ pub(crate) fn absolute_path(field: &str, raw: &str) -> Result<PathBuf, String> {
 
 /// A path that may be absolute or relative to the workdir; `None`, empty, `"undefined"` and
 /// `"null"` mean the workdir itself.
-#[allow(dead_code)] // used by Glob and Grep (next commits)
 pub(crate) fn search_root(ctx: &ToolContext, raw: Option<&str>) -> PathBuf {
     match raw.map(str::trim) {
         None | Some("") | Some("undefined") | Some("null") => ctx.roots.workdir.clone(),
