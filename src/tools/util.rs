@@ -385,6 +385,28 @@ mod tests {
     }
 
     #[test]
+    fn every_builtin_schema_is_well_formed() {
+        for name in crate::tools::BUILTIN_TOOLS {
+            let tool = crate::tools::builtin(name).unwrap();
+            let schema = tool.input_schema();
+            assert_eq!(schema["type"], "object", "{name}");
+            assert_eq!(schema["additionalProperties"], false, "{name}");
+            let props = schema["properties"].as_object().unwrap();
+            for req in schema["required"].as_array().unwrap() {
+                assert!(props.contains_key(req.as_str().unwrap()), "{name}: {req}");
+            }
+            for (field, prop) in props {
+                assert!(prop["description"].is_string(), "{name}.{field}");
+            }
+            assert!(tool.description().len() > 200, "{name}");
+            // An empty object fails validation naming the first required field.
+            let (_d, ctx) = test_support::ctx();
+            let e = tool.validate(&json!({}), &ctx).unwrap_err();
+            assert!(e.contains("is missing"), "{name}: {e}");
+        }
+    }
+
+    #[test]
     fn crlf_detection() {
         assert!(uses_crlf("a\r\nb\r\n"));
         assert!(!uses_crlf("a\nb\n"));
