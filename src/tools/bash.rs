@@ -1,11 +1,103 @@
-//! The Bash tool. (Implemented by the tools work.)
+//! The Bash tool: `bash -c` in its own process group, with a timeout, output capture with
+//! head/tail truncation and spill files, and a working directory that persists between calls.
 
-use serde_json::Value;
+use std::collections::VecDeque;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use super::util::{self, parse_input};
 use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+
+/// Timeout when the call gives none, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest timeout a call may ask for, in milliseconds.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of each stream (stdout, stderr) kept in the result; the rest is spilled.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// Time between SIGTERM and SIGKILL when a process group is stopped.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long output readers may linger after the process group is gone (a process that left
+/// the group may still hold the pipes).
+const READER_GRACE: Duration = Duration::from_secs(1);
+/// Bytes of a stream kept in memory from its start and from its end.
+const KEEP_BYTES: usize = 64 * 1024;
+/// A stream longer than this many bytes is spilled in full to a file.
+const SPILL_AT: u64 = MAX_OUTPUT_CHARS as u64;
+
+/// Commands for which exit code 1 means "no match / differs", not failure.
+const EXIT_ONE_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "diff", "test", "[", "find"];
+/// `git` subcommands for which exit code 1 is not a failure.
+const GIT_EXIT_ONE_OK: &[&str] = &["diff", "grep"];
 
 /// The Bash tool.
 pub struct BashTool;
+
+#[derive(Debug, Deserialize)]
+struct BashInput {
+    command: String,
+    #[serde(default, deserialize_with = "util::de_opt_u64")]
+    timeout: Option<u64>,
+    #[serde(default, deserialize_with = "util::de_opt_bool")]
+    run_in_background: Option<bool>,
+}
+
+const DESCRIPTION: &str = "Executes a bash command (`bash -c`) and returns its output.
+
+- The command runs in the task's working directory with no terminal and stdin from /dev/null: \
+never run interactive commands (editors, pagers, prompts); pass flags such as --yes or \
+--no-pager instead.
+- The working directory persists between commands while it stays inside the workspace (a `cd` \
+outside it is reset); environment variables and shell state do not persist.
+- timeout is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes). On \
+timeout the command and every process it started are killed.
+- Processes left running in the background when the command ends are killed; \
+run_in_background is not supported.
+- stdout and stderr are returned (each truncated to 30000 characters, keeping the start and the \
+end; the full output is saved to a file whose path is given). A non-zero exit code is reported \
+as an error, except exit code 1 of grep, rg, diff, test, find, git diff and git grep.
+- Prefer the Read, Edit, Write, Glob and Grep tools over cat, sed, echo >, find and grep.
+- Quote paths that contain spaces. Chain dependent commands with &&.";
+
+struct Parsed {
+    command: String,
+    timeout: Duration,
+}
+
+impl BashTool {
+    fn parse(&self, input: &Value) -> Result<Parsed, String> {
+        let raw: BashInput = parse_input(&self.input_schema(), input)?;
+        if raw.command.trim().is_empty() {
+            return Err("`command` must not be empty".to_string());
+        }
+        if raw.run_in_background == Some(true) {
+            return Err(
+                "`run_in_background` is not supported by this runner; run the command in the \
+                 foreground (with a `timeout` up to 600000 ms)"
+                    .to_string(),
+            );
+        }
+        let ms = raw.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
+        if ms == 0 || ms > MAX_TIMEOUT_MS {
+            return Err(format!(
+                "`timeout` must be between 1 and {MAX_TIMEOUT_MS} ms, got {ms}"
+            ));
+        }
+        Ok(Parsed {
+            command: raw.command,
+            timeout: Duration::from_millis(ms),
+        })
+    }
+}
 
 #[async_trait::async_trait]
 impl Tool for BashTool {
@@ -14,22 +106,691 @@ impl Tool for BashTool {
     }
 
     fn description(&self) -> &'static str {
-        "Bash"
+        DESCRIPTION
     }
 
     fn input_schema(&self) -> Value {
-        serde_json::json!({"type": "object"})
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The command to execute"
+                },
+                "timeout": {
+                    "type": "number",
+                    "description": "Optional timeout in milliseconds (max 600000)"
+                },
+                "description": {
+                    "type": "string",
+                    "description": "Clear, concise description of what this command does in 5-10 words, in active voice."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Set to true to run this command in the background (not supported by this runner)."
+                },
+                "dangerouslyDisableSandbox": {
+                    "type": "boolean",
+                    "description": "Set this to true to dangerously override sandbox mode and run commands without sandboxing."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false,
+            "$schema": "http://json-schema.org/draft-07/schema#"
+        })
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {
         false
     }
 
-    fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+        self.parse(input).map(|_| ())
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+        let parsed = match self.parse(&input) {
+            Ok(p) => p,
+            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
+        };
+        run(ctx, &parsed).await
+    }
+}
+
+fn fatal(message: String) -> ToolFatal {
+    ToolFatal {
+        tool: "Bash".to_string(),
+        message,
+    }
+}
+
+/// Quote `s` for a single-quoted shell word.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// How the command ended.
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
+    let workdir = ctx.roots.workdir.clone();
+    let mut cwd = ctx
+        .bash_cwd
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if !cwd.is_dir() {
+        cwd = workdir.clone();
+    }
+    tokio::fs::create_dir_all(&ctx.spill_dir)
+        .await
+        .map_err(|e| fatal(format!("cannot create {}: {e}", ctx.spill_dir.display())))?;
+    let id = uuid::Uuid::new_v4();
+    let cwd_file = ctx.spill_dir.join(format!("bash-{id}.cwd"));
+    let script = format!(
+        "__runner_cwd_file={}; trap 'pwd -P >\"$__runner_cwd_file\" 2>/dev/null' EXIT\n{}",
+        shell_quote(&cwd_file.to_string_lossy()),
+        p.command
+    );
+
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(&script)
+        .current_dir(&cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    ctx.env.apply(&mut cmd);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Ok(ToolOutput::error(format!("Failed to start bash: {e}"))),
+    };
+    let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
+    let stop = CancellationToken::new();
+    let out_task = tokio::spawn(capture(
+        child.stdout.take(),
+        ctx.spill_dir.join(format!("bash-{id}.stdout")),
+        stop.clone(),
+    ));
+    let err_task = tokio::spawn(capture(
+        child.stderr.take(),
+        ctx.spill_dir.join(format!("bash-{id}.stderr")),
+        stop.clone(),
+    ));
+    tracing::debug!(command = %p.command, cwd = %cwd.display(), "Bash start");
+
+    let end = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => End::Exited(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "waiting for bash failed");
+                End::Cancelled
+            }
+        },
+        _ = tokio::time::sleep(p.timeout) => End::TimedOut,
+        _ = ctx.cancel.cancelled() => End::Cancelled,
+    };
+    // Whatever happened, nothing of this command outlives the call.
+    if let Some(pgid) = pgid {
+        kill_group(&mut child, pgid).await;
+    }
+    let status = match &end {
+        End::Exited(s) => Some(*s),
+        _ => child.wait().await.ok(),
+    };
+
+    // Readers end when the pipes close; a process that escaped the group may keep them open.
+    let stopper = stop.clone();
+    let linger = tokio::spawn(async move {
+        tokio::time::sleep(READER_GRACE).await;
+        stopper.cancel();
+    });
+    let stdout = join_capture(out_task).await?;
+    let stderr = join_capture(err_task).await?;
+    linger.abort();
+
+    // The final working directory.
+    let mut cwd_note = None;
+    if let Ok(text) = tokio::fs::read_to_string(&cwd_file).await {
+        let _ = tokio::fs::remove_file(&cwd_file).await;
+        let new_cwd = PathBuf::from(text.trim_end_matches('\n'));
+        let mut state = ctx.bash_cwd.lock().unwrap_or_else(|e| e.into_inner());
+        if new_cwd.is_absolute() && ctx.roots.is_inside_workspace(&new_cwd) {
+            *state = new_cwd;
+        } else {
+            *state = workdir.clone();
+            cwd_note = Some(format!("Shell cwd was reset to {}", workdir.display()));
+        }
+    }
+
+    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
+    Ok(render(p, &end, exit_code, stdout, stderr, cwd_note))
+}
+
+fn render(
+    p: &Parsed,
+    end: &End,
+    exit_code: Option<i32>,
+    stdout: Captured,
+    stderr: Captured,
+    cwd_note: Option<String>,
+) -> ToolOutput {
+    let interrupted = !matches!(end, End::Exited(_));
+    let interpretation = match exit_code {
+        Some(1) if exit_one_is_ok(&p.command) => Some("Exit code 1 (no matches or differences)"),
+        _ => None,
+    };
+    let failed = interrupted || (exit_code != Some(0) && interpretation.is_none());
+
+    let mut parts: Vec<String> = Vec::new();
+    if !stdout.text.is_empty() {
+        parts.push(stdout.text.clone());
+    }
+    if !stderr.text.is_empty() {
+        parts.push(stderr.text.clone());
+    }
+    let mut timed_out_ms = None;
+    match end {
+        End::TimedOut => {
+            let ms = p.timeout.as_millis() as u64;
+            timed_out_ms = Some(ms);
+            parts.push(format!(
+                "Command timed out after {ms} ms and was killed (with every process it started)."
+            ));
+        }
+        End::Cancelled => parts.push("Command was interrupted: the run was cancelled.".into()),
+        End::Exited(_) => {
+            if let Some(code) = exit_code.filter(|c| *c != 0) {
+                parts.push(format!("Exit code {code}"));
+            }
+        }
+    }
+    for (name, c) in [("stdout", &stdout), ("stderr", &stderr)] {
+        if let Some(path) = &c.spill_path {
+            parts.push(format!(
+                "Full {name} ({} bytes) saved to: {}",
+                c.total_bytes,
+                path.display()
+            ));
+        }
+    }
+    if let Some(note) = &cwd_note {
+        parts.push(note.clone());
+    }
+    let content = if parts.is_empty() {
+        "(No output)".to_string()
+    } else {
+        parts.join("\n")
+    };
+
+    let mut structured = json!({
+        "stdout": stdout.text,
+        "stderr": stderr.text,
+        "interrupted": interrupted,
+        "isImage": false,
+        "noOutputExpected": false,
+    });
+    if let Some(code) = exit_code {
+        structured["exitCode"] = json!(code);
+    }
+    if let Some(ms) = timed_out_ms {
+        structured["timedOutAfterMs"] = json!(ms);
+    }
+    if let Some(i) = interpretation {
+        structured["returnCodeInterpretation"] = json!(i);
+    }
+    if let Some(path) = &stdout.spill_path {
+        structured["persistedOutputPath"] = json!(path.to_string_lossy());
+        structured["persistedOutputSize"] = json!(stdout.total_bytes);
+    }
+    if let Some(path) = &stderr.spill_path {
+        structured["persistedStderrPath"] = json!(path.to_string_lossy());
+    }
+    ToolOutput {
+        content,
+        is_error: failed,
+        structured: Some(structured),
+    }
+}
+
+/// Whether exit code 1 of `command` means "no match / differs" (decided by its first words).
+fn exit_one_is_ok(command: &str) -> bool {
+    let mut words = command.split_whitespace().skip_while(|w| is_assignment(w));
+    let Some(first) = words.next() else {
+        return false;
+    };
+    let base = first.rsplit('/').next().unwrap_or(first);
+    if EXIT_ONE_OK.contains(&base) {
+        return true;
+    }
+    base == "git"
+        && words
+            .find(|w| !w.starts_with('-'))
+            .is_some_and(|sub| GIT_EXIT_ONE_OK.contains(&sub))
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// Stop every process in the group: SIGTERM, up to [`KILL_GRACE`] for them to go, SIGKILL.
+async fn kill_group(child: &mut tokio::process::Child, pgid: Pid) {
+    if !group_alive(child, pgid) {
+        return;
+    }
+    tracing::debug!(pgid = pgid.as_raw(), "stopping process group");
+    let _ = killpg(pgid, Signal::SIGTERM);
+    let start = Instant::now();
+    while start.elapsed() < KILL_GRACE {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if !group_alive(child, pgid) {
+            return;
+        }
+    }
+    tracing::debug!(
+        pgid = pgid.as_raw(),
+        "process group ignored SIGTERM; SIGKILL"
+    );
+    let _ = killpg(pgid, Signal::SIGKILL);
+}
+
+/// Whether any process of the group is still there (reaping our own child first, so that a
+/// zombie leader does not count).
+fn group_alive(child: &mut tokio::process::Child, pgid: Pid) -> bool {
+    let _ = child.try_wait();
+    !matches!(killpg(pgid, None), Err(Errno::ESRCH))
+}
+
+/// One stream's captured output.
+#[derive(Debug, Default)]
+struct Captured {
+    /// The text for the model (head and tail around a marker when long).
+    text: String,
+    total_bytes: u64,
+    /// Where the full stream was written, when it was too long to keep inline.
+    spill_path: Option<PathBuf>,
+}
+
+/// Bounded capture of a stream: the first and last [`KEEP_BYTES`], everything spilled to a file
+/// once it passes [`SPILL_AT`] bytes.
+struct Capture {
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total_bytes: u64,
+    /// Characters seen (bytes that do not continue a UTF-8 sequence).
+    chars: usize,
+    spill_path: PathBuf,
+    spill: Option<tokio::fs::File>,
+}
+
+async fn capture<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    spill_path: PathBuf,
+    stop: CancellationToken,
+) -> Result<Captured, String> {
+    let mut cap = Capture {
+        head: Vec::new(),
+        tail: VecDeque::new(),
+        total_bytes: 0,
+        chars: 0,
+        spill_path,
+        spill: None,
+    };
+    let Some(mut reader) = reader else {
+        return Ok(cap.finish());
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = tokio::select! {
+            r = reader.read(&mut buf) => match r {
+                Ok(n) => n,
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading command output failed");
+                    0
+                }
+            },
+            _ = stop.cancelled() => 0,
+        };
+        if n == 0 {
+            break;
+        }
+        cap.push(&buf[..n]).await?;
+    }
+    if let Some(f) = cap.spill.as_mut() {
+        f.flush()
+            .await
+            .map_err(|e| format!("cannot write {}: {e}", cap.spill_path.display()))?;
+    }
+    Ok(cap.finish())
+}
+
+impl Capture {
+    async fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+        self.total_bytes += chunk.len() as u64;
+        self.chars += chunk.iter().filter(|b| (**b & 0xC0) != 0x80).count();
+        let spill_err = |e: std::io::Error, p: &Path| format!("cannot write {}: {e}", p.display());
+        if self.spill.is_none() && self.total_bytes > SPILL_AT {
+            let mut f = tokio::fs::File::create(&self.spill_path)
+                .await
+                .map_err(|e| spill_err(e, &self.spill_path))?;
+            f.write_all(&self.head)
+                .await
+                .map_err(|e| spill_err(e, &self.spill_path))?;
+            let tail: Vec<u8> = self.tail.iter().copied().collect();
+            f.write_all(&tail)
+                .await
+                .map_err(|e| spill_err(e, &self.spill_path))?;
+            self.spill = Some(f);
+        }
+        if let Some(f) = self.spill.as_mut() {
+            f.write_all(chunk)
+                .await
+                .map_err(|e| spill_err(e, &self.spill_path))?;
+        }
+        let room = KEEP_BYTES.saturating_sub(self.head.len()).min(chunk.len());
+        self.head.extend_from_slice(&chunk[..room]);
+        self.tail.extend(&chunk[room..]);
+        let excess = self.tail.len().saturating_sub(KEEP_BYTES);
+        self.tail.drain(..excess);
         Ok(())
     }
 
-    async fn call(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        Ok(ToolOutput::error("not implemented"))
+    fn finish(self) -> Captured {
+        let spill_path = self.spill.is_some().then_some(self.spill_path);
+        let text = if self.tail.is_empty() {
+            let full = String::from_utf8_lossy(&self.head);
+            util::truncate_head_tail(full.trim_end_matches('\n'), MAX_OUTPUT_CHARS).0
+        } else {
+            let half = MAX_OUTPUT_CHARS / 2;
+            let tail: Vec<u8> = self.tail.into_iter().collect();
+            let start = tail
+                .iter()
+                .position(|b| (*b & 0xC0) != 0x80)
+                .unwrap_or(tail.len());
+            let tail = String::from_utf8_lossy(&tail[start..]);
+            let untrimmed = tail.len();
+            let tail = tail.trim_end_matches('\n');
+            let trimmed = untrimmed - tail.len();
+            let head = String::from_utf8_lossy(&self.head);
+            let head: String = head.chars().take(half).collect();
+            let tail_chars = tail.chars().count();
+            let tail: String = tail.chars().skip(tail_chars.saturating_sub(half)).collect();
+            let dropped = self.chars.saturating_sub(half * 2 + trimmed);
+            format!("{head}\n\n... [{dropped} characters truncated] ...\n\n{tail}")
+        };
+        Captured {
+            text,
+            total_bytes: self.total_bytes,
+            spill_path,
+        }
+    }
+}
+
+async fn join_capture(
+    task: tokio::task::JoinHandle<Result<Captured, String>>,
+) -> Result<Captured, ToolFatal> {
+    match task.await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(fatal(e)),
+        Err(e) => {
+            tracing::warn!(error = %e, "output reader failed");
+            Ok(Captured::default())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::util::test_support::ctx;
+
+    async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
+        BashTool.call(input, ctx).await.unwrap()
+    }
+
+    /// Live (non-zombie) processes whose command line contains all of `words`.
+    fn live_processes(words: &[&str]) -> usize {
+        let mut n = 0;
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let dir = entry.path();
+            let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+                continue;
+            };
+            let args: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            if !words.iter().all(|w| args.iter().any(|a| a == w)) {
+                continue;
+            }
+            let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            if !state.starts_with('Z') {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    #[tokio::test]
+    async fn runs_in_workdir_and_reports_exit_codes() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"command": "pwd; echo err >&2"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        let w = ctx.roots.workdir.display().to_string();
+        assert_eq!(out.content, format!("{w}\nerr"));
+        let s = out.structured.unwrap();
+        assert_eq!(s["stdout"], w);
+        assert_eq!(s["stderr"], "err");
+        assert_eq!(s["exitCode"], 0);
+        assert_eq!(s["interrupted"], false);
+
+        let out = bash(&ctx, json!({"command": "echo nope; exit 3"})).await;
+        assert!(out.is_error);
+        assert!(out.content.ends_with("Exit code 3"), "{}", out.content);
+
+        let out = bash(
+            &ctx,
+            json!({"command": "true </dev/stdin && read x; echo $?"}),
+        )
+        .await;
+        assert_eq!(out.content, "1", "stdin is /dev/null");
+
+        let out = bash(&ctx, json!({"command": "printf 'a\\xffb'"})).await;
+        assert_eq!(out.content, "a\u{fffd}b");
+    }
+
+    #[tokio::test]
+    async fn exit_one_of_search_commands_is_not_an_error() {
+        let (_d, ctx) = ctx();
+        let out = bash(&ctx, json!({"command": "grep -q zzz /dev/null"})).await;
+        assert!(!out.is_error, "{}", out.content);
+        assert_eq!(out.structured.unwrap()["exitCode"], 1);
+        let out = bash(&ctx, json!({"command": "LC_ALL=C test -f /nonexistent"})).await;
+        assert!(!out.is_error);
+        let out = bash(&ctx, json!({"command": "ls /nonexistent-dir"})).await;
+        assert!(out.is_error);
+        assert!(exit_one_is_ok("git --no-pager diff --quiet"));
+        assert!(exit_one_is_ok("/usr/bin/diff a b"));
+        assert!(!exit_one_is_ok("git status"));
+        assert!(!exit_one_is_ok("cargo test"));
+    }
+
+    #[tokio::test]
+    async fn cwd_persists_inside_workdir_and_env_does_not() {
+        let (_d, ctx) = ctx();
+        let w = ctx.roots.workdir.clone();
+        std::fs::create_dir_all(w.join("sub")).unwrap();
+        bash(&ctx, json!({"command": "cd sub && export FOO=bar"})).await;
+        let out = bash(&ctx, json!({"command": "pwd; echo \"[$FOO]\""})).await;
+        assert_eq!(out.content, format!("{}\n[]", w.join("sub").display()));
+
+        let out = bash(&ctx, json!({"command": "cd /"})).await;
+        assert!(
+            out.content.contains("Shell cwd was reset to"),
+            "{}",
+            out.content
+        );
+        let out = bash(&ctx, json!({"command": "pwd"})).await;
+        assert_eq!(out.content, w.display().to_string());
+
+        // `exit` still records the directory.
+        bash(&ctx, json!({"command": "cd sub; exit 0"})).await;
+        assert_eq!(*ctx.bash_cwd.lock().unwrap(), w.join("sub"));
+    }
+
+    #[tokio::test]
+    async fn environment_policy_is_applied() {
+        let (_d, mut ctx) = ctx();
+        assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
+        let out = bash(&ctx, json!({"command": "echo \"[${HOME:+set}]\""})).await;
+        assert_eq!(out.content, "[set]");
+        ctx.env = std::sync::Arc::new(crate::tools::EnvPolicy {
+            remove: vec!["HOME".into()],
+        });
+        let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;
+        assert_eq!(out.content, "[unset]");
+    }
+
+    #[test]
+    fn process_scan_sees_live_processes() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("310")
+            .spawn()
+            .unwrap();
+        let mut seen = 0;
+        for _ in 0..100 {
+            seen = live_processes(&["sleep", "310"]);
+            if seen > 0 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(seen, 1);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(live_processes(&["sleep", "310"]), 0);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let (_d, ctx) = ctx();
+        let start = Instant::now();
+        let out = bash(
+            &ctx,
+            json!({"command": "sleep 311 & sleep 311 & wait", "timeout": 300}),
+        )
+        .await;
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(out.is_error);
+        assert!(out.content.contains("timed out"), "{}", out.content);
+        let s = out.structured.unwrap();
+        assert_eq!(s["interrupted"], true);
+        assert_eq!(s["timedOutAfterMs"], 300);
+        assert_eq!(live_processes(&["sleep", "311"]), 0);
+    }
+
+    #[tokio::test]
+    async fn sigterm_ignoring_children_get_sigkill() {
+        let (_d, ctx) = ctx();
+        let out = bash(
+            &ctx,
+            json!({"command": "trap '' TERM; sleep 312 & wait", "timeout": 200}),
+        )
+        .await;
+        assert!(out.is_error);
+        assert_eq!(live_processes(&["sleep", "312"]), 0);
+    }
+
+    #[tokio::test]
+    async fn background_leftovers_are_killed_when_the_command_ends() {
+        let (_d, ctx) = ctx();
+        let start = Instant::now();
+        let out = bash(&ctx, json!({"command": "sleep 313 & echo started"})).await;
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(out.content, "started");
+        assert!(!out.is_error);
+        assert_eq!(live_processes(&["sleep", "313"]), 0);
+    }
+
+    #[tokio::test]
+    async fn cancellation_interrupts() {
+        let (_d, ctx) = ctx();
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            cancel.cancel();
+        });
+        let out = bash(&ctx, json!({"command": "sleep 314"})).await;
+        assert!(out.is_error);
+        assert!(out.content.contains("interrupted"));
+        assert_eq!(out.structured.unwrap()["interrupted"], true);
+        assert_eq!(live_processes(&["sleep", "314"]), 0);
+    }
+
+    #[tokio::test]
+    async fn long_output_is_truncated_and_spilled() {
+        let (_d, ctx) = ctx();
+        let out = bash(
+            &ctx,
+            json!({"command": "echo START; seq 1 100000; echo END"}),
+        )
+        .await;
+        assert!(!out.is_error);
+        let s = out.structured.unwrap();
+        let stdout = s["stdout"].as_str().unwrap();
+        assert!(stdout.starts_with("START\n1\n2\n"));
+        assert!(stdout.ends_with("99999\n100000\nEND"));
+        assert!(stdout.contains("characters truncated] ..."));
+        assert!(stdout.chars().count() < MAX_OUTPUT_CHARS + 100);
+        let path = s["persistedOutputPath"].as_str().unwrap();
+        assert!(path.starts_with(&*ctx.spill_dir.to_string_lossy()));
+        assert!(out.content.contains(path));
+        let full = std::fs::read_to_string(path).unwrap();
+        let expected: String = std::iter::once("START".to_string())
+            .chain((1..=100000).map(|i| i.to_string()))
+            .chain(std::iter::once("END".to_string()))
+            .map(|l| l + "\n")
+            .collect();
+        assert_eq!(full, expected);
+        assert_eq!(s["persistedOutputSize"], expected.len());
+        // The marker counts exactly what was dropped.
+        let dropped: usize = stdout
+            .split("... [")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(dropped, expected.len() - 1 - 2 * (MAX_OUTPUT_CHARS / 2));
+    }
+
+    #[test]
+    fn input_rules() {
+        let (_d, ctx) = ctx();
+        let e = BashTool
+            .validate(&json!({"command": "ls", "run_in_background": true}), &ctx)
+            .unwrap_err();
+        assert!(e.contains("run_in_background"));
+        let e = BashTool
+            .validate(&json!({"command": "ls", "timeout": 600001}), &ctx)
+            .unwrap_err();
+        assert!(e.contains("timeout"));
+        let e = BashTool.validate(&json!({}), &ctx).unwrap_err();
+        assert!(e.contains("`command`"));
+        BashTool
+            .validate(
+                &json!({"command": "ls", "timeout": 1000, "description": "list"}),
+                &ctx,
+            )
+            .unwrap();
     }
 }
