@@ -147,6 +147,42 @@ pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     }
 }
 
+/// Merge consecutive deltas of the same block into one event, so a path split across
+/// stream fragments can be found and masked (and cassettes stay small).
+pub fn coalesce(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    let mut out: Vec<StreamEvent> = Vec::with_capacity(events.len());
+    for ev in events {
+        match (out.last_mut(), ev) {
+            (
+                Some(StreamEvent::TextDelta { index: a, text }),
+                StreamEvent::TextDelta {
+                    index: b,
+                    text: more,
+                },
+            ) if *a == b => text.push_str(&more),
+            (
+                Some(StreamEvent::InputJsonDelta {
+                    index: a,
+                    partial_json,
+                }),
+                StreamEvent::InputJsonDelta {
+                    index: b,
+                    partial_json: more,
+                },
+            ) if *a == b => partial_json.push_str(&more),
+            (
+                Some(StreamEvent::ThinkingDelta { index: a, thinking }),
+                StreamEvent::ThinkingDelta {
+                    index: b,
+                    thinking: more,
+                },
+            ) if *a == b => thinking.push_str(&more),
+            (_, ev) => out.push(ev),
+        }
+    }
+    out
+}
+
 /// The normalized form of a request: workdir masked, runner's own system prompt left out
 /// (it carries the date), everything else as sent.
 pub fn normalize_request(request: &ModelRequest, workdir: &Path) -> Value {
@@ -190,6 +226,26 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(digest(&a), digest(&b));
         assert!(a.to_string().contains("${WORKDIR}/src/a.rs"));
+    }
+
+    #[test]
+    fn coalesce_merges_split_fragments() {
+        let evs = vec![
+            StreamEvent::InputJsonDelta {
+                index: 1,
+                partial_json: "{\"p\":\"/tm".into(),
+            },
+            StreamEvent::InputJsonDelta {
+                index: 1,
+                partial_json: "p/w1/a\"}".into(),
+            },
+            StreamEvent::BlockStop { index: 1 },
+        ];
+        let out = coalesce(evs);
+        assert_eq!(out.len(), 2);
+        assert!(
+            matches!(&out[0], StreamEvent::InputJsonDelta { partial_json, .. } if partial_json.contains("/tmp/w1/a"))
+        );
     }
 
     #[test]

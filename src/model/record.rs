@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt;
 
 use super::cassette::{
-    CASSETTE_VERSION, CassetteHeader, Exchange, WORKDIR_TOKEN, digest, normalize_request,
+    CASSETTE_VERSION, CassetteHeader, Exchange, WORKDIR_TOKEN, coalesce, digest, normalize_request,
     replace_in_strings,
 };
 use super::{ModelCall, ModelRequest, Provider, ProviderError, StreamEvent};
@@ -76,7 +76,8 @@ impl Provider for RecordingProvider {
                 seen.push(ev.clone());
                 if matches!(ev, StreamEvent::MessageStop) && !done {
                     done = true;
-                    let mut events = serde_json::to_value(&seen).unwrap_or_default();
+                    let mut events = serde_json::to_value(coalesce(std::mem::take(&mut seen)))
+                        .unwrap_or_default();
                     replace_in_strings(&mut events, &workdir, WORKDIR_TOKEN);
                     redactor.redact_value(&mut events);
                     let events: Vec<StreamEvent> =
