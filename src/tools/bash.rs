@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use super::util::{self, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{EnvPolicy, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Timeout when the call gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -170,9 +170,13 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// How the command ended.
-enum End {
+/// How a shell run ended.
+pub(crate) enum End {
+    /// The process exited.
     Exited(ExitStatus),
+    /// The time limit was reached.
     TimedOut,
+    /// The run was cancelled.
     Cancelled,
 }
 
@@ -186,9 +190,6 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     if !cwd.is_dir() {
         cwd = workdir.clone();
     }
-    tokio::fs::create_dir_all(&ctx.spill_dir)
-        .await
-        .map_err(|e| fatal(format!("cannot create {}: {e}", ctx.spill_dir.display())))?;
     let id = uuid::Uuid::new_v4();
     let cwd_file = ctx.spill_dir.join(format!("bash-{id}.cwd"));
     let script = format!(
@@ -197,63 +198,28 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         p.command
     );
 
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(&script)
-        .current_dir(&cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    ctx.env.apply(&mut cmd);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return Ok(ToolOutput::error(format!("Failed to start bash: {e}"))),
+    let done = run_shell(ShellRun {
+        script: &script,
+        cwd: &cwd,
+        env: &ctx.env,
+        extra_env: &[],
+        timeout: p.timeout,
+        cancel: &ctx.cancel,
+        spill_dir: &ctx.spill_dir,
+        spill_name: &format!("bash-{id}"),
+    })
+    .await?;
+    let done = match done {
+        Ok(d) => d,
+        Err(e) => return Ok(ToolOutput::error(e)),
     };
-    let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
-    let stop = CancellationToken::new();
-    let out_task = tokio::spawn(capture(
-        child.stdout.take(),
-        ctx.spill_dir.join(format!("bash-{id}.stdout")),
-        stop.clone(),
-    ));
-    let err_task = tokio::spawn(capture(
-        child.stderr.take(),
-        ctx.spill_dir.join(format!("bash-{id}.stderr")),
-        stop.clone(),
-    ));
-    tracing::debug!(command = %p.command, cwd = %cwd.display(), "Bash start");
-
-    let end = tokio::select! {
-        status = child.wait() => match status {
-            Ok(s) => End::Exited(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "waiting for bash failed");
-                End::Cancelled
-            }
-        },
-        _ = tokio::time::sleep(p.timeout) => End::TimedOut,
-        _ = ctx.cancel.cancelled() => End::Cancelled,
-    };
-    // Whatever happened, nothing of this command outlives the call.
-    if let Some(pgid) = pgid {
-        kill_group(&mut child, pgid).await;
-    }
-    let status = match &end {
-        End::Exited(s) => Some(*s),
-        _ => child.wait().await.ok(),
-    };
-
-    // Readers end when the pipes close; a process that escaped the group may keep them open.
-    let stopper = stop.clone();
-    let linger = tokio::spawn(async move {
-        tokio::time::sleep(READER_GRACE).await;
-        stopper.cancel();
-    });
-    let stdout = join_capture(out_task).await?;
-    let stderr = join_capture(err_task).await?;
-    linger.abort();
+    tracing::debug!(command = %p.command, cwd = %cwd.display(), "Bash done");
+    let ShellDone {
+        end,
+        exit_code,
+        stdout,
+        stderr,
+    } = done;
 
     // The final working directory.
     let mut cwd_note = None;
@@ -269,8 +235,111 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         }
     }
 
-    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
     Ok(render(p, &end, exit_code, stdout, stderr, cwd_note))
+}
+
+/// A shell script to run in its own process group, with bounded output capture.
+/// Shared by the Bash tool and verify checks.
+pub(crate) struct ShellRun<'a> {
+    /// Script for `bash -c`.
+    pub script: &'a str,
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// Variables removed from the environment.
+    pub env: &'a EnvPolicy,
+    /// Variables added to the environment.
+    pub extra_env: &'a [(String, String)],
+    /// Time limit.
+    pub timeout: Duration,
+    /// Stops the command (the whole group is killed).
+    pub cancel: &'a CancellationToken,
+    /// Where long output is spilled.
+    pub spill_dir: &'a Path,
+    /// File name stem for spilled output.
+    pub spill_name: &'a str,
+}
+
+/// How a [`ShellRun`] ended and what it printed.
+pub(crate) struct ShellDone {
+    /// Exited, timed out or cancelled.
+    pub end: End,
+    /// Exit code (128 + signal when killed by a signal).
+    pub exit_code: Option<i32>,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+}
+
+/// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
+/// The inner `Err` is a spawn failure (reportable); the outer one is fatal (output unwritable).
+pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<Result<ShellDone, String>, ToolFatal> {
+    tokio::fs::create_dir_all(r.spill_dir)
+        .await
+        .map_err(|e| fatal(format!("cannot create {}: {e}", r.spill_dir.display())))?;
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(r.script)
+        .current_dir(r.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    r.env.apply(&mut cmd);
+    for (k, v) in r.extra_env {
+        cmd.env(k, v);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(format!("Failed to start bash: {e}"))),
+    };
+    let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
+    let stop = CancellationToken::new();
+    let out_task = tokio::spawn(capture(
+        child.stdout.take(),
+        r.spill_dir.join(format!("{}.stdout", r.spill_name)),
+        stop.clone(),
+    ));
+    let err_task = tokio::spawn(capture(
+        child.stderr.take(),
+        r.spill_dir.join(format!("{}.stderr", r.spill_name)),
+        stop.clone(),
+    ));
+    let end = tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => End::Exited(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "waiting for bash failed");
+                End::Cancelled
+            }
+        },
+        _ = tokio::time::sleep(r.timeout) => End::TimedOut,
+        _ = r.cancel.cancelled() => End::Cancelled,
+    };
+    if let Some(pgid) = pgid {
+        kill_group(&mut child, pgid).await;
+    }
+    let status = match &end {
+        End::Exited(s) => Some(*s),
+        _ => child.wait().await.ok(),
+    };
+    // Readers end when the pipes close; a process that escaped the group may keep them open.
+    let stopper = stop.clone();
+    let linger = tokio::spawn(async move {
+        tokio::time::sleep(READER_GRACE).await;
+        stopper.cancel();
+    });
+    let stdout = join_capture(out_task).await?;
+    let stderr = join_capture(err_task).await?;
+    linger.abort();
+    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
+    Ok(Ok(ShellDone {
+        end,
+        exit_code,
+        stdout,
+        stderr,
+    }))
 }
 
 fn render(
@@ -411,12 +480,13 @@ fn group_alive(child: &mut tokio::process::Child, pgid: Pid) -> bool {
 
 /// One stream's captured output.
 #[derive(Debug, Default)]
-struct Captured {
+pub(crate) struct Captured {
     /// The text for the model (head and tail around a marker when long).
-    text: String,
-    total_bytes: u64,
+    pub text: String,
+    /// Bytes the stream carried.
+    pub total_bytes: u64,
     /// Where the full stream was written, when it was too long to keep inline.
-    spill_path: Option<PathBuf>,
+    pub spill_path: Option<PathBuf>,
 }
 
 /// Bounded capture of a stream: the first and last [`KEEP_BYTES`], everything spilled to a file
