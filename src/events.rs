@@ -98,6 +98,29 @@ pub struct ModelUsage {
     pub max_output_tokens: Option<u32>,
 }
 
+/// The result of one verify check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// Check name (the spec's `name`, or its command).
+    pub name: String,
+    /// The command run.
+    pub command: String,
+    /// Exited 0 within its time limit.
+    pub passed: bool,
+    /// Exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Killed at its time limit.
+    pub timed_out: bool,
+    /// Wall time.
+    pub duration_ms: u64,
+    /// stdout then stderr, capped (head and tail).
+    pub output: String,
+    /// Which agent attempt it checked (1-based).
+    pub attempt: u32,
+    /// Run only to report the state the work was left in (the agent hit a limit).
+    pub report_only: bool,
+}
+
 /// The final summary of one task run: everything reports derive from.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
@@ -139,6 +162,9 @@ pub struct RunResult {
     pub started_at: String,
     /// uuid of the result frame.
     pub uuid: String,
+    /// Verify checks of the last attempt that ran them.
+    #[serde(default)]
+    pub checks: Vec<CheckResult>,
 }
 
 /// One event of a task run.
@@ -196,6 +222,13 @@ pub enum RunEvent {
         error: String,
         /// uuids of the blocks already streamed for it.
         streamed_uuids: Vec<String>,
+    },
+    /// Verify checks finished for one attempt.
+    Checks {
+        /// Attempt number (1-based).
+        attempt: u32,
+        /// Their results.
+        results: Vec<CheckResult>,
     },
     /// The run ended.
     Result(Box<RunResult>),

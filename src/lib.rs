@@ -19,6 +19,7 @@ pub mod spec;
 pub mod task;
 pub mod tools;
 pub mod transcript;
+pub mod verify;
 
 /// runner's version, as written into transcripts and `system/init`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -26,6 +26,7 @@ use crate::session::SessionRoots;
 use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
 use crate::transcript::TranscriptSink;
+use crate::verify;
 
 /// The environment variable holding the Anthropic API key.
 pub const ANTHROPIC_KEY_VAR: &str = "ANTHROPIC_API_KEY";
@@ -296,6 +297,7 @@ pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
         transcript_path: None,
         started_at: chrono::Local::now().format("%Y-%m-%dT%H:%M:%S").to_string(),
         uuid: agent::run::new_uuid(),
+        checks: vec![],
     }
 }
 
@@ -454,12 +456,66 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         })
     });
     tracing::info!(task = %spec.name, model = %spec.model, workdir = %loaded.workdir.display(), "task started");
-    let (outcome, state) = agent::run(
+    let (mut outcome, mut state) = agent::run(
         &mut agent,
         State::default(),
         Input::User(loaded.prompt.clone()),
     )
     .await;
+    let mut attempt = 1;
+    while !spec.verify.is_empty() {
+        let report_only = match outcome.kind {
+            OutcomeKind::Success => false,
+            // The work was left unfinished by a limit: show what state it is in.
+            OutcomeKind::MaxTurns
+            | OutcomeKind::BudgetTokens
+            | OutcomeKind::BudgetCost
+            | OutcomeKind::ContextExhausted => true,
+            _ => break,
+        };
+        let checks = verify::run_checks(
+            &spec.verify,
+            &loaded.workdir,
+            &agent.tool_ctx.env,
+            stopper.token(),
+            &agent.tool_ctx.spill_dir,
+            attempt,
+            report_only,
+        )
+        .await;
+        agent.emit(RunEvent::Checks {
+            attempt,
+            results: checks.clone(),
+        });
+        let failed: Vec<&crate::events::CheckResult> =
+            checks.iter().filter(|c| !c.passed).collect();
+        let stopped = stopper.cause().is_some();
+        if !report_only && !failed.is_empty() && !stopped && attempt < spec.attempts {
+            let feedback = verify::feedback(&failed, attempt, spec.attempts);
+            tracing::warn!(task = %spec.name, attempt, "verify checks failed; feeding their output back to the agent");
+            attempt += 1;
+            result.checks = checks;
+            let (o, s) = agent::run(&mut agent, state, Input::User(feedback)).await;
+            outcome = o;
+            state = s;
+            continue;
+        }
+        if stopped && outcome.kind == OutcomeKind::Success {
+            outcome = agent.interrupted(false);
+        } else if !report_only && !failed.is_empty() {
+            outcome = Outcome::new(
+                OutcomeKind::ChecksFailed,
+                format!(
+                    "verify check{} failed after {attempt} attempt{}: {}",
+                    if failed.len() == 1 { "" } else { "s" },
+                    if attempt == 1 { "" } else { "s" },
+                    verify::summary(&failed)
+                ),
+            );
+        }
+        result.checks = checks;
+        break;
+    }
     if let Some(t) = timer {
         t.abort();
     }

@@ -137,7 +137,8 @@ impl Agent {
         state.messages.push(Message::user_text(text));
     }
 
-    fn interrupted(&self, during_tools: bool) -> Outcome {
+    /// The outcome for a stop requested from outside (signal or timeout).
+    pub fn interrupted(&self, during_tools: bool) -> Outcome {
         match self.stopper.cause() {
             Some(StopCause::Timeout) => Outcome::new(
                 OutcomeKind::Timeout,

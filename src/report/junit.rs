@@ -14,7 +14,7 @@ use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
 use crate::agent::outcome::JunitKind;
-use crate::events::RunResult;
+use crate::events::{CheckResult, RunResult};
 use crate::report::json::error_texts;
 use crate::report::xml_text::{sanitize, truncate};
 
@@ -88,6 +88,8 @@ impl Counts {
             JunitKind::Error => self.errors += 1,
             JunitKind::Skipped => self.skipped += 1,
         }
+        self.tests += r.checks.len();
+        self.failures += r.checks.iter().filter(|c| !c.passed).count();
     }
 }
 
@@ -154,7 +156,11 @@ fn write_suite<W: Write>(w: &mut Writer<W>, r: &RunResult, hostname: &str) -> io
         .with_attribute(("hostname", host.as_str()))
         .write_inner_content(|w| {
             write_properties(w, r)?;
-            write_case(w, r, &name, &time)
+            write_case(w, r, &name, &time)?;
+            for check in &r.checks {
+                write_check(w, check, &name)?;
+            }
+            Ok(())
         })?;
     Ok(())
 }
@@ -240,6 +246,40 @@ fn write_case<W: Write>(
             let out = truncate(&sanitize(&system_out(r)), MAX_TEXT_BYTES);
             w.create_element("system-out")
                 .write_text_content(BytesText::new(&out))?;
+            Ok(())
+        })?;
+    Ok(())
+}
+
+/// One verify check as its own testcase (`classname` = task, `name` = check).
+fn write_check<W: Write>(w: &mut Writer<W>, c: &CheckResult, task: &str) -> io::Result<()> {
+    let name = sanitize(&c.name);
+    let time = seconds(c.duration_ms);
+    let output = truncate(&sanitize(&c.output), MAX_TEXT_BYTES);
+    w.create_element("testcase")
+        .with_attribute(("classname", task))
+        .with_attribute(("name", name.as_str()))
+        .with_attribute(("time", time.as_str()))
+        .write_inner_content(|w| {
+            if !c.passed {
+                let message = match (c.timed_out, c.exit_code) {
+                    (true, _) => "check timed out".to_string(),
+                    (false, Some(code)) => format!("check exited {code}"),
+                    (false, None) => "check did not run".to_string(),
+                };
+                let message = if c.report_only {
+                    format!("{message} (report only: the agent hit a limit)")
+                } else {
+                    message
+                };
+                w.create_element("failure")
+                    .with_attribute(("type", "check_failed"))
+                    .with_attribute(("message", message.as_str()))
+                    .write_text_content(BytesText::new(&output))?;
+            } else {
+                w.create_element("system-out")
+                    .write_text_content(BytesText::new(&output))?;
+            }
             Ok(())
         })?;
     Ok(())

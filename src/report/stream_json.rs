@@ -120,6 +120,14 @@ impl StreamJsonSink {
                 "uuid": uuid,
                 "session_id": self.session_id,
             })),
+            RunEvent::Checks { attempt, results } => Some(json!({
+                "type": "system",
+                "subtype": "runner_checks",
+                "attempt": attempt,
+                "checks": results,
+                "uuid": (self.new_uuid)(),
+                "session_id": self.session_id,
+            })),
             RunEvent::Result(r) => Some(result_value(r)),
         }
     }

@@ -20,6 +20,8 @@ pub const SUBTYPE_ATTEMPT_ABANDONED: &str = "runner_attempt_abandoned";
 pub const SUBTYPE_PERMISSION_DENIED: &str = "runner_permission_denied";
 /// `system` subtype of the last record.
 pub const SUBTYPE_RESULT: &str = "runner_result";
+/// Subtype of the record holding one attempt's verify check results.
+pub const SUBTYPE_CHECKS: &str = "runner_checks";
 /// `entrypoint` of every record runner writes.
 pub const ENTRYPOINT: &str = "runner";
 
@@ -216,6 +218,29 @@ impl RecordBuilder {
                     uuid,
                     extra,
                 )]
+            }
+            RunEvent::Checks { attempt, results } => {
+                let mut extra = self.off_chain();
+                let failed = results.iter().filter(|c| !c.passed).count();
+                extra.insert(
+                    "content".into(),
+                    format!(
+                        "verify checks for attempt {attempt}: {} passed, {failed} failed",
+                        results.len() - failed
+                    )
+                    .into(),
+                );
+                extra.insert(
+                    "level".into(),
+                    if failed > 0 { "warning" } else { "info" }.into(),
+                );
+                extra.insert("attempt".into(), (*attempt).into());
+                extra.insert(
+                    "checks".into(),
+                    serde_json::to_value(results).unwrap_or(Value::Null),
+                );
+                let uuid = (self.new_uuid)();
+                vec![self.record("system", Some(SUBTYPE_CHECKS), None, None, &uuid, extra)]
             }
             RunEvent::Result(r) => {
                 let mut extra = self.off_chain();

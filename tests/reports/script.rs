@@ -94,6 +94,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         transcript_path: Some(PathBuf::from(".runner/fix-typo/session.jsonl")),
         started_at: "2026-01-02T03:04:05".into(),
         uuid: "99999999-9999-4999-8999-999999999999".into(),
+        checks: vec![],
     }
 }
 
