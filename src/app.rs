@@ -12,7 +12,7 @@ use crate::agent::outcome::combined_exit_code;
 use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
-use crate::report::SharedOut;
+use crate::report::{SharedOut, github};
 use crate::spec::{self, LoadedSpec};
 use crate::task::{self, Overrides, PreparedTask, RunOptions};
 
@@ -189,6 +189,22 @@ pub async fn exec(args: ExecArgs) -> i32 {
         return report_errors(&errors);
     }
     crate::model::anthropic::install_crypto_provider();
+    let github = github::GithubEnv::detect();
+    let command_token = github.as_ref().map(|_| {
+        let mut values: Vec<String> = prepared
+            .iter()
+            .flat_map(|p| task::secret_names(&p.loaded))
+            .filter_map(|n| std::env::var(n).ok())
+            .filter(|v| v.len() >= crate::redact::MIN_SECRET_LEN)
+            .collect();
+        values.sort();
+        values.dedup();
+        github::mask_values(&values);
+        // Model and tool text may reach the log from here on: no workflow commands in it.
+        let token = github::random_token();
+        github::stop_commands(&token);
+        token
+    });
 
     let out = stdout_writer();
     let opts = RunOptions {
@@ -271,6 +287,10 @@ pub async fn exec(args: ExecArgs) -> i32 {
         && let Err(e) = crate::report::junit::write_junit(path, &finished)
     {
         tracing::error!("cannot write the JUnit report {}: {e}", path.display());
+    }
+    if let (Some(env), Some(token)) = (&github, &command_token) {
+        github::resume_commands(token);
+        github::finish(env, &finished, args.junit.as_deref(), &args.transcript_dir);
     }
     for r in &finished {
         if let Some(t) = &r.transcript_path {

@@ -225,7 +225,7 @@ pub struct RunOptions {
 }
 
 /// Names of variables always removed from tool environments and redacted.
-fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
+pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
     for n in [ANTHROPIC_KEY_VAR, "OPENAI_API_KEY", "GITHUB_TOKEN"] {
         if !names.iter().any(|x| x == n) {

@@ -6,6 +6,7 @@
 //! expect the caller to pass an already redacted result
 //! ([`Redactor::redact_result`](crate::redact::Redactor::redact_result)).
 
+pub mod github;
 pub mod json;
 pub mod junit;
 pub mod stream_json;
