@@ -106,12 +106,12 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
     }
 
     for (i, tool) in spec.tools.iter().enumerate() {
-        if !crate::tools::BUILTIN_TOOLS.contains(&tool.as_str()) {
+        if !crate::tools::KNOWN_TOOLS.contains(&tool.as_str()) {
             return Err(at(
                 &format!("tools[{i}]"),
                 format!(
                     "unknown tool `{tool}`; expected one of {}",
-                    crate::tools::BUILTIN_TOOLS.join(", ")
+                    crate::tools::KNOWN_TOOLS.join(", ")
                 ),
             ));
         }

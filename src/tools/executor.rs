@@ -72,6 +72,11 @@ fn prepare(
             None,
         );
     }
+    if !tool.needs_permission() {
+        return Prepared::Run {
+            concurrent: tool.is_concurrency_safe(&call.input),
+        };
+    }
     let cwd = ctx
         .bash_cwd
         .lock()

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod glob;
 pub mod grep;
 pub mod read;
+pub mod todo;
 pub mod write;
 
 mod util;
@@ -125,6 +126,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Bash's persistent working directory (stays inside the workdir).
     pub bash_cwd: Arc<Mutex<PathBuf>>,
+    /// The task's todo list (TodoWrite).
+    pub todos: Arc<Mutex<Vec<todo::Todo>>>,
 }
 
 impl ToolContext {
@@ -139,6 +142,7 @@ impl ToolContext {
             env: Arc::new(env),
             cancel,
             bash_cwd: Arc::new(Mutex::new(cwd)),
+            todos: Arc::new(Mutex::new(Vec::new())),
         }
     }
 }
@@ -163,6 +167,12 @@ pub trait Tool: Send + Sync {
         self.is_read_only(input)
     }
 
+    /// Whether the permission policy decides this tool's calls. Tools that change only
+    /// runner's own state (TodoWrite) return false and always run.
+    fn needs_permission(&self) -> bool {
+        true
+    }
+
     /// Check the input before permissions are asked: parse errors and the tool's own rules
     /// (e.g. relative paths). `Err` is an input error sent to the model.
     fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String>;
@@ -180,8 +190,10 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// Names of every built-in tool, in the order they are offered.
+/// The tools offered when a spec does not say, in offer order.
 pub const BUILTIN_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
+/// Every tool a spec may name in `tools:` (the defaults plus opt-in ones).
+pub const KNOWN_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite"];
 
 /// Look up a built-in tool by name.
 pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
@@ -192,6 +204,7 @@ pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
         "Bash" => Arc::new(bash::BashTool),
         "Glob" => Arc::new(glob::GlobTool),
         "Grep" => Arc::new(grep::GrepTool),
+        "TodoWrite" => Arc::new(todo::TodoWriteTool),
         _ => return None,
     })
 }

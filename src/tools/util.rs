@@ -386,7 +386,7 @@ mod tests {
 
     #[test]
     fn every_builtin_schema_is_well_formed() {
-        for name in crate::tools::BUILTIN_TOOLS {
+        for name in crate::tools::KNOWN_TOOLS {
             let tool = crate::tools::builtin(name).unwrap();
             let schema = tool.input_schema();
             assert_eq!(schema["type"], "object", "{name}");
