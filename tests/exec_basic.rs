@@ -71,10 +71,15 @@ fn text_only_answer_json_result_fields() {
     );
     // claude-sonnet-4-5: $3 in, $15 out, $3.75 cache write, $0.30 cache read per MTok.
     let expected = (1000.0 * 3.0 + 200.0 * 15.0 + 100.0 * 3.75 + 50.0 * 0.30) / 1e6;
-    let cost = r["total_cost_usd"].as_f64().expect("priced model has a cost");
+    let cost = r["total_cost_usd"]
+        .as_f64()
+        .expect("priced model has a cost");
     assert!((cost - expected).abs() < 1e-9, "cost {cost} != {expected}");
     let mu = &r["modelUsage"]["claude-mock"];
-    assert_eq!(mu["inputTokens"], 1000, "modelUsage keyed by answering model: {r}");
+    assert_eq!(
+        mu["inputTokens"], 1000,
+        "modelUsage keyed by answering model: {r}"
+    );
     assert_eq!(r["permission_denials"], json!([]));
     assert!(r["session_id"].as_str().is_some_and(|s| s.len() == 36));
     assert!(r["duration_ms"].is_u64() && r["duration_api_ms"].is_u64());
@@ -111,11 +116,7 @@ fn read_then_edit_changes_the_file() {
                 json!({"file_path": fp, "old_string": "beta", "new_string": "BETA"}),
             )
             .turn(),
-        Resp::new()
-            .id("msg_3")
-            .text("Edited.")
-            .usage(40, 7)
-            .turn(),
+        Resp::new().id("msg_3").text("Edited.").usage(40, 7).turn(),
     ]);
     let out = OutDir::new();
     let spec = write_spec(
@@ -149,7 +150,10 @@ fn read_then_edit_changes_the_file() {
     assert_eq!(first["subtype"], "runner_init");
     assert_eq!(first["spec"]["name"], "t1");
     assert_eq!(first["spec"]["permissions"]["allow"], json!(["Edit"]));
-    assert_eq!(first["systemPrompt"].as_str(), Some(mock.request(0).system_text().as_str()));
+    assert_eq!(
+        first["systemPrompt"].as_str(),
+        Some(mock.request(0).system_text().as_str())
+    );
     let tool_names: Vec<&str> = first["tools"]
         .as_array()
         .unwrap()
@@ -170,7 +174,9 @@ fn read_then_edit_changes_the_file() {
     for a in &assistants {
         assert_eq!(a["message"]["content"].as_array().unwrap().len(), 1);
         assert!(
-            a["requestId"].as_str().is_some_and(|s| s.starts_with("req_mock_")),
+            a["requestId"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("req_mock_")),
             "{a}"
         );
     }
@@ -179,7 +185,10 @@ fn read_then_edit_changes_the_file() {
     assert_eq!(assistants[0]["requestId"], assistants[1]["requestId"]);
     assert_eq!(assistants[0]["message"]["stop_reason"], "tool_use");
     let last = assistants[3];
-    assert_eq!(last["message"]["usage"]["output_tokens"], 7, "final usage, not the start's");
+    assert_eq!(
+        last["message"]["usage"]["output_tokens"], 7,
+        "final usage, not the start's"
+    );
     assert_eq!(last["message"]["usage"]["input_tokens"], 40);
 
     // Tool results: user records with toolUseResult and sourceToolAssistantUUID.
@@ -188,10 +197,16 @@ fn read_then_edit_changes_the_file() {
         .filter(|u| u["message"]["content"].is_array())
         .collect();
     assert_eq!(results.len(), 2);
-    assert_eq!(results[0]["message"]["content"][0]["tool_use_id"], "toolu_r");
+    assert_eq!(
+        results[0]["message"]["content"][0]["tool_use_id"],
+        "toolu_r"
+    );
     assert_eq!(results[0]["sourceToolAssistantUUID"], assistants[1]["uuid"]);
     assert!(results[0]["toolUseResult"].is_object(), "{}", results[0]);
-    assert_eq!(results[1]["message"]["content"][0]["tool_use_id"], "toolu_e");
+    assert_eq!(
+        results[1]["message"]["content"][0]["tool_use_id"],
+        "toolu_e"
+    );
     assert_eq!(results[1]["sourceToolAssistantUUID"], assistants[2]["uuid"]);
     assert!(results[1]["toolUseResult"].is_object());
     let last_rec = t.last().unwrap();
@@ -208,7 +223,11 @@ fn three_parallel_tool_uses_answered_in_one_message_in_order() {
     let a = std::fs::canonicalize(repo.path().join("a.txt")).unwrap();
     let mock = MockAnthropic::start(vec![
         Resp::new()
-            .tool_use("toolu_1", "Grep", json!({"pattern": "needle", "output_mode": "content"}))
+            .tool_use(
+                "toolu_1",
+                "Grep",
+                json!({"pattern": "needle", "output_mode": "content"}),
+            )
             .tool_use("toolu_2", "Read", json!({"file_path": a.to_str().unwrap()}))
             .tool_use("toolu_3", "Glob", json!({"pattern": "*.txt"}))
             .turn(),
@@ -230,8 +249,15 @@ fn three_parallel_tool_uses_answered_in_one_message_in_order() {
     for b in req.tool_results() {
         assert_ne!(b["is_error"], json!(true), "{b}");
     }
-    assert!(req.tool_result_text("toolu_1").unwrap().contains("needle one"));
-    assert_eq!(req.tool_result_text("toolu_2").unwrap(), "     1\tneedle one");
+    assert!(
+        req.tool_result_text("toolu_1")
+            .unwrap()
+            .contains("needle one")
+    );
+    assert_eq!(
+        req.tool_result_text("toolu_2").unwrap(),
+        "     1\tneedle one"
+    );
     let glob = req.tool_result_text("toolu_3").unwrap();
     assert!(glob.contains("a.txt") && glob.contains("b.txt"), "{glob}");
     mock.assert_clean();
@@ -268,7 +294,11 @@ fn thinking_and_redacted_thinking_go_back_unchanged() {
     let req1 = mock.request(1);
     assert_eq!(req1.messages()[1]["content"][0], thinking);
     let req2 = mock.request(2);
-    assert_eq!(req2.messages()[1]["content"][0], thinking, "still unchanged later");
+    assert_eq!(
+        req2.messages()[1]["content"][0],
+        thinking,
+        "still unchanged later"
+    );
     assert_eq!(
         req2.messages()[3]["content"][0],
         json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"})

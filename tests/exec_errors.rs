@@ -74,7 +74,10 @@ fn http_401_is_an_api_error_with_a_clear_message() {
         run.stdout
     );
     assert!(run.stdout.contains("invalid x-api-key"), "{}", run.stdout);
-    assert!(run.stdout.contains("ANTHROPIC_API_KEY"), "says what to check");
+    assert!(
+        run.stdout.contains("ANTHROPIC_API_KEY"),
+        "says what to check"
+    );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<error type=\"api_error\""), "{xml}");
     assert!(xml.contains("API key rejected (401"), "{xml}");
@@ -102,7 +105,12 @@ fn http_401_json_result() {
     assert_eq!(r["subtype"], "error_during_execution");
     assert_eq!(r["is_error"], true);
     assert_eq!(r["num_turns"], 0);
-    assert!(r["errors"][0].as_str().unwrap().contains("API key rejected (401"));
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("API key rejected (401")
+    );
     mock.assert_clean();
 }
 
@@ -131,7 +139,10 @@ fn tool_use_with_unparsable_input_gets_an_error_result_and_the_loop_continues() 
     let repo = TestRepo::new();
     let mut bad = vec![
         message_start("msg_bad"),
-        start(0, json!({"type": "tool_use", "id": "toolu_bad", "name": "Bash", "input": {}})),
+        start(
+            0,
+            json!({"type": "tool_use", "id": "toolu_bad", "name": "Bash", "input": {}}),
+        ),
         json_delta(0, ""),
         json_delta(0, "{\"command\": \"touch marker.txt"),
         json_delta(0, "\", oops}"),
@@ -204,7 +215,10 @@ fn tool_use_cut_off_by_max_tokens_never_runs_and_the_model_is_asked_to_continue(
                     "delta": {"type": "text_delta", "text": "Writing the file."}}),
         ),
         block_stop(0),
-        start(1, json!({"type": "tool_use", "id": "toolu_cut", "name": "Bash", "input": {}})),
+        start(
+            1,
+            json!({"type": "tool_use", "id": "toolu_cut", "name": "Bash", "input": {}}),
+        ),
         json_delta(1, ""),
         json_delta(1, "{\"command\": \"touch marker.txt\"}"),
         // no content_block_stop: the output cap cut the block off

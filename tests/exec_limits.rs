@@ -44,7 +44,10 @@ fn max_turns_ends_the_run_with_exit_3_after_running_the_last_turns_tools() {
     assert_eq!(r["num_turns"], 1);
     assert_eq!(r["stop_reason"], "tool_use");
     assert!(
-        r["errors"][0].as_str().unwrap().contains("maximum number of turns (1)"),
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("maximum number of turns (1)"),
         "{r}"
     );
     // The transcript ends with the tool result of the last turn (a valid prefix to resume).
@@ -70,7 +73,13 @@ fn cli_max_turns_replaces_the_specs() {
         &mock,
         &repo,
         &out,
-        &["--max-turns", "2", "--output-format", "json", spec.to_str().unwrap()],
+        &[
+            "--max-turns",
+            "2",
+            "--output-format",
+            "json",
+            spec.to_str().unwrap(),
+        ],
     );
     run.expect_code(3);
     assert!(repo.exists("turn-1.txt") && repo.exists("turn-2.txt"));
@@ -78,12 +87,20 @@ fn cli_max_turns_replaces_the_specs() {
     assert_eq!(r["num_turns"], 2);
     assert_eq!(r["subtype"], "error_max_turns");
     let t = transcript_of(&r);
-    assert_eq!(t[0]["spec"]["limits"]["max_turns"], 2, "resolved spec records the override");
+    assert_eq!(
+        t[0]["spec"]["limits"]["max_turns"], 2,
+        "resolved spec records the override"
+    );
     mock.assert_clean();
 
     // And a larger CLI limit lets a spec with a smaller one finish.
     let mock = MockAnthropic::start(vec![touch("toolu_1", "again.txt"), text_turn("done")]);
-    let run = exec_in(&mock, &repo, &out, &["--max-turns", "5", spec.to_str().unwrap()]);
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--max-turns", "5", spec.to_str().unwrap()],
+    );
     run.expect_code(0);
     assert_eq!(run.stdout, "done\n");
     mock.assert_clean();
@@ -95,8 +112,17 @@ fn text_output_of_max_turns_names_the_limit() {
     let mock = MockAnthropic::start(vec![touch("toolu_1", "t.txt")]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(&mock, &repo, &out, &["--max-turns", "1", spec.to_str().unwrap()]);
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--max-turns", "1", spec.to_str().unwrap()],
+    );
     run.expect_code(3);
-    assert!(run.stdout.contains("maximum number of turns (1)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("maximum number of turns (1)"),
+        "{}",
+        run.stdout
+    );
     mock.assert_clean();
 }

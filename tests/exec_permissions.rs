@@ -95,7 +95,10 @@ fn fail_on_denial_exits_5() {
     assert_eq!(r["runner_exit_code"], 5);
     assert_eq!(r["permission_denials"].as_array().unwrap().len(), 1);
     let errors = r["errors"].as_array().unwrap();
-    assert!(errors[0].as_str().unwrap().contains("fail_on_denial"), "{r}");
+    assert!(
+        errors[0].as_str().unwrap().contains("fail_on_denial"),
+        "{r}"
+    );
     let xml = std::fs::read_to_string(out.junit()).unwrap();
     assert!(xml.contains("<failure type=\"denied\""), "{xml}");
     mock.assert_clean();
@@ -107,7 +110,11 @@ fn allowed_bash_runs_by_rule_and_read_only_set() {
     repo.write("data.txt", "x\n");
     let mock = MockAnthropic::start(vec![
         Resp::new()
-            .tool_use("toolu_echo", "Bash", json!({"command": "echo hello-from-bash"}))
+            .tool_use(
+                "toolu_echo",
+                "Bash",
+                json!({"command": "echo hello-from-bash"}),
+            )
             .tool_use("toolu_ls", "Bash", json!({"command": "ls"}))
             .turn(),
         text_turn("ran"),
@@ -126,14 +133,22 @@ fn allowed_bash_runs_by_rule_and_read_only_set() {
     run.expect_code(0);
     let req = mock.request(1);
     for id in ["toolu_echo", "toolu_ls"] {
-        assert_ne!(req.tool_result(id).unwrap()["is_error"], json!(true), "{id}");
+        assert_ne!(
+            req.tool_result(id).unwrap()["is_error"],
+            json!(true),
+            "{id}"
+        );
     }
     assert!(
         req.tool_result_text("toolu_echo")
             .unwrap()
             .contains("hello-from-bash")
     );
-    assert!(req.tool_result_text("toolu_ls").unwrap().contains("data.txt"));
+    assert!(
+        req.tool_result_text("toolu_ls")
+            .unwrap()
+            .contains("data.txt")
+    );
     assert_eq!(run.result()["permission_denials"], json!([]));
     mock.assert_clean();
 }
@@ -148,20 +163,13 @@ fn cli_disallowed_tools_add_a_deny_over_the_spec_allow() {
     let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
-        &spec(
-            "run",
-            "permissions:\n  allow: [\"Bash(echo:*)\", Edit]\n",
-        ),
+        &spec("run", "permissions:\n  allow: [\"Bash(echo:*)\", Edit]\n"),
     );
     let run = exec_in(
         &mock,
         &repo,
         &out,
-        &[
-            "--disallowed-tools",
-            "Bash(echo:*)",
-            spec.to_str().unwrap(),
-        ],
+        &["--disallowed-tools", "Bash(echo:*)", spec.to_str().unwrap()],
     );
     run.expect_code(0);
     assert!(!repo.exists("marker.txt"));
