@@ -273,3 +273,75 @@ fn dropped_connection_is_exit_4() {
     assert!(!r["errors"][0].as_str().unwrap().is_empty());
     mock.assert_clean();
 }
+
+fn malformed_turn(id: &str) -> MockTurn {
+    let mut ev = vec![
+        message_start(&format!("msg_{id}")),
+        start(
+            0,
+            json!({"type": "tool_use", "id": id, "name": "Glob", "input": {}}),
+        ),
+        json_delta(0, "{\"pattern\": "),
+        block_stop(0),
+    ];
+    ev.extend(message_end("tool_use"));
+    MockTurn::Sse(ev)
+}
+
+#[test]
+fn malformed_tool_input_repeated_is_an_agent_error() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![
+        malformed_turn("toolu_a"),
+        malformed_turn("toolu_b"),
+        malformed_turn("toolu_c"),
+    ]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), &spec(""));
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", spec.to_str().unwrap()],
+    );
+    run.expect_code(1);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "agent_error");
+    assert_eq!(r["terminal_reason"], "model_error");
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("malformed tool input")
+    );
+    // Every call was answered, so the stored conversation stays valid.
+    let t = transcript_of(&r);
+    assert_chain(&t);
+    let answered: Vec<_> = records_of(&t, "user")
+        .into_iter()
+        .filter_map(|u| u["message"]["content"][0]["tool_use_id"].as_str())
+        .collect();
+    assert_eq!(answered, ["toolu_a", "toolu_b", "toolu_c"]);
+    mock.assert_clean();
+}
+
+#[test]
+fn refusal_is_an_agent_error() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![
+        Resp::new().text("I can't help").stop("refusal").turn(),
+    ]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), &spec(""));
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", spec.to_str().unwrap()],
+    );
+    run.expect_code(1);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "agent_error");
+    assert_eq!(r["stop_reason"], "refusal");
+    mock.assert_clean();
+}
