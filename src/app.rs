@@ -221,39 +221,44 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let specs: Vec<LoadedSpec> = prepared.iter().map(|p| p.loaded.clone()).collect();
     let results: Arc<Mutex<Vec<Option<RunResult>>>> =
         Arc::new(Mutex::new(vec![None; prepared.len()]));
+    let results_for_tasks = results.clone();
     let sem = Arc::new(Semaphore::new(args.jobs as usize));
-    let mut handles = Vec::new();
-    for (i, (task, stopper)) in prepared.into_iter().zip(stoppers).enumerate() {
-        let sem = sem.clone();
-        let opts = opts.clone();
-        let results = results.clone();
-        let out = out.clone();
-        let format = args.output_format;
-        handles.push(tokio::spawn(async move {
-            let Ok(_permit) = sem.acquire_owned().await else {
-                return;
+    // Permits are taken here, in the order the specs were given, before each task is spawned:
+    // acquiring them inside the spawned tasks would let the runtime start them in any order.
+    let format = args.output_format;
+    let dispatch = async move {
+        let mut handles = Vec::new();
+        for (i, (task, stopper)) in prepared.into_iter().zip(stoppers).enumerate() {
+            let Ok(permit) = sem.clone().acquire_owned().await else {
+                break;
             };
-            let result = task::run_task(task, &opts, stopper).await;
-            match format {
-                OutputFormat::Text => {
-                    write_out(&out, &crate::report::text::render_text(&result, multi))
+            let opts = opts.clone();
+            let results = results_for_tasks.clone();
+            let out = out.clone();
+            handles.push(tokio::spawn(async move {
+                let _permit = permit;
+                let result = task::run_task(task, &opts, stopper).await;
+                match format {
+                    OutputFormat::Text => {
+                        write_out(&out, &crate::report::text::render_text(&result, multi))
+                    }
+                    OutputFormat::Json => {
+                        write_out(
+                            &out,
+                            &format!("{}\n", crate::report::json::result_value(&result)),
+                        );
+                    }
+                    OutputFormat::StreamJson => {}
                 }
-                OutputFormat::Json => {
-                    write_out(
-                        &out,
-                        &format!("{}\n", crate::report::json::result_value(&result)),
-                    );
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(result);
                 }
-                OutputFormat::StreamJson => {}
-            }
-            if let Ok(mut r) = results.lock() {
-                r[i] = Some(result);
-            }
-        }));
-    }
-    let all = futures_util::future::join_all(handles);
+            }));
+        }
+        futures_util::future::join_all(handles).await;
+    };
     let cut_short = tokio::select! {
-        _ = all => false,
+        _ = dispatch => false,
         _ = second.notified() => true,
     };
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);

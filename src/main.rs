@@ -10,7 +10,7 @@ fn init_logging() {
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("runner=info,warn"));
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(runner::redact::LogWriter)
         .with_env_filter(filter)
         .with_target(false)
         .with_ansi(

@@ -151,6 +151,63 @@ impl Redactor {
     }
 }
 
+/// Secrets of every task started so far, for the log writer ([`LogWriter`]).
+static LOG_SECRETS: std::sync::RwLock<Vec<(String, String)>> = std::sync::RwLock::new(Vec::new());
+
+/// Redact `redactor`'s secrets in everything [`LogWriter`] writes from now on (logs are
+/// process-wide; a task registers its secrets when it starts).
+pub fn register_for_logs(redactor: &Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    let mut all = match LOG_SECRETS.write() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    for pair in &redactor.secrets {
+        if !all.iter().any(|(v, _)| *v == pair.0) {
+            all.push(pair.clone());
+        }
+    }
+    all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+}
+
+/// A `tracing_subscriber` writer for stderr that redacts the registered secrets
+/// ([`register_for_logs`]) in each log line before writing it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LogWriter;
+
+impl std::io::Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let secrets = match LOG_SECRETS.read() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let mut stderr = std::io::stderr().lock();
+        if secrets.is_empty() {
+            stderr.write_all(buf)?;
+        } else {
+            let red = Redactor {
+                secrets: secrets.clone(),
+            };
+            stderr.write_all(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
+    type Writer = LogWriter;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        LogWriter
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -343,6 +343,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     });
     let names = secret_names(loaded);
     let redactor = Arc::new(Redactor::from_env(&names));
+    crate::redact::register_for_logs(&redactor);
     let tool_ctx = ToolContext::new(
         roots.clone(),
         EnvPolicy {

@@ -19,11 +19,13 @@
 #![allow(dead_code)]
 #![allow(unused_imports)]
 
+pub mod e2e;
 pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
 pub mod sse_builder;
 
+pub use e2e::*;
 pub use harness::*;
 pub use invariants::{Violation, check_request};
 pub use mock_anthropic::{
