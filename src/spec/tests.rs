@@ -286,7 +286,7 @@ fn unknown_tool_points_at_the_item() {
     assert_eq!(pos(&e), (3, 15));
     assert_eq!(
         e.message,
-        "unknown tool `Bashh`; expected one of Read, Write, Edit, Bash, Glob, Grep"
+        "unknown tool `Bashh`; expected one of Read, Write, Edit, Bash, Glob, Grep, TodoWrite"
     );
     let e = f.err("name: t\nprompt: hi\ntools:\n  - Read\n  - WebFetch\n");
     assert_eq!(pos(&e), (5, 5));
