@@ -150,6 +150,22 @@ pub fn classify(err: &ProviderError) -> Class {
     }
 }
 
+/// Whether the failure says the conversation no longer fits the context window (outcome
+/// `context_exhausted` rather than `api_error`).
+pub fn context_exhausted(err: &ProviderError) -> bool {
+    match err {
+        ProviderError::Http {
+            status: 400,
+            message,
+            ..
+        } => {
+            let m = message.to_ascii_lowercase();
+            m.contains("prompt is too long") || m.contains("exceed context limit")
+        }
+        _ => false,
+    }
+}
+
 /// The HTTP status of a failure, if it was an HTTP error (stream-json `error_status`).
 pub fn error_status(err: &ProviderError) -> Option<u16> {
     match err {
@@ -375,10 +391,10 @@ impl RateGate {
     /// Close the gate for `d` from now (extends, never shortens, a current pause).
     pub fn pause(&self, d: Duration) {
         let at = Instant::now() + d;
-        if let Ok(mut u) = self.until.lock() {
-            if u.is_none_or(|cur| cur < at) {
-                *u = Some(at);
-            }
+        if let Ok(mut u) = self.until.lock()
+            && u.is_none_or(|cur| cur < at)
+        {
+            *u = Some(at);
         }
     }
 
