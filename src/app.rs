@@ -121,6 +121,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
             .flat_map(|s| task::split_tool_rules(s))
             .collect(),
         replay: args.replay.clone(),
+        max_retries: args.max_retries,
     }
 }
 
@@ -211,6 +212,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
         transcript_dir: args.transcript_dir.clone(),
         record: args.record.clone(),
         stream_out: (args.output_format == OutputFormat::StreamJson).then(|| out.clone()),
+        gate: Arc::new(crate::retry::RateGate::new()),
     };
     let multi = prepared.len() > 1;
     let stoppers: Vec<Stopper> = prepared.iter().map(|_| Stopper::default()).collect();

@@ -93,6 +93,10 @@ pub struct ExecArgs {
     /// Wall-clock limit per task, e.g. 30m (replaces the spec's).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<SpecDuration>,
+    /// Most retries of a failed model request (replaces the spec's retry.max_retries; 0
+    /// disables retries).
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,

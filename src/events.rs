@@ -230,6 +230,23 @@ pub enum RunEvent {
         /// Their results.
         results: Vec<CheckResult>,
     },
+    /// A failed model request is about to be retried (stream-json `system/api_retry`).
+    ApiRetry {
+        /// Record uuid.
+        uuid: String,
+        /// 1-based retry number.
+        attempt: u32,
+        /// The configured retry limit.
+        max_retries: u32,
+        /// How long runner waits before the retry.
+        retry_delay_ms: u64,
+        /// HTTP status of the failure, if it was an HTTP error.
+        error_status: Option<u16>,
+        /// The SDK's error category (`rate_limit`, `server_error`, ...).
+        error: String,
+        /// The failure in full.
+        message: String,
+    },
     /// The run ended.
     Result(Box<RunResult>),
 }

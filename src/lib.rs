@@ -14,6 +14,7 @@ pub mod model;
 pub mod permissions;
 pub mod redact;
 pub mod report;
+pub mod retry;
 pub mod session;
 pub mod spec;
 pub mod task;

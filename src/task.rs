@@ -22,6 +22,7 @@ use crate::permissions::Policy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
+use crate::retry::RateGate;
 use crate::session::SessionRoots;
 use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
@@ -53,6 +54,8 @@ pub struct Overrides {
     pub disallowed_tools: Vec<String>,
     /// `--replay FILE`: use the replay provider with this cassette.
     pub replay: Option<PathBuf>,
+    /// `--max-retries`.
+    pub max_retries: Option<u32>,
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -75,6 +78,9 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     }
     if let Some(m) = o.permission_mode {
         spec.permissions.mode = m;
+    }
+    if let Some(n) = o.max_retries {
+        spec.retry.max_retries = Some(n);
     }
     spec.permissions
         .allow
@@ -222,6 +228,8 @@ pub struct RunOptions {
     pub record: Option<PathBuf>,
     /// stdout for stream-json frames, when that is the output format.
     pub stream_out: Option<SharedOut>,
+    /// The rate-limit gate every task of this run shares (a 429 pauses them all).
+    pub gate: Arc<RateGate>,
 }
 
 /// Names of variables always removed from tool environments and redacted.
@@ -427,6 +435,9 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         .as_ref()
         .map_or(32_000, |m| m.max_output_tokens);
     let max_tokens = spec.max_tokens.unwrap_or(model_cap.min(32_000));
+    // A `max_tokens` stop escalates once to the model's cap, unless the spec chose the cap.
+    let escalate_max_tokens_to =
+        (spec.max_tokens.is_none() && model_cap > max_tokens).then_some(model_cap);
     let thinking = spec
         .thinking_budget_tokens
         .map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b}));
@@ -439,6 +450,9 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         model_info: task.model_info,
         system,
         max_tokens,
+        escalate_max_tokens_to,
+        retry: spec.retry.policy(),
+        gate: opts.gate.clone(),
         thinking,
         limits: LoopLimits {
             max_turns: spec.limits.max_turns,
@@ -563,8 +577,11 @@ fn build_provider(
     let base: Arc<dyn Provider> = match loaded.spec.provider {
         ProviderKind::Anthropic | ProviderKind::Openai => {
             let key = task.api_key.clone().unwrap_or_default();
-            let p = AnthropicProvider::new(AnthropicConfig::from_env(key))
-                .map_err(|e| e.to_string())?;
+            let mut config = AnthropicConfig::from_env(key);
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                config.idle_timeout = t.0;
+            }
+            let p = AnthropicProvider::new(config).map_err(|e| e.to_string())?;
             Arc::new(p)
         }
         ProviderKind::Replay => {

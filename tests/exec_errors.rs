@@ -69,7 +69,7 @@ fn http_401_is_an_api_error_with_a_clear_message() {
     );
     run.expect_code(4);
     assert!(
-        run.stdout.contains("API key rejected (401"),
+        run.stdout.contains("ANTHROPIC_API_KEY rejected (401"),
         "stdout: {}",
         run.stdout
     );
@@ -80,7 +80,7 @@ fn http_401_is_an_api_error_with_a_clear_message() {
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<error type=\"api_error\""), "{xml}");
-    assert!(xml.contains("API key rejected (401"), "{xml}");
+    assert!(xml.contains("ANTHROPIC_API_KEY rejected (401"), "{xml}");
     assert!(!xml.contains("<failure"), "{xml}");
     assert_eq!(mock.requests().len(), 1, "401 is not retried");
     mock.assert_clean();
@@ -109,7 +109,7 @@ fn http_401_json_result() {
         r["errors"][0]
             .as_str()
             .unwrap()
-            .contains("API key rejected (401")
+            .contains("ANTHROPIC_API_KEY rejected (401")
     );
     mock.assert_clean();
 }
@@ -124,7 +124,13 @@ fn http_529_overloaded_is_exit_4() {
         &mock,
         &repo,
         &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
+        &[
+            "--max-retries",
+            "0",
+            "--output-format",
+            "json",
+            spec.to_str().unwrap(),
+        ],
     );
     run.expect_code(4);
     let r = run.result();
@@ -181,7 +187,13 @@ fn error_event_mid_stream_is_exit_4_with_a_clear_message() {
         &mock,
         &repo,
         &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
+        &[
+            "--max-retries",
+            "0",
+            "--output-format",
+            "json",
+            spec.to_str().unwrap(),
+        ],
     );
     run.expect_code(4);
     let r = run.result();
@@ -228,7 +240,8 @@ fn tool_use_cut_off_by_max_tokens_never_runs_and_the_model_is_asked_to_continue(
     let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
-        &spec("permissions:\n  mode: bypassPermissions\n"),
+        // An explicit max_tokens: no escalation retry, straight to the continuation.
+        &spec("max_tokens: 1024\npermissions:\n  mode: bypassPermissions\n"),
     );
     let run = exec_in(
         &mock,
@@ -265,7 +278,13 @@ fn dropped_connection_is_exit_4() {
         &mock,
         &repo,
         &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
+        &[
+            "--max-retries",
+            "0",
+            "--output-format",
+            "json",
+            spec.to_str().unwrap(),
+        ],
     );
     run.expect_code(4);
     let r = run.result();

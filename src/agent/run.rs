@@ -17,6 +17,7 @@ use crate::model::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StopReason,
 };
 use crate::permissions::Policy;
+use crate::retry::{self, Decision, RateGate, RetryPolicy, RetryState};
 use crate::tools::executor::{PendingCall, execute};
 use crate::tools::{Registry, ToolContext};
 
@@ -97,8 +98,15 @@ pub struct Agent {
     pub model_info: Option<ModelInfo>,
     /// Exact system prompt.
     pub system: String,
-    /// Output cap per request.
+    /// Output cap per request (lowered after a context error, raised once after `max_tokens`).
     pub max_tokens: u32,
+    /// The cap a `max_tokens` stop escalates to, once (None: no escalation, e.g. the spec set
+    /// `max_tokens` itself).
+    pub escalate_max_tokens_to: Option<u32>,
+    /// Retry settings.
+    pub retry: RetryPolicy,
+    /// The rate-limit gate shared with the other tasks of this run.
+    pub gate: Arc<RateGate>,
     /// Thinking configuration, passed through.
     pub thinking: Option<Value>,
     /// Limits.
@@ -163,6 +171,15 @@ impl Agent {
                 return Some(Outcome::new(
                     OutcomeKind::BudgetTokens,
                     format!("token budget exhausted: {used} tokens used of max_total_tokens {max}"),
+                ));
+            }
+            let next = state.last_context_tokens;
+            if used.saturating_add(next) > max {
+                return Some(Outcome::new(
+                    OutcomeKind::BudgetTokens,
+                    format!(
+                        "token budget exhausted: {used} tokens used of max_total_tokens {max}, and the next request (about {next} input tokens) would cross the limit, so it was not sent"
+                    ),
                 ));
             }
         }
@@ -239,6 +256,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
         agent.push_user_text(&mut state, text);
     }
     let mut pause_resends = 0u32;
+    let mut retries = RetryState::new(agent.retry);
     loop {
         if agent.stopper.cause().is_some() {
             let o = agent.interrupted(false);
@@ -267,36 +285,11 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             max_tokens: agent.max_tokens,
             thinking: agent.thinking.clone(),
         };
-        let started = Instant::now();
-        let result = agent.attempt(&request).await;
-        state.api_time += started.elapsed();
-        let (response, streamed_uuids) = match result {
-            Ok(r) => r,
-            Err((err, streamed)) => {
-                if agent.stopper.cause().is_some() {
-                    if !streamed.is_empty() {
-                        agent.emit(RunEvent::AttemptAbandoned {
-                            uuid: new_uuid(),
-                            attempt: 1,
-                            error: "interrupted".into(),
-                            streamed_uuids: streamed,
-                        });
-                    }
-                    let o = agent.interrupted(false);
-                    return (o, state);
-                }
-                agent.emit(RunEvent::AttemptAbandoned {
-                    uuid: new_uuid(),
-                    attempt: 1,
-                    error: err.to_string(),
-                    streamed_uuids: streamed,
-                });
-                return (
-                    Outcome::new(OutcomeKind::ApiError, describe_provider_error(&err)),
-                    state,
-                );
-            }
-        };
+        let (response, streamed_uuids) =
+            match request_with_retries(agent, &mut state, &mut retries, request).await {
+                Ok(r) => r,
+                Err(o) => return (o, state),
+            };
 
         // The response is complete: it is one unit in the transcript.
         let cost = agent
@@ -308,6 +301,35 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             .as_ref()
             .map(|m| (m.context_window, m.max_output_tokens));
         state.record_usage(&response.model, &response.usage, cost, info);
+        state.last_context_tokens = response.usage.total();
+
+        // max_tokens with nothing to run: make the same request once more with the model's
+        // output cap (not a turn; the cut response is abandoned, its tokens still count).
+        if response.stop_reason == Some(StopReason::MaxTokens)
+            && !response
+                .content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+            && let Some(cap) = agent.escalate_max_tokens_to.take()
+            && cap > agent.max_tokens
+        {
+            tracing::warn!(
+                from = agent.max_tokens,
+                to = cap,
+                "response hit max_tokens; retrying once with the model's output cap"
+            );
+            agent.emit(RunEvent::AttemptAbandoned {
+                uuid: new_uuid(),
+                attempt: 1,
+                error: format!(
+                    "stop_reason max_tokens at max_tokens {}; retrying with max_tokens {cap}",
+                    agent.max_tokens
+                ),
+                streamed_uuids,
+            });
+            agent.max_tokens = cap;
+            continue;
+        }
         let meta = AssistantMeta {
             message_id: response.id.clone(),
             model: response.model.clone(),
@@ -456,6 +478,112 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
     }
 }
 
+/// How many times one request may lower `max_tokens` after a context error.
+const MAX_TOKENS_LOWERINGS: u32 = 3;
+
+/// Make one model request, retrying the whole response attempt per the retry policy.
+/// Returns the complete response and its streamed block uuids, or the outcome that ends the
+/// task (`api_error`, `context_exhausted`, `interrupted`).
+async fn request_with_retries(
+    agent: &mut Agent,
+    state: &mut State,
+    retries: &mut RetryState,
+    mut request: ModelRequest,
+) -> Result<(ModelResponse, Vec<String>), Outcome> {
+    let mut attempt_no = 1u32;
+    let mut lowered = 0u32;
+    loop {
+        let token = agent.stopper.token().clone();
+        if !agent.gate.wait(&token).await {
+            return Err(agent.interrupted(false));
+        }
+        let started = Instant::now();
+        let result = agent.attempt(&request).await;
+        state.api_time += started.elapsed();
+        let (err, streamed) = match result {
+            Ok(r) => {
+                retries.succeeded();
+                return Ok(r);
+            }
+            Err(e) => e,
+        };
+        if agent.stopper.cause().is_some() {
+            if !streamed.is_empty() {
+                agent.emit(RunEvent::AttemptAbandoned {
+                    uuid: new_uuid(),
+                    attempt: attempt_no,
+                    error: "interrupted".into(),
+                    streamed_uuids: streamed,
+                });
+            }
+            return Err(agent.interrupted(false));
+        }
+        if !streamed.is_empty() || retry::mid_stream(&err) {
+            agent.emit(RunEvent::AttemptAbandoned {
+                uuid: new_uuid(),
+                attempt: attempt_no,
+                error: err.to_string(),
+                streamed_uuids: streamed,
+            });
+        }
+        attempt_no += 1;
+        match retries.decide(&err) {
+            Decision::GiveUp(msg) => {
+                let kind = if retry::context_exhausted(&err) {
+                    OutcomeKind::ContextExhausted
+                } else {
+                    OutcomeKind::ApiError
+                };
+                return Err(Outcome::new(kind, msg));
+            }
+            Decision::LowerMaxTokens(n) => {
+                lowered += 1;
+                if lowered > MAX_TOKENS_LOWERINGS || n >= request.max_tokens {
+                    return Err(Outcome::new(
+                        OutcomeKind::ContextExhausted,
+                        format!(
+                            "{} (lowering max_tokens did not help)",
+                            retry::describe(&err)
+                        ),
+                    ));
+                }
+                tracing::warn!(
+                    from = request.max_tokens,
+                    to = n,
+                    "the request's max_tokens does not fit; retrying with a lower max_tokens"
+                );
+                agent.max_tokens = n;
+                request.max_tokens = n;
+            }
+            Decision::Retry { attempt, delay } => {
+                let status = retry::error_status(&err);
+                let max_retries = retries.policy.max_retries;
+                tracing::warn!(
+                    attempt,
+                    max_retries,
+                    delay_ms = delay.as_millis() as u64,
+                    "model request failed, retrying: {err}"
+                );
+                agent.emit(RunEvent::ApiRetry {
+                    uuid: new_uuid(),
+                    attempt,
+                    max_retries,
+                    retry_delay_ms: delay.as_millis() as u64,
+                    error_status: status,
+                    error: retry::error_category(&err).to_string(),
+                    message: err.to_string(),
+                });
+                if status == Some(429) {
+                    agent.gate.pause(delay);
+                }
+                if !retry::sleep_unless_cancelled(delay, &token).await {
+                    return Err(agent.interrupted(false));
+                }
+            }
+        }
+    }
+}
+
 /// Execute `calls` (or, with `run == false`, answer them all as not run) and append the results.
 async fn answer_calls(
     agent: &mut Agent,
@@ -521,32 +649,7 @@ async fn answer_calls(
 
 /// A message for an API failure that tells the reader what to do.
 pub fn describe_provider_error(err: &ProviderError) -> String {
-    match err {
-        ProviderError::Http {
-            status: 401,
-            message,
-            ..
-        } => {
-            format!(
-                "API key rejected (401 authentication_error): {message}. Check ANTHROPIC_API_KEY (or the provider's key variable)."
-            )
-        }
-        ProviderError::Http {
-            status: 403,
-            message,
-            ..
-        } => {
-            format!("API key not permitted (403 permission_error): {message}")
-        }
-        ProviderError::Http {
-            status: 404,
-            message,
-            ..
-        } => {
-            format!("not found (404): {message}. Check the model id and the base URL.")
-        }
-        other => other.to_string(),
-    }
+    retry::describe(err)
 }
 
 /// A fresh record uuid.

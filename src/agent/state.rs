@@ -33,6 +33,9 @@ pub struct State {
     pub malformed_streak: u32,
     /// Consecutive max_tokens continuations.
     pub max_tokens_streak: u32,
+    /// Tokens of the last response's whole context (input + cache + output): the estimate of
+    /// the next request's input, for the token budget.
+    pub last_context_tokens: u64,
 }
 
 impl State {

@@ -8,7 +8,8 @@
 //! | `AssistantResponse` | nothing (its blocks were streamed) |
 //! | `ToolResult` | `user` with the `tool_result` block and `tool_use_result` |
 //! | `PermissionDenied` | `system/permission_denied` |
-//! | `AttemptAbandoned` | `system/runner_attempt_abandoned` (consumers ignore unknown subtypes) |
+//! | `AttemptAbandoned` | `system/runner_attempt_abandoned` (consumers ignore unknown subtypes); the next `assistant` frame lists the abandoned frames' uuids in `supersedes` |
+//! | `ApiRetry` | `system/api_retry` |
 //! | `Result` | `result` ([`result_value`]) |
 
 use std::io;
@@ -28,6 +29,8 @@ pub struct StreamJsonSink {
     redactor: Arc<Redactor>,
     session_id: String,
     user_texts_seen: usize,
+    /// uuids of frames of abandoned attempts, listed by the next assistant frame.
+    superseded: Vec<String>,
     new_uuid: Box<dyn FnMut() -> String + Send>,
 }
 
@@ -39,6 +42,7 @@ impl StreamJsonSink {
             redactor,
             session_id: String::new(),
             user_texts_seen: 0,
+            superseded: Vec::new(),
             new_uuid: Box::new(|| uuid::Uuid::new_v4().to_string()),
         }
     }
@@ -71,7 +75,16 @@ impl StreamJsonSink {
                 })
             }
             RunEvent::AssistantBlockStreamed { uuid, meta, block } => {
-                Some(self.assistant_frame(uuid, meta, block))
+                let mut frame = self.assistant_frame(uuid, meta, block);
+                if !self.superseded.is_empty()
+                    && let Some(m) = frame.as_object_mut()
+                {
+                    m.insert(
+                        "supersedes".into(),
+                        std::mem::take(&mut self.superseded).into(),
+                    );
+                }
+                Some(frame)
             }
             RunEvent::AssistantResponse { .. } => None,
             RunEvent::ToolResult {
@@ -111,12 +124,35 @@ impl StreamJsonSink {
                 attempt,
                 error,
                 streamed_uuids,
-            } => Some(json!({
+            } => {
+                self.superseded.extend(streamed_uuids.iter().cloned());
+                Some(json!({
                 "type": "system",
                 "subtype": "runner_attempt_abandoned",
                 "attempt": attempt,
                 "error": error,
                 "streamed_uuids": streamed_uuids,
+                "uuid": uuid,
+                "session_id": self.session_id,
+                }))
+            }
+            RunEvent::ApiRetry {
+                uuid,
+                attempt,
+                max_retries,
+                retry_delay_ms,
+                error_status,
+                error,
+                message,
+            } => Some(json!({
+                "type": "system",
+                "subtype": "api_retry",
+                "attempt": attempt,
+                "max_retries": max_retries,
+                "retry_delay_ms": retry_delay_ms,
+                "error_status": error_status,
+                "error": error,
+                "runner_error_message": message,
                 "uuid": uuid,
                 "session_id": self.session_id,
             })),

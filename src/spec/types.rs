@@ -53,6 +53,9 @@ pub struct TaskSpec {
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,
+    /// Retries of failed model requests (backoff, limits, stream watchdog).
+    #[serde(default, skip_serializing_if = "Retry::is_unset")]
+    pub retry: Retry,
     /// Success checks run after the agent finishes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verify: Vec<VerifyCheck>,
@@ -174,6 +177,62 @@ pub struct Limits {
     /// Wall-clock limit for the task, e.g. `30m`, `90s`, `1h30m`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<SpecDuration>,
+}
+
+/// How failed model requests are retried. Every field is optional; unset fields keep the
+/// defaults shown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Retry {
+    /// Most retries of one model request after the first attempt (default 10; 0 disables
+    /// retries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Delay before the first retry; doubles per retry, minus up to 25% jitter (default 500ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_delay: Option<SpecDuration>,
+    /// Cap of the exponential delay (default 32s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_delay: Option<SpecDuration>,
+    /// Longest server `retry-after` runner waits for; a longer one fails the task at once
+    /// (default 2m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_wait: Option<SpecDuration>,
+    /// Most time spent waiting between retries over the whole task (default 15m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<SpecDuration>,
+    /// Stream watchdog: an attempt with no response bytes for this long (before the headers
+    /// or mid-stream) is abandoned and retried (default 5m, or `RUNNER_STREAM_IDLE_TIMEOUT_MS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<SpecDuration>,
+}
+
+impl Retry {
+    /// Whether nothing is set (the section is then left out of the resolved spec).
+    pub fn is_unset(&self) -> bool {
+        self == &Retry::default()
+    }
+
+    /// The policy: these settings over the defaults.
+    pub fn policy(&self) -> crate::retry::RetryPolicy {
+        let mut p = crate::retry::RetryPolicy::default();
+        if let Some(n) = self.max_retries {
+            p.max_retries = n;
+        }
+        if let Some(d) = self.base_delay {
+            p.base_delay = d.0;
+        }
+        if let Some(d) = self.max_delay {
+            p.max_delay = d.0;
+        }
+        if let Some(d) = self.max_wait {
+            p.max_wait = d.0;
+        }
+        if let Some(d) = self.budget {
+            p.budget = d.0;
+        }
+        p
+    }
 }
 
 /// One success check: a shell command run in the workdir after the agent finishes.

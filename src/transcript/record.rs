@@ -16,6 +16,8 @@ use crate::report::json::result_value;
 pub const SUBTYPE_INIT: &str = "runner_init";
 /// `system` subtype of an abandoned response attempt.
 pub const SUBTYPE_ATTEMPT_ABANDONED: &str = "runner_attempt_abandoned";
+/// `system` subtype of a retried model request.
+pub const SUBTYPE_API_RETRY: &str = "runner_api_retry";
 /// `system` subtype of a denied tool call.
 pub const SUBTYPE_PERMISSION_DENIED: &str = "runner_permission_denied";
 /// `system` subtype of the last record.
@@ -241,6 +243,35 @@ impl RecordBuilder {
                 );
                 let uuid = (self.new_uuid)();
                 vec![self.record("system", Some(SUBTYPE_CHECKS), None, None, &uuid, extra)]
+            }
+            RunEvent::ApiRetry {
+                uuid,
+                attempt,
+                max_retries,
+                retry_delay_ms,
+                error_status,
+                error,
+                message,
+            } => {
+                let mut extra = self.off_chain();
+                extra.insert(
+                    "content".into(),
+                    format!(
+                        "API request failed ({message}); retry {attempt}/{max_retries} in {retry_delay_ms} ms"
+                    )
+                    .into(),
+                );
+                extra.insert("level".into(), "warning".into());
+                extra.insert("attempt".into(), (*attempt).into());
+                extra.insert("maxRetries".into(), (*max_retries).into());
+                extra.insert("retryDelayMs".into(), (*retry_delay_ms).into());
+                extra.insert(
+                    "errorStatus".into(),
+                    error_status.map_or(Value::Null, Into::into),
+                );
+                extra.insert("error".into(), error.clone().into());
+                extra.insert("errorMessage".into(), message.clone().into());
+                vec![self.record("system", Some(SUBTYPE_API_RETRY), None, None, uuid, extra)]
             }
             RunEvent::Result(r) => {
                 let mut extra = self.off_chain();
