@@ -160,10 +160,11 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
     apply_overrides(&mut loaded, o);
     loaded.check()?;
     let spec = &loaded.spec;
-    let policy = Policy::new(
+    let policy = Policy::with_ask(
         spec.permissions.mode,
         &spec.permissions.allow,
         &spec.permissions.deny,
+        &spec.permissions.ask,
     )
     .map_err(|e| {
         let key = rule_key(&loaded, &e.to_string());
@@ -202,7 +203,7 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
 /// Which spec key a rule error most likely belongs to (for its file:line:col).
 fn rule_key(loaded: &LoadedSpec, message: &str) -> String {
     let p = &loaded.spec.permissions;
-    for (list, name) in [(&p.allow, "allow"), (&p.deny, "deny")] {
+    for (list, name) in [(&p.allow, "allow"), (&p.deny, "deny"), (&p.ask, "ask")] {
         for (i, r) in list.iter().enumerate() {
             if message.contains(r.as_str()) {
                 return format!("permissions.{name}[{i}]");

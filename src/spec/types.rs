@@ -153,6 +153,10 @@ pub struct Permissions {
     /// Deny rules; checked first, nothing removes them.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Ask rules, checked after deny rules and before allow rules. With nobody to ask, a call
+    /// an ask rule matches is denied in every mode (bypassPermissions included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
     /// Fail the task (outcome `denied`, exit 5) when any tool call was denied.
     #[serde(default)]
     pub fail_on_denial: bool,
