@@ -10,6 +10,7 @@
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`policy`]: the decision chain.
+//! - [`settings`]: Claude Code settings files named by `--settings` or the spec.
 
 pub mod args;
 pub mod bash;
@@ -17,6 +18,7 @@ pub mod paths;
 pub mod policy;
 pub mod readonly;
 pub mod rule;
+pub mod settings;
 
 #[cfg(test)]
 mod tests;

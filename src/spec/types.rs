@@ -50,6 +50,14 @@ pub struct TaskSpec {
     /// Permission policy.
     #[serde(default)]
     pub permissions: Permissions,
+    /// A Claude Code settings.json (relative to this file) whose `permissions` rules,
+    /// `additionalDirectories`, `defaultMode` and `hooks` are added to this spec's. Settings in
+    /// the workdir (`.claude/`) are never loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<PathBuf>,
+    /// Command hooks in Claude Code's settings shape: `PreToolUse`/`PostToolUse` → matcher groups.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hooks: crate::hooks::HooksConfig,
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,

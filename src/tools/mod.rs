@@ -125,6 +125,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Bash's persistent working directory (stays inside the workdir).
     pub bash_cwd: Arc<Mutex<PathBuf>>,
+    /// PreToolUse/PostToolUse hooks (none unless the spec or a settings file configures them).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 impl ToolContext {
@@ -139,6 +141,7 @@ impl ToolContext {
             env: Arc::new(env),
             cancel,
             bash_cwd: Arc::new(Mutex::new(cwd)),
+            hooks: Arc::new(crate::hooks::Hooks::default()),
         }
     }
 }
