@@ -122,6 +122,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
             .collect(),
         replay: args.replay.clone(),
         max_retries: args.max_retries,
+        settings: args.settings.clone(),
     }
 }
 

@@ -106,6 +106,10 @@ pub struct ExecArgs {
     /// Deny rules added to every spec's (same syntax; repeatable).
     #[arg(long, alias = "disallowedTools", value_name = "RULES")]
     pub disallowed_tools: Vec<String>,
+    /// Claude Code settings.json whose permissions (allow/deny/ask rules, additionalDirectories,
+    /// defaultMode) and hooks are added to every spec's. Settings in the workdir are never read.
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
     /// Record the model's responses to a cassette FILE (one task only).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,

@@ -12,13 +12,14 @@ use crate::agent::{
     self, Agent, Input, LoopLimits, Outcome, OutcomeKind, State, StopCause, Stopper,
 };
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks};
+use crate::hooks::{HookSession, Hooks};
 use crate::model::Provider;
 use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::model::cassette::Cassette;
 use crate::model::record::RecordingProvider;
 use crate::model::replay::ReplayProvider;
 use crate::model::table::{self, ModelInfo};
-use crate::permissions::Policy;
+use crate::permissions::{Policy, settings};
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
@@ -56,6 +57,9 @@ pub struct Overrides {
     pub replay: Option<PathBuf>,
     /// `--max-retries`.
     pub max_retries: Option<u32>,
+    /// `--settings FILE`: a Claude Code settings.json added to every spec (relative to the
+    /// current directory).
+    pub settings: Option<PathBuf>,
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -147,6 +151,9 @@ pub enum PrepareError {
     /// The cassette cannot be used.
     #[error("{0}")]
     Cassette(#[from] crate::model::cassette::CassetteError),
+    /// A settings file cannot be used.
+    #[error("{0}")]
+    Settings(#[from] crate::permissions::settings::SettingsError),
 }
 
 /// A task that passed every check and can run.
@@ -159,18 +166,24 @@ pub struct PreparedTask {
     pub api_key: Option<String>,
     /// The model table entry.
     pub model_info: Option<ModelInfo>,
+    /// Hooks from the spec and settings files (session facts are attached when it runs).
+    pub hooks: Hooks,
 }
 
 /// Check everything a task needs before any task starts: the spec (again, after overrides),
 /// its rules, its provider's key, its cassette.
 pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
     apply_overrides(&mut loaded, o);
+    apply_settings(&mut loaded, o)?;
     loaded.check()?;
+    let hooks = Hooks::new(&loaded.spec.hooks)
+        .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
     let spec = &loaded.spec;
-    let policy = Policy::new(
+    let policy = Policy::with_ask(
         spec.permissions.mode,
         &spec.permissions.allow,
         &spec.permissions.deny,
+        &spec.permissions.ask,
     )
     .map_err(|e| {
         let key = rule_key(&loaded, &e.to_string());
@@ -199,6 +212,7 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
     };
     let model_info = table::lookup(&spec.model, &spec.models);
     Ok(PreparedTask {
+        hooks,
         policy: Arc::new(policy),
         api_key,
         model_info,
@@ -206,10 +220,46 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
     })
 }
 
+/// Merge the settings files (`--settings`, then the spec's `settings:`) into the spec: rules
+/// and hooks are added, additional directories appended; `defaultMode` applies when neither
+/// `--permission-mode` nor the spec chose a mode other than the default (dontAsk).
+fn apply_settings(loaded: &mut LoadedSpec, o: &Overrides) -> Result<(), PrepareError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut files = Vec::new();
+    if let Some(p) = &o.settings {
+        files.push(settings::load(&cwd, p)?);
+    }
+    if let Some(p) = loaded.spec.settings.clone() {
+        files.push(settings::load(&loaded.dir, &p)?);
+    }
+    for s in files {
+        tracing::info!(file = %s.path.display(), "loading settings");
+        let perms = &mut loaded.spec.permissions;
+        perms.allow.extend(s.allow);
+        perms.deny.extend(s.deny);
+        perms.ask.extend(s.ask);
+        if let Some(m) = s.default_mode
+            && o.permission_mode.is_none()
+            && perms.mode == PermissionMode::DontAsk
+        {
+            perms.mode = m;
+        }
+        for d in s.additional_directories {
+            if !loaded.additional_directories.contains(&d) {
+                loaded.additional_directories.push(d);
+            }
+        }
+        for (event, groups) in s.hooks {
+            loaded.spec.hooks.entry(event).or_default().extend(groups);
+        }
+    }
+    Ok(())
+}
+
 /// Which spec key a rule error most likely belongs to (for its file:line:col).
 fn rule_key(loaded: &LoadedSpec, message: &str) -> String {
     let p = &loaded.spec.permissions;
-    for (list, name) in [(&p.allow, "allow"), (&p.deny, "deny")] {
+    for (list, name) in [(&p.allow, "allow"), (&p.deny, "deny"), (&p.ask, "ask")] {
         for (i, r) in list.iter().enumerate() {
             if message.contains(r.as_str()) {
                 return format!("permissions.{name}[{i}]");
@@ -352,13 +402,19 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     let names = secret_names(loaded);
     let redactor = Arc::new(Redactor::from_env(&names));
     crate::redact::register_for_logs(&redactor);
-    let tool_ctx = ToolContext::new(
-        roots.clone(),
-        EnvPolicy {
-            remove: names.clone(),
+    let env_policy = EnvPolicy {
+        remove: names.clone(),
+    };
+    let mut tool_ctx = ToolContext::new(roots.clone(), env_policy.clone(), stopper.token().clone());
+    tool_ctx.hooks = Arc::new(task.hooks.clone().with_session(
+        HookSession {
+            session_id: session_id.clone(),
+            transcript_path: transcript_path.clone(),
+            permission_mode: spec.permissions.mode.as_str().to_string(),
+            workdir: loaded.workdir.clone(),
         },
-        stopper.token().clone(),
-    );
+        env_policy,
+    ));
 
     let mut registry = match Registry::from_names(&spec.tools) {
         Ok(r) => r,

@@ -22,6 +22,9 @@ use super::paths;
 /// Commands longer than this are never analysed (reference §5).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
 
+/// How a process substitution (`<(...)`, `>(...)`) word is shown; its commands are analysed.
+pub const PROCESS_SUBSTITUTION: &str = "<(…)";
+
 /// How deeply substitutions may nest before the analysis gives up.
 const MAX_DEPTH: usize = 16;
 
@@ -44,7 +47,7 @@ fn unanalysable<T>(reason: impl Into<String>) -> Result<T, Unanalysable> {
 }
 
 /// One word of a simple command after unquoting.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ArgWord {
     /// The word's text; when `dynamic`, only the static prefix before the first expansion.
     pub text: String,
@@ -53,6 +56,21 @@ pub struct ArgWord {
     pub dynamic: bool,
     /// The word as written in the command.
     pub raw: String,
+    /// Whether something other than a glob pattern makes it dynamic (parameter expansion,
+    /// substitution, tilde, ANSI-C escapes): its value cannot be bounded statically.
+    pub expands: bool,
+    /// For `~` or `~/rest` with nothing else dynamic: `rest` (the path relative to `$HOME`).
+    pub home_rest: Option<String>,
+}
+
+impl ArgWord {
+    fn literal(text: &str) -> ArgWord {
+        ArgWord {
+            text: text.into(),
+            raw: text.into(),
+            ..ArgWord::default()
+        }
+    }
 }
 
 /// A leading `NAME=value` assignment.
@@ -78,6 +96,12 @@ pub struct SimpleCmd {
     pub args_from_stdin: bool,
     /// The directory the command runs in, as far as `cd` commands before it tell.
     pub cwd: PathBuf,
+    /// The starting directory, when `cd` made it differ from `cwd` (a `cd` may fail, so
+    /// relative paths are checked against both).
+    pub alt_cwd: Option<PathBuf>,
+    /// `bash -c SCRIPT` / `sh -c SCRIPT` with a static script: the script's commands are in
+    /// the analysis, so this command itself only needs to pass deny and ask rules.
+    pub shell_wrapper: bool,
 }
 
 impl SimpleCmd {
@@ -126,6 +150,17 @@ pub struct FileWrite {
     pub alt_path: Option<PathBuf>,
 }
 
+/// A file an input redirection (`< file`) would read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRead {
+    /// The source word.
+    pub word: ArgWord,
+    /// The directory it resolves against.
+    pub cwd: PathBuf,
+    /// The starting directory too, when `cd` made the two differ.
+    pub alt_cwd: Option<PathBuf>,
+}
+
 /// What a command would do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Analysis {
@@ -133,6 +168,8 @@ pub struct Analysis {
     pub commands: Vec<SimpleCmd>,
     /// Every file written by an output redirection (other than `/dev/null` and fd dups).
     pub writes: Vec<FileWrite>,
+    /// Every file read by an input redirection.
+    pub reads: Vec<FileRead>,
 }
 
 /// Analyse `command`, run in `cwd`.
@@ -225,6 +262,11 @@ impl Walker {
         Ok(())
     }
 
+    /// The starting directory, when it differs from the tracked one.
+    fn alt_cwd(&self) -> Option<PathBuf> {
+        (self.cwd != self.start_cwd).then(|| self.start_cwd.clone())
+    }
+
     /// Walk something that runs in a subshell: `cd` inside does not leak out.
     fn isolated<F>(&mut self, f: F) -> Result<(), Unanalysable>
     where
@@ -277,14 +319,12 @@ impl Walker {
                 self.extended_test(&t.expr)?;
                 self.out.commands.push(SimpleCmd {
                     assignments: vec![],
-                    words: vec![ArgWord {
-                        text: "[[".into(),
-                        dynamic: false,
-                        raw: "[[".into(),
-                    }],
+                    words: vec![ArgWord::literal("[[")],
                     start: 0,
                     args_from_stdin: false,
                     cwd: self.cwd.clone(),
+                    alt_cwd: self.alt_cwd(),
+                    shell_wrapper: false,
                 });
                 self.redirect_list(redirects.as_ref())
             }
@@ -415,13 +455,20 @@ impl Walker {
                 ));
             }
         }
+        let script = shell_script(&words[start..])?;
         let cmd = SimpleCmd {
             assignments,
             words,
             start,
             args_from_stdin,
             cwd: self.cwd.clone(),
+            alt_cwd: self.alt_cwd(),
+            shell_wrapper: script.is_some(),
         };
+        if let Some(script) = script {
+            self.out.commands.push(cmd);
+            return self.isolated(|w| w.source(&script));
+        }
         // Track `cd DIR` so later relative redirect targets resolve where the shell would.
         if let [name, dir] = cmd.argv()
             && name.text == "cd"
@@ -478,9 +525,10 @@ impl Walker {
             CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub) => {
                 let r = self.isolated(|w| w.list(&sub.list));
                 words.push(ArgWord {
-                    text: String::new(),
                     dynamic: true,
-                    raw: "<(…)".into(),
+                    expands: true,
+                    raw: PROCESS_SUBSTITUTION.into(),
+                    ..ArgWord::default()
                 });
                 r
             }
@@ -498,7 +546,15 @@ impl Walker {
         match r {
             IoRedirect::File(_, kind, target) => match target {
                 IoFileRedirectTarget::Filename(w) => match kind {
-                    IoFileRedirectKind::Read => self.word(w).map(|_| ()),
+                    IoFileRedirectKind::Read => {
+                        let word = self.word(w)?;
+                        self.out.reads.push(FileRead {
+                            word,
+                            cwd: self.cwd.clone(),
+                            alt_cwd: self.alt_cwd(),
+                        });
+                        Ok(())
+                    }
                     _ => self.write_target(w),
                 },
                 IoFileRedirectTarget::Fd(_) => Ok(()),
@@ -529,11 +585,7 @@ impl Walker {
                         .map_err(|e| Unanalysable {
                             reason: format!("its here-document could not be parsed ({e})"),
                         })?;
-                    let mut acc = ArgWord {
-                        text: String::new(),
-                        dynamic: false,
-                        raw: String::new(),
-                    };
+                    let mut acc = ArgWord::default();
                     self.pieces(&pieces, true, &mut acc)?;
                 }
                 Ok(())
@@ -573,9 +625,8 @@ impl Walker {
             reason: format!("the word `{}` could not be parsed ({e})", w.value),
         })?;
         let mut acc = ArgWord {
-            text: String::new(),
-            dynamic: false,
             raw: w.value.clone(),
+            ..ArgWord::default()
         };
         self.pieces(&pieces, false, &mut acc)?;
         Ok(acc)
@@ -595,6 +646,7 @@ impl Walker {
                         Some(i) => {
                             push_static(acc, &s[..i]);
                             acc.dynamic = true;
+                            acc.home_rest = None;
                         }
                         None => push_static(acc, s),
                     }
@@ -602,7 +654,7 @@ impl Walker {
                 WordPiece::SingleQuotedText(s) => push_static(acc, s),
                 WordPiece::AnsiCQuotedText(s) => {
                     if s.contains('\\') {
-                        acc.dynamic = true;
+                        expanded(acc);
                     } else {
                         push_static(acc, s);
                     }
@@ -611,16 +663,22 @@ impl Walker {
                 | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(inner, true, acc)?;
                 }
-                WordPiece::TildeExpansion(_) => acc.dynamic = true,
+                WordPiece::TildeExpansion(t) => {
+                    let at_start = !acc.dynamic && acc.text.is_empty();
+                    expanded(acc);
+                    if at_start && matches!(t, brush_parser::word::TildeExpr::Home) {
+                        acc.home_rest = Some(String::new());
+                    }
+                }
                 WordPiece::ParameterExpansion(expr) => {
                     check_parameter(expr)?;
-                    acc.dynamic = true;
+                    expanded(acc);
                 }
                 WordPiece::CommandSubstitution(body)
                 | WordPiece::BackquotedCommandSubstitution(body) => {
                     let body = body.clone();
                     self.isolated(|w| w.source(&body))?;
-                    acc.dynamic = true;
+                    expanded(acc);
                 }
                 WordPiece::EscapeSequence(s) => {
                     let rest = s.strip_prefix('\\').unwrap_or(s);
@@ -639,7 +697,7 @@ impl Walker {
                             e.value
                         ));
                     }
-                    acc.dynamic = true;
+                    expanded(acc);
                 }
             }
         }
@@ -668,9 +726,19 @@ fn glob_start(s: &str) -> Option<usize> {
 }
 
 fn push_static(acc: &mut ArgWord, s: &str) {
+    if let Some(rest) = &mut acc.home_rest {
+        rest.push_str(s);
+    }
     if !acc.dynamic {
         acc.text.push_str(s);
     }
+}
+
+/// Mark `acc` as holding a run-time expansion (not just a glob).
+fn expanded(acc: &mut ArgWord) {
+    acc.dynamic = true;
+    acc.expands = true;
+    acc.home_rest = None;
 }
 
 fn has_nested_code(s: &str) -> bool {
@@ -691,6 +759,47 @@ fn check_parameter(expr: &ParameterExpr) -> Result<(), Unanalysable> {
         return unanalysable("a `${...}` expansion contains a substitution");
     }
     Ok(())
+}
+
+/// Shells whose `-c SCRIPT` is analysed as part of the command.
+const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh"];
+
+/// For `bash -c SCRIPT ...` (also `sh`, `dash`, `zsh`, `ksh`, path-qualified, with option
+/// clusters of `e`, `u`, `x`, `v` before or with the `c`): the script. A dynamic script is
+/// unanalysable; any other option (`-i`, `-l`, `-s`, `--rcfile`, ...) makes it an ordinary
+/// command that needs its own rule.
+fn shell_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
+    let Some(name) = argv.first() else {
+        return Ok(None);
+    };
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    if name.dynamic || !SHELLS.contains(&base) {
+        return Ok(None);
+    }
+    let mut saw_c = false;
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        let t = w.text.as_str();
+        if w.dynamic || !t.starts_with('-') || t.len() < 2 || t.starts_with("--") {
+            break;
+        }
+        if !t[1..].chars().all(|c| "ceuxv".contains(c)) {
+            return Ok(None);
+        }
+        saw_c |= t.contains('c');
+        i += 1;
+    }
+    if !saw_c {
+        return Ok(None);
+    }
+    match argv.get(i) {
+        Some(script) if !script.dynamic => Ok(Some(script.text.clone())),
+        Some(script) => unanalysable(format!(
+            "the script given to `{} -c` (`{}`) depends on an expansion",
+            base, script.raw
+        )),
+        None => Ok(None),
+    }
 }
 
 /// Skip wrapper commands; returns the index of the real command and whether a bare `xargs`

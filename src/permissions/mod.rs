@@ -7,14 +7,18 @@
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
 //! - [`readonly`]: the read-only command set, as data.
+//! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`policy`]: the decision chain.
+//! - [`settings`]: Claude Code settings files named by `--settings` or the spec.
 
+pub mod args;
 pub mod bash;
 pub mod paths;
 pub mod policy;
 pub mod readonly;
 pub mod rule;
+pub mod settings;
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::bash::{self, Analysis, FileWrite, SimpleCmd};
+use super::args;
+use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
 use super::paths;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
@@ -98,26 +99,72 @@ const WRITE_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit"];
 pub struct Policy {
     mode: PermissionMode,
     allow: Vec<Rule>,
-    deny: Vec<Rule>,
+    /// Deny rules, then ask rules (tagged), in the order they are checked.
+    blockers: Vec<(Rule, Block)>,
     home: Option<PathBuf>,
 }
 
+/// Which kind of rule blocks a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Deny,
+    Ask,
+}
+
+impl Block {
+    /// The reason text after "denied" for a call blocked by `rule`.
+    fn because(self, rule: &Rule) -> String {
+        match self {
+            Block::Deny => format!(
+                "by the deny rule `{}`. Deny rules cannot be overridden",
+                rule.raw
+            ),
+            Block::Ask => format!(
+                "because it would prompt for approval (ask rule `{}`), and runner runs unattended with nobody to ask; ask rules deny in every mode",
+                rule.raw
+            ),
+        }
+    }
+}
+
 impl Policy {
-    /// Build a policy; the first invalid rule is an error that quotes it.
+    /// Build a policy without ask rules; the first invalid rule is an error that quotes it.
     pub fn new(
         mode: PermissionMode,
         allow: &[String],
         deny: &[String],
     ) -> Result<Policy, RuleError> {
+        Policy::with_ask(mode, allow, deny, &[])
+    }
+
+    /// Build a policy with ask rules (checked after deny rules and before allow rules; with no
+    /// human to ask, a call an ask rule matches is denied in every mode).
+    pub fn with_ask(
+        mode: PermissionMode,
+        allow: &[String],
+        deny: &[String],
+        ask: &[String],
+    ) -> Result<Policy, RuleError> {
         let parse = |rules: &[String]| -> Result<Vec<Rule>, RuleError> {
             rules.iter().map(|r| Rule::parse(r)).collect()
         };
+        let mut blockers: Vec<(Rule, Block)> =
+            parse(deny)?.into_iter().map(|r| (r, Block::Deny)).collect();
+        blockers.extend(parse(ask)?.into_iter().map(|r| (r, Block::Ask)));
         Ok(Policy {
             mode,
             allow: parse(allow)?,
-            deny: parse(deny)?,
+            blockers,
             home: std::env::var_os("HOME").map(PathBuf::from),
         })
+    }
+
+    /// The first deny or ask rule (deny rules first) for which `pred` holds.
+    fn blocker(&self, pred: impl Fn(&Rule) -> bool) -> Option<(&Rule, Block)> {
+        self.blockers
+            .iter()
+            .find(|(r, _)| pred(r))
+            .map(|(r, b)| (r, *b))
     }
 
     /// Use `home` for `~/` rules instead of `$HOME`.
@@ -134,7 +181,11 @@ impl Policy {
     /// Tools named by bare deny rules: they are not offered to the model at all.
     pub fn removed_tools(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for r in self.deny.iter().filter(|r| r.is_bare()) {
+        for (r, _) in self
+            .blockers
+            .iter()
+            .filter(|(r, b)| *b == Block::Deny && r.is_bare())
+        {
             if !out.contains(&r.tool) {
                 out.push(r.tool.clone());
             }
@@ -144,33 +195,45 @@ impl Policy {
 
     /// Decide one call.
     pub fn decide(&self, call: &ToolCall<'_>, roots: &SessionRoots) -> Decision {
-        let d = self.decide_inner(call, roots);
+        self.decide_logged(call, roots, false)
+    }
+
+    /// Decide a call a PreToolUse hook allowed: deny and ask rules, protected paths, `/proc`
+    /// reads and unanalysable commands still deny it; what would only need an allow rule (or
+    /// another mode) is allowed.
+    pub fn decide_hook_allowed(&self, call: &ToolCall<'_>, roots: &SessionRoots) -> Decision {
+        self.decide_logged(call, roots, true)
+    }
+
+    fn decide_logged(&self, call: &ToolCall<'_>, roots: &SessionRoots, grant: bool) -> Decision {
+        let d = self.decide_inner(call, roots, grant);
         tracing::debug!(
             tool = call.tool,
             allowed = d.is_allow(),
+            hook_allowed = grant,
             reason = d.reason(),
             "permission decision"
         );
         d
     }
 
-    fn decide_inner(&self, call: &ToolCall<'_>, roots: &SessionRoots) -> Decision {
+    fn decide_inner(&self, call: &ToolCall<'_>, roots: &SessionRoots, grant: bool) -> Decision {
         let tool = call.tool;
-        if let Some(r) = self.deny.iter().find(|r| r.is_bare() && r.names_tool(tool)) {
+        if let Some((r, b)) = self.blocker(|r| r.is_bare() && r.names_tool(tool)) {
             return deny(format!(
-                "{tool} denied by the deny rule `{}`. Deny rules cannot be overridden; do the task without {tool}.",
-                r.raw
+                "{tool} denied {}; do the task without {tool}.",
+                b.because(r)
             ));
         }
         if tool == "Bash" {
             return match call.input.get("command").and_then(Value::as_str) {
-                Some(cmd) => self.decide_bash(cmd, call.cwd, roots),
+                Some(cmd) => self.decide_bash(cmd, call.cwd, roots, grant),
                 None => deny("Bash denied: the input has no `command` string."),
             };
         }
         if READ_TOOLS.contains(&tool) {
             return match read_target(tool, call.input, roots) {
-                Some(path) => self.decide_read(tool, &path, roots),
+                Some(path) => self.decide_read(tool, &path, roots, grant),
                 None => deny(format!("{tool} denied: the input has no usable path.")),
             };
         }
@@ -183,25 +246,22 @@ impl Policy {
             return match call.input.get(key).and_then(Value::as_str) {
                 Some(p) => {
                     let path = paths::resolve_in(roots, Path::new(p));
-                    self.decide_write(tool, &path, roots, &format!("{tool} of {}", path.display()))
+                    let what = format!("{tool} of {}", path.display());
+                    self.decide_write(tool, &path, roots, &what, grant)
                 }
                 None => deny(format!("{tool} denied: the input has no `{key}` string.")),
             };
         }
-        self.decide_other(tool)
+        self.decide_other(tool, grant)
     }
 
     // ---------------------------------------------------------------- file reads
 
-    fn decide_read(&self, tool: &str, path: &Path, roots: &SessionRoots) -> Decision {
+    fn decide_read(&self, tool: &str, path: &Path, roots: &SessionRoots, grant: bool) -> Decision {
         let shown = path.display();
         let covering = [tool, "Read"];
-        let home = self.home.as_deref();
-        if let Some(r) = Self::path_rule(&self.deny, &covering, path, roots, home, false) {
-            return deny(format!(
-                "{tool} of {shown} denied by the deny rule `{}`. Deny rules cannot be overridden.",
-                r.raw
-            ));
+        if let Some((r, b)) = self.path_blocker(&covering, path, roots, false) {
+            return deny(format!("{tool} of {shown} denied {}.", b.because(r)));
         }
         if roots.is_inside_workspace(path) {
             return allow(format!("{tool} of {shown} allowed: inside the workspace"));
@@ -211,8 +271,12 @@ impl Policy {
                 "{tool} of {shown} allowed by permission mode bypassPermissions"
             ));
         }
+        let home = self.home.as_deref();
         if let Some(r) = Self::path_rule(&self.allow, &covering, path, roots, home, true) {
             return allow(format!("{tool} of {shown} allowed by the rule `{}`", r.raw));
+        }
+        if grant {
+            return allow(format!("{tool} of {shown} allowed by a PreToolUse hook"));
         }
         deny(format!(
             "{tool} of {shown} denied: the path is outside the workdir and additional directories, and no allow rule matches (permission mode {}). Add an allow rule such as Read({}) to permit it.",
@@ -231,33 +295,61 @@ impl Policy {
         home: Option<&Path>,
         bare: bool,
     ) -> Option<&'r Rule> {
-        rules.iter().find(|r| {
-            tools.contains(&r.tool.as_str())
-                && match &r.spec {
-                    Specifier::Any => bare,
-                    Specifier::Path(p) => p.matches(path, roots, home),
-                    _ => false,
-                }
-        })
+        rules
+            .iter()
+            .find(|r| Self::path_rule_matches(r, tools, path, roots, home, bare))
+    }
+
+    fn path_rule_matches(
+        r: &Rule,
+        tools: &[&str],
+        path: &Path,
+        roots: &SessionRoots,
+        home: Option<&Path>,
+        bare: bool,
+    ) -> bool {
+        tools.contains(&r.tool.as_str())
+            && match &r.spec {
+                Specifier::Any => bare,
+                Specifier::Path(p) => p.matches(path, roots, home),
+                _ => false,
+            }
+    }
+
+    /// The first deny or ask path rule for `tools` that matches `path`.
+    fn path_blocker(
+        &self,
+        tools: &[&str],
+        path: &Path,
+        roots: &SessionRoots,
+        bare: bool,
+    ) -> Option<(&Rule, Block)> {
+        let home = self.home.as_deref();
+        self.blocker(|r| Self::path_rule_matches(r, tools, path, roots, home, bare))
     }
 
     // ---------------------------------------------------------------- file writes
 
     /// Decide a write of `path` (Edit/Write tools and Bash redirections). `what` describes it.
-    fn decide_write(&self, tool: &str, path: &Path, roots: &SessionRoots, what: &str) -> Decision {
+    fn decide_write(
+        &self,
+        tool: &str,
+        path: &Path,
+        roots: &SessionRoots,
+        what: &str,
+        grant: bool,
+    ) -> Decision {
         let home = self.home.as_deref();
         let covering: &[&str] = if tool == "Edit" {
             &["Edit"]
         } else {
             &[tool, "Edit"]
         };
-        if let Some(r) = Self::path_rule(&self.deny, covering, path, roots, home, true)
-            .or_else(|| Self::path_rule(&self.deny, &["Read"], path, roots, home, false))
+        if let Some((r, b)) = self
+            .path_blocker(covering, path, roots, true)
+            .or_else(|| self.path_blocker(&["Read"], path, roots, false))
         {
-            return deny(format!(
-                "{what} denied by the deny rule `{}`. Deny rules cannot be overridden.",
-                r.raw
-            ));
+            return deny(format!("{what} denied {}.", b.because(r)));
         }
         if let Some(marker) = paths::protected_marker(path) {
             let named = self.allow.iter().find(|r| {
@@ -271,6 +363,9 @@ impl Policy {
                     rule_path(path, roots)
                 ));
             }
+        }
+        if grant {
+            return allow(format!("{what} allowed by a PreToolUse hook"));
         }
         match self.mode {
             PermissionMode::Plan => {
@@ -302,18 +397,21 @@ impl Policy {
 
     // ---------------------------------------------------------------- other tools
 
-    fn decide_other(&self, tool: &str) -> Decision {
+    fn decide_other(&self, tool: &str, grant: bool) -> Decision {
         if tool == "AskUserQuestion" {
             return deny(
                 "AskUserQuestion denied: runner runs unattended and no human will answer. Decide yourself and continue.",
             );
         }
-        // A scoped deny rule for a tool runner does not interpret: fail closed.
-        if let Some(r) = self.deny.iter().find(|r| r.names_tool(tool)) {
+        // A scoped deny/ask rule for a tool runner does not interpret: fail closed.
+        if let Some((r, b)) = self.blocker(|r| r.names_tool(tool)) {
             return deny(format!(
-                "{tool} denied by the deny rule `{}` (runner cannot check its specifier, so it applies to every call).",
-                r.raw
+                "{tool} denied {} (runner cannot check its specifier, so it applies to every call).",
+                b.because(r)
             ));
+        }
+        if grant {
+            return allow(format!("{tool} allowed by a PreToolUse hook"));
         }
         match self.mode {
             PermissionMode::Plan => {
@@ -343,7 +441,13 @@ impl Policy {
 
     // ---------------------------------------------------------------- Bash
 
-    fn decide_bash(&self, command: &str, cwd: &Path, roots: &SessionRoots) -> Decision {
+    fn decide_bash(
+        &self,
+        command: &str,
+        cwd: &Path,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Decision {
         let shown = preview(command);
         let analysis = match bash::analyse(command, cwd) {
             Ok(a) => a,
@@ -359,15 +463,30 @@ impl Policy {
         }
         let mut reasons = Vec::new();
         for c in &analysis.commands {
-            match self.bash_command(&shown, c, roots) {
+            match self.bash_command(&shown, c, roots, grant) {
                 Decision::Allow { reason } => reasons.push(reason),
                 d => return d,
             }
         }
         for w in &analysis.writes {
-            match self.bash_write(&shown, w, roots) {
+            match self.bash_write(&shown, w, roots, grant) {
                 Decision::Allow { reason } => reasons.push(reason),
                 d => return d,
+            }
+        }
+        for r in &analysis.reads {
+            let what = format!(
+                "Bash command \"{shown}\" (its input redirection from `{}`)",
+                r.word.raw
+            );
+            match self.bash_read(&what, &r.word, &r.cwd, r.alt_cwd.as_deref(), roots, grant) {
+                ReadCheck::Ok => reasons.push(format!("the input `{}` is readable", r.word.raw)),
+                ReadCheck::Hard(d) => return d,
+                ReadCheck::Soft(why) => {
+                    return deny(format!(
+                        "{what} denied: {why}. Read files inside the workdir, or add an allow rule such as Read(//path/**)."
+                    ));
+                }
             }
         }
         if reasons.is_empty() {
@@ -379,12 +498,11 @@ impl Policy {
         ))
     }
 
-    /// Deny rules, checked for every simple command first (past assignments, with and without
-    /// wrappers; a dynamic word counts as matching if any expansion could match).
+    /// Deny and ask rules, checked for every simple command first (past assignments, with and
+    /// without wrappers; a dynamic word counts as matching if any expansion could match).
     fn bash_deny_rules(&self, shown: &str, a: &Analysis) -> Option<Decision> {
         for c in &a.commands {
-            for text_and_dynamic in deny_texts(c) {
-                let (text, dynamic) = text_and_dynamic;
+            for (text, dynamic) in deny_texts(c) {
                 if text.is_empty() {
                     continue;
                 }
@@ -393,14 +511,23 @@ impl Policy {
                 } else {
                     Tail::Exact
                 };
-                if let Some(r) = self.deny.iter().find(|r| {
+                if let Some((r, b)) = self.blocker(|r| {
                     r.tool == "Bash"
                         && matches!(&r.spec, Specifier::Bash(p) if p.matches(&text, tail))
                 }) {
+                    let why = match b {
+                        Block::Deny => format!(
+                            "matches the deny rule `{}`. Deny rules cannot be overridden; do this another way or not at all",
+                            r.raw
+                        ),
+                        Block::Ask => format!(
+                            "matches the ask rule `{}`, which would prompt for approval; runner runs unattended with nobody to ask, so ask rules deny in every mode",
+                            r.raw
+                        ),
+                    };
                     return Some(deny(format!(
-                        "Bash command \"{shown}\" denied: \"{}\" matches the deny rule `{}`. Deny rules cannot be overridden; do this another way or not at all.",
+                        "Bash command \"{shown}\" denied: \"{}\" {why}.",
                         c.display(),
-                        r.raw
                     )));
                 }
             }
@@ -408,7 +535,119 @@ impl Policy {
         None
     }
 
-    fn bash_command(&self, shown: &str, c: &SimpleCmd, roots: &SessionRoots) -> Decision {
+    /// Check one word naming a file a Bash command reads.
+    fn bash_read(
+        &self,
+        what: &str,
+        w: &ArgWord,
+        cwd: &Path,
+        alt_cwd: Option<&Path>,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> ReadCheck {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if w.raw == bash::PROCESS_SUBSTITUTION {
+            // `<(...)`: a pipe from commands that are analysed themselves.
+            return ReadCheck::Ok;
+        }
+        if let Some(rest) = &w.home_rest {
+            match &self.home {
+                Some(h) => {
+                    candidates.push(paths::resolve(h, Path::new(rest.trim_start_matches('/'))))
+                }
+                None => {
+                    return ReadCheck::Soft(format!(
+                        "`{}` depends on $HOME, which is not set",
+                        w.raw
+                    ));
+                }
+            }
+        } else if w.dynamic {
+            // Only the static directory prefix is known.
+            let dir = match w.text.rfind('/') {
+                Some(0) => "/",
+                Some(i) => &w.text[..i],
+                None => ".",
+            };
+            for base in std::iter::once(cwd).chain(alt_cwd) {
+                let p = paths::resolve(base, Path::new(dir));
+                if is_kernel_fs(&p) {
+                    return ReadCheck::Hard(deny(format!(
+                        "{what} denied: `{}` reads under {}, which exposes process and system state (such as runner's own environment); runner never allows that.",
+                        w.raw,
+                        p.display()
+                    )));
+                }
+            }
+            if w.expands {
+                return ReadCheck::Soft(format!(
+                    "the path `{}` depends on an expansion, so runner cannot tell which file it reads",
+                    w.raw
+                ));
+            }
+            if w.raw.contains("..") {
+                return ReadCheck::Soft(format!("the pattern `{}` can climb out with `..`", w.raw));
+            }
+            candidates.extend(
+                std::iter::once(cwd)
+                    .chain(alt_cwd)
+                    .map(|b| paths::resolve(b, Path::new(dir))),
+            );
+        } else {
+            if w.text.is_empty() {
+                return ReadCheck::Ok;
+            }
+            candidates.extend(
+                std::iter::once(cwd)
+                    .chain(alt_cwd)
+                    .map(|b| paths::resolve(b, Path::new(&w.text))),
+            );
+        }
+        for p in candidates {
+            if is_kernel_fs(&p) {
+                return ReadCheck::Hard(deny(format!(
+                    "{what} denied: `{}` reads {}, which exposes process and system state (such as runner's own environment); runner never allows that.",
+                    w.raw,
+                    p.display()
+                )));
+            }
+            if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                return ReadCheck::Hard(deny(format!(
+                    "{what} denied: it reads {} {}.",
+                    p.display(),
+                    b.because(r)
+                )));
+            }
+            let ok = roots.is_inside_workspace(&p)
+                || self.mode == PermissionMode::BypassPermissions
+                || grant
+                || Self::path_rule(
+                    &self.allow,
+                    &["Read"],
+                    &p,
+                    roots,
+                    self.home.as_deref(),
+                    true,
+                )
+                .is_some();
+            if !ok {
+                return ReadCheck::Soft(format!(
+                    "`{}` reads {}, outside the workdir and additional directories",
+                    w.raw,
+                    p.display()
+                ));
+            }
+        }
+        ReadCheck::Ok
+    }
+
+    fn bash_command(
+        &self,
+        shown: &str,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Decision {
         let display = c.display();
         // Leading assignments: only a known-harmless set with static values.
         if let Some(a) = c
@@ -425,27 +664,56 @@ impl Policy {
         if c.words.is_empty() {
             return allow(format!("\"{display}\" only sets harmless variables"));
         }
+        if c.shell_wrapper {
+            return allow(format!(
+                "\"{display}\" runs a script whose commands are checked one by one"
+            ));
+        }
+        // File operands of known readers: confinement for the read-only set, hard denials
+        // (kernel filesystems, Read deny/ask rules) whatever rule allows the command.
+        let what = format!("Bash command \"{shown}\"");
+        let mut outside: Option<String> = None;
+        for w in readonly::read_paths(c.argv()).unwrap_or_default() {
+            match self.bash_read(&what, &w, &c.cwd, c.alt_cwd.as_deref(), roots, grant) {
+                ReadCheck::Ok => {}
+                ReadCheck::Hard(d) => return d,
+                ReadCheck::Soft(why) => {
+                    outside.get_or_insert(why);
+                }
+            }
+        }
         let read_only = if c.args_from_stdin {
             Err("`xargs` adds arguments runner cannot see".to_string())
+        } else if let Some(why) = &outside {
+            Err(why.clone())
         } else {
             readonly::check(c.argv(), &c.cwd, roots)
         };
         if read_only.is_ok() {
             return allow(format!("\"{display}\" is read-only"));
         }
-        match self.mode {
-            PermissionMode::Plan => {
-                return deny(format!(
-                    "Bash command \"{shown}\" denied: permission mode plan allows read-only commands only, and \"{display}\" is not read-only ({}).",
-                    read_only.err().unwrap_or_default()
-                ));
-            }
-            PermissionMode::BypassPermissions => {
-                return allow(format!(
-                    "\"{display}\" allowed by permission mode bypassPermissions"
-                ));
-            }
-            _ => {}
+        if self.mode == PermissionMode::AcceptEdits
+            && let Some(d) = self.accept_edits_file_command(shown, c, roots)
+        {
+            return d;
+        }
+        let unrestricted = grant || self.mode == PermissionMode::BypassPermissions;
+        if self.mode == PermissionMode::Plan && !grant {
+            return deny(format!(
+                "Bash command \"{shown}\" denied: permission mode plan allows read-only commands only, and \"{display}\" is not read-only ({}).",
+                read_only.err().unwrap_or_default()
+            ));
+        }
+        if unrestricted {
+            let by = if grant {
+                "a PreToolUse hook"
+            } else {
+                "permission mode bypassPermissions"
+            };
+            return match self.check_risks(shown, c, None, roots, grant) {
+                Some(d) => d,
+                None => allow(format!("\"{display}\" allowed by {by}")),
+            };
         }
         for from in [c.start, 0] {
             let (text, dynamic) = c.match_text(from);
@@ -462,26 +730,170 @@ impl Policy {
                         _ => false,
                     }
             }) {
-                return allow(format!("\"{display}\" allowed by the rule `{}`", r.raw));
+                return match self.check_risks(shown, c, Some(r), roots, grant) {
+                    Some(d) => d,
+                    None => allow(format!("\"{display}\" allowed by the rule `{}`", r.raw)),
+                };
             }
         }
         let argv: Vec<&str> = c.argv().iter().map(|w| w.raw.as_str()).collect();
+        let not_ro = read_only.err().unwrap_or_default();
+        let not_ro = if not_ro.contains("is not in the read-only command set") {
+            String::new()
+        } else {
+            format!("; not read-only: {not_ro}")
+        };
         deny(format!(
-            "Bash command \"{shown}\" denied: no allow rule matches \"{}\" (permission mode {}). Add an allow rule such as {} to permit it.",
+            "Bash command \"{shown}\" denied: no allow rule matches \"{}\" (permission mode {}{not_ro}). Add an allow rule such as {} to permit it.",
             argv.join(" "),
             self.mode.as_str(),
             suggest(c)
         ))
     }
 
-    fn bash_write(&self, shown: &str, w: &FileWrite, roots: &SessionRoots) -> Decision {
+    /// Risky arguments of a command that a rule (`rule`), bypass mode or a hook allows:
+    /// file-writing flags are checked as Edits of their targets; code-running flags need a
+    /// rule that names the flag (a bare `Bash` rule, bypass mode and hooks allow them).
+    fn check_risks(
+        &self,
+        shown: &str,
+        c: &SimpleCmd,
+        rule: Option<&Rule>,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Option<Decision> {
+        let display = c.display();
+        for risk in args::risks(c.argv()) {
+            match risk {
+                args::Risk::Exec { flag, what } => {
+                    let Some(r) = rule else { continue };
+                    if r.is_bare() || r.raw.contains(flag.as_str()) {
+                        continue;
+                    }
+                    let prefix = match &r.spec {
+                        Specifier::Bash(p) => p.raw.trim_end_matches([':', ' ', '*']).to_string(),
+                        _ => r.tool.clone(),
+                    };
+                    let flag_name = flag.split('=').next().unwrap_or(&flag);
+                    return Some(deny(format!(
+                        "Bash command \"{shown}\" denied: \"{display}\" matches the allow rule `{}`, but `{flag}` {what}, and a prefix rule does not allow that. Leave the option out, or add a rule that names it, such as Bash({prefix} {flag_name}:*).",
+                        r.raw
+                    )));
+                }
+                args::Risk::Write { flag, target } => {
+                    let what = format!("Bash command \"{shown}\" (`{flag}` writes a file)");
+                    let Some(t) = target.filter(|t| !t.dynamic && !t.text.is_empty()) else {
+                        return Some(deny(format!(
+                            "{what} denied: runner cannot tell which file `{flag}` writes."
+                        )));
+                    };
+                    for base in std::iter::once(c.cwd.as_path()).chain(c.alt_cwd.as_deref()) {
+                        let path = paths::resolve(base, Path::new(&t.text));
+                        let d = self.decide_write("Edit", &path, roots, &what, grant);
+                        if !d.is_allow() {
+                            return Some(d);
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// acceptEdits: `mkdir`, `touch`, `mv`, `cp` with static operands that all lie inside the
+    /// workdir (and pass the write checks) are allowed without a rule. `None`: not such a command.
+    fn accept_edits_file_command(
+        &self,
+        shown: &str,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Option<Decision> {
+        let argv = c.argv();
+        let name = argv.first()?.text.as_str();
+        let (short, long): (&str, &[&str]) = match name {
+            "mkdir" => ("pv", &["--parents", "--verbose"]),
+            "touch" => ("acm", &["--no-create"]),
+            "mv" => (
+                "fnvTu",
+                &[
+                    "--force",
+                    "--no-clobber",
+                    "--verbose",
+                    "--update",
+                    "--no-target-directory",
+                ],
+            ),
+            "cp" => (
+                "rRafnpvTu",
+                &[
+                    "--recursive",
+                    "--archive",
+                    "--force",
+                    "--no-clobber",
+                    "--verbose",
+                    "--update",
+                    "--no-target-directory",
+                ],
+            ),
+            _ => return None,
+        };
+        let mut operands = Vec::new();
+        let mut end = false;
+        for w in &argv[1..] {
+            if w.dynamic {
+                return None;
+            }
+            let t = w.text.as_str();
+            if !end && t == "--" {
+                end = true;
+            } else if !end && t.starts_with("--") {
+                if !long.contains(&t) {
+                    return None;
+                }
+            } else if !end && t.starts_with('-') && t.len() > 1 {
+                if !t[1..].chars().all(|ch| short.contains(ch)) {
+                    return None;
+                }
+            } else {
+                operands.push(t);
+            }
+        }
+        if operands.is_empty() {
+            return None;
+        }
+        let what = format!("Bash command \"{shown}\" (`{name}` writes its operands)");
+        for op in operands {
+            for base in std::iter::once(c.cwd.as_path()).chain(c.alt_cwd.as_deref()) {
+                let path = paths::resolve(base, Path::new(op));
+                if !paths::inside_workdir(roots, &path) {
+                    return None;
+                }
+                let d = self.decide_write("Edit", &path, roots, &what, false);
+                if !d.is_allow() {
+                    return Some(d);
+                }
+            }
+        }
+        Some(allow(format!(
+            "\"{}\" allowed: `{name}` inside the workdir in permission mode acceptEdits",
+            c.display()
+        )))
+    }
+
+    fn bash_write(
+        &self,
+        shown: &str,
+        w: &FileWrite,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Decision {
         let what = format!(
             "Bash command \"{shown}\" (its redirection to `{}` writes {})",
             w.target,
             w.path.display()
         );
         for path in std::iter::once(&w.path).chain(w.alt_path.iter()) {
-            let d = self.decide_write("Edit", path, roots, &what);
+            let d = self.decide_write("Edit", path, roots, &what, grant);
             if !d.is_allow() {
                 return d;
             }
@@ -491,6 +903,21 @@ impl Policy {
             w.target
         ))
     }
+}
+
+/// The outcome of checking one file a Bash command reads.
+enum ReadCheck {
+    /// Inside the workspace, or allowed by a Read rule / mode / hook.
+    Ok,
+    /// Not auto-allowed (outside, or unknowable): the command is not read-only.
+    Soft(String),
+    /// Denied whatever else allows the command.
+    Hard(Decision),
+}
+
+/// `/proc` and `/sys`: reading there exposes process state (`/proc/PID/environ`).
+fn is_kernel_fs(p: &Path) -> bool {
+    p.starts_with("/proc") || p.starts_with("/sys")
 }
 
 /// The path a read tool touches: `file_path` for Read, `path` (default the workdir) plus the

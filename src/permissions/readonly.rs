@@ -56,16 +56,16 @@ const PROGRAMS: &[Entry] = &[
         &[],
         true,
     ),
-    e("wc", &[], &[], false),
+    e("wc", &["--files0-from"], &[], false),
     e("which", &[], &[], false),
     e("diff", &[], &[], false),
     e("stat", &[], &[], false),
-    e("du", &[], &[], false),
+    e("du", &["--files0-from", "-X", "--exclude-from"], &[], false),
     e("file", &["-C", "--compile"], &['C'], true),
     e("tree", &["-o", "-R"], &['o', 'R'], true),
     e(
         "sort",
-        &["-o", "--output", "--compress-program"],
+        &["-o", "--output", "--compress-program", "--files0-from"],
         &['o'],
         true,
     ),
@@ -105,6 +105,7 @@ const GIT_FORBIDDEN_LONG: &[&str] = &[
     "--upload-pack",
     "--exec",
     "--paginate",
+    "--no-index",
 ];
 
 /// Global git options allowed before the subcommand.
@@ -256,4 +257,95 @@ fn check_cd(args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), St
         }
         _ => Err("`cd` is read-only only with one static directory inside the workspace".into()),
     }
+}
+
+/// Programs in the read-only set whose operands are files they read.
+const FILE_READERS: &[&str] = &[
+    "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "find", "wc", "diff", "stat",
+    "du", "file", "tree", "sort", "uniq", "cut",
+];
+
+/// The words of `argv` that name files the command reads, for path confinement; `None` when
+/// the program is not a known file reader. Operands count, and so do the values of
+/// `--name=VALUE` options that look like paths and of `-f FILE`-style pattern files. The first
+/// operand of `grep`/`rg` is the pattern (unless `-e`/`-f` gives one); `find`'s operands end
+/// at its first expression word.
+pub fn read_paths(argv: &[ArgWord]) -> Option<Vec<ArgWord>> {
+    let name = argv.first()?;
+    let prog = name.text.as_str();
+    if name.dynamic || !FILE_READERS.contains(&prog) {
+        return None;
+    }
+    let grep_like = matches!(prog, "grep" | "egrep" | "fgrep" | "rg");
+    let mut out = Vec::new();
+    let mut operands = Vec::new();
+    let mut pattern_given = false;
+    let mut end_of_options = false;
+    let mut find_expr = false;
+    let mut i = 1;
+    while let Some(a) = argv.get(i) {
+        let t = a.text.as_str();
+        i += 1;
+        if prog == "find" {
+            if find_expr || (!a.dynamic && (t.starts_with('-') || t == "(" || t == "!")) {
+                find_expr = true;
+                continue;
+            }
+            operands.push(a.clone());
+            continue;
+        }
+        if end_of_options || a.expands || !t.starts_with('-') || t == "-" {
+            if t != "-" || a.dynamic {
+                operands.push(a.clone());
+            }
+            continue;
+        }
+        if t == "--" {
+            end_of_options = true;
+            continue;
+        }
+        if let Some((flag, v)) = t.split_once('=').filter(|_| t.starts_with("--")) {
+            if matches!(flag, "--regexp" | "--file") {
+                pattern_given = true;
+            }
+            if v.contains('/') || v.starts_with('.') || v.starts_with('~') || flag == "--file" {
+                let mut w = a.clone();
+                w.text = v.to_string();
+                out.push(w);
+            }
+            continue;
+        }
+        if grep_like {
+            match t {
+                "-e" | "--regexp" => {
+                    pattern_given = true;
+                    i += 1;
+                }
+                "-f" | "--file" => {
+                    pattern_given = true;
+                    if let Some(n) = argv.get(i) {
+                        out.push(n.clone());
+                    }
+                    i += 1;
+                }
+                _ if t.starts_with("-f") || t.starts_with("-e") => {
+                    pattern_given = true;
+                    if let Some(file) = t.strip_prefix("-f") {
+                        let mut w = a.clone();
+                        w.text = file.to_string();
+                        out.push(w);
+                    }
+                }
+                // Options that take a separate value that is not a file.
+                "-m" | "-A" | "-B" | "-C" | "-t" | "-T" | "-g" | "--glob" | "--type" | "-j"
+                | "--max-count" | "--context" | "--include" | "--exclude" => i += 1,
+                _ => {}
+            }
+        }
+    }
+    if grep_like && !pattern_given && !operands.is_empty() {
+        operands.remove(0);
+    }
+    out.extend(operands);
+    Some(out)
 }

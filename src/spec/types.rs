@@ -50,6 +50,14 @@ pub struct TaskSpec {
     /// Permission policy.
     #[serde(default)]
     pub permissions: Permissions,
+    /// A Claude Code settings.json (relative to this file) whose `permissions` rules,
+    /// `additionalDirectories`, `defaultMode` and `hooks` are added to this spec's. Settings in
+    /// the workdir (`.claude/`) are never loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<PathBuf>,
+    /// Command hooks in Claude Code's settings shape: `PreToolUse`/`PostToolUse` → matcher groups.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hooks: crate::hooks::HooksConfig,
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,
@@ -156,6 +164,10 @@ pub struct Permissions {
     /// Deny rules; checked first, nothing removes them.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Ask rules, checked after deny rules and before allow rules. With nobody to ask, a call
+    /// an ask rule matches is denied in every mode (bypassPermissions included).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
     /// Fail the task (outcome `denied`, exit 5) when any tool call was denied.
     #[serde(default)]
     pub fail_on_denial: bool,

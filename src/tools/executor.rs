@@ -1,11 +1,13 @@
-//! Runs one message's tool calls: validation, permission decision, execution with
-//! concurrency for consecutive concurrency-safe calls, results in the model's order.
+//! Runs one message's tool calls through the pipeline (seed 001 §一): input validation →
+//! `validate` → PreToolUse hooks → permission decision → call → PostToolUse hooks, with
+//! concurrency for consecutive concurrency-safe calls and results in the model's order.
 
 use futures_util::future::join_all;
 use serde_json::Value;
 
 use super::{Registry, ToolContext, ToolFatal, ToolOutput};
 use crate::events::Denial;
+use crate::hooks::HookDecision;
 use crate::permissions::{Decision, Policy, ToolCall};
 
 /// One tool_use block to execute.
@@ -34,14 +36,42 @@ pub struct CallOutcome {
 
 enum Prepared {
     Done(Box<(ToolOutput, Option<Denial>)>),
-    Run { concurrent: bool },
+    Run {
+        /// The input to run with (a PreToolUse hook may have replaced it).
+        input: Value,
+        concurrent: bool,
+        /// `additionalContext` from PreToolUse hooks, added to the result.
+        context: Vec<String>,
+    },
 }
 
 fn done(out: ToolOutput, denial: Option<Denial>) -> Prepared {
     Prepared::Done(Box::new((out, denial)))
 }
 
-fn prepare(
+fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
+    tracing::warn!(tool = %call.name, id = %call.id, "denied: {reason}");
+    done(
+        ToolOutput::error(format!("Permission denied: {reason}")),
+        Some(Denial {
+            tool_name: call.name.clone(),
+            tool_use_id: call.id.clone(),
+            tool_input: input.clone(),
+            reason,
+        }),
+    )
+}
+
+fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
+    ctx.bash_cwd
+        .lock()
+        .map(|c| c.clone())
+        .unwrap_or_else(|p| p.into_inner().clone())
+}
+
+/// The pipeline up to the call: input validation → `validate` → PreToolUse hooks → permission
+/// decision.
+async fn prepare(
     call: &PendingCall,
     registry: &Registry,
     policy: &Policy,
@@ -73,106 +103,169 @@ fn prepare(
         );
     }
     if !tool.needs_permission() {
+        // Changes only runner's own state (TodoWrite): no hooks, no policy.
         return Prepared::Run {
+            input: call.input.clone(),
             concurrent: tool.is_concurrency_safe(&call.input),
+            context: Vec::new(),
         };
     }
-    let cwd = ctx
-        .bash_cwd
-        .lock()
-        .map(|c| c.clone())
-        .unwrap_or_else(|p| p.into_inner().clone());
-    let decision = policy.decide(
-        &ToolCall {
-            tool: &call.name,
-            input: &call.input,
-            cwd: &cwd,
-        },
-        &ctx.roots,
-    );
+    let cwd = bash_cwd(ctx);
+    let hook = ctx
+        .hooks
+        .pre_tool_use(&call.name, &call.input, &call.id, &cwd)
+        .await;
+    let mut input = call.input.clone();
+    if let Some(updated) = hook.updated_input {
+        if let Err(e) = tool.validate(&updated, ctx) {
+            return done(
+                ToolOutput::error(format!(
+                    "InputValidationError: a PreToolUse hook's updatedInput is not valid: {e}"
+                )),
+                None,
+            );
+        }
+        tracing::info!(tool = %call.name, id = %call.id, "a PreToolUse hook replaced the input");
+        input = updated;
+    }
+    let tc = ToolCall {
+        tool: &call.name,
+        input: &input,
+        cwd: &cwd,
+    };
+    let decision = match hook.decision {
+        Some(HookDecision::Deny(reason)) => {
+            return denied(
+                call,
+                &input,
+                format!("{} call blocked by a PreToolUse hook: {reason}", call.name),
+            );
+        }
+        Some(HookDecision::Ask(reason)) => {
+            return denied(
+                call,
+                &input,
+                format!(
+                    "a PreToolUse hook asked for approval of this {} call ({reason}), and runner runs unattended with nobody to ask.",
+                    call.name
+                ),
+            );
+        }
+        Some(HookDecision::Allow) => policy.decide_hook_allowed(&tc, &ctx.roots),
+        None => policy.decide(&tc, &ctx.roots),
+    };
     match decision {
         Decision::Allow { .. } => Prepared::Run {
-            concurrent: tool.is_concurrency_safe(&call.input),
+            concurrent: tool.is_concurrency_safe(&input),
+            input,
+            context: hook.context,
         },
-        Decision::Deny { reason } => {
-            tracing::warn!(tool = %call.name, id = %call.id, "denied: {reason}");
-            done(
-                ToolOutput::error(format!("Permission denied: {reason}")),
-                Some(Denial {
-                    tool_name: call.name.clone(),
-                    tool_use_id: call.id.clone(),
-                    tool_input: call.input.clone(),
-                    reason,
-                }),
-            )
-        }
+        Decision::Deny { reason } => denied(call, &input, reason),
     }
 }
 
+/// The call itself, then the PostToolUse hooks.
 async fn run_one(
     call: &PendingCall,
+    input: &Value,
+    context: &[String],
     registry: &Registry,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
-    match registry.get(&call.name) {
-        Some(tool) => tool.call(call.input.clone(), ctx).await,
-        None => Ok(ToolOutput::error(format!(
-            "No such tool available: {}",
-            call.name
-        ))),
+    let started = std::time::Instant::now();
+    let mut out = match registry.get(&call.name) {
+        Some(tool) => tool.call(input.clone(), ctx).await?,
+        None => ToolOutput::error(format!("No such tool available: {}", call.name)),
+    };
+    let response = out
+        .structured
+        .clone()
+        .unwrap_or_else(|| Value::String(out.content.clone()));
+    let post = ctx
+        .hooks
+        .post_tool_use(
+            &call.name,
+            input,
+            &call.id,
+            &response,
+            &bash_cwd(ctx),
+            started.elapsed(),
+        )
+        .await;
+    for note in context.iter().chain(post.feedback.iter()) {
+        if !out.content.is_empty() {
+            out.content.push_str("\n\n");
+        }
+        out.content.push_str(note);
     }
+    Ok(out)
 }
 
-/// Execute `calls` in order. Consecutive allowed calls that are concurrency-safe run at the
-/// same time; any other call runs alone. Results come back in the model's order.
-/// A [`ToolFatal`] ends the run.
+/// Execute `calls` in order, each through the whole pipeline. Consecutive allowed calls that
+/// are concurrency-safe run at the same time; any other call runs alone, after the calls
+/// before it. Results come back in the model's order. A [`ToolFatal`] ends the run.
 pub async fn execute(
     calls: &[PendingCall],
     registry: &Registry,
     policy: &Policy,
     ctx: &ToolContext,
 ) -> Result<Vec<CallOutcome>, ToolFatal> {
-    let prepared: Vec<Prepared> = calls
-        .iter()
-        .map(|c| prepare(c, registry, policy, ctx))
-        .collect();
     let mut results: Vec<Option<CallOutcome>> = vec![None; calls.len()];
-    let mut i = 0;
-    while i < calls.len() {
-        match &prepared[i] {
-            Prepared::Done(done) => {
-                let (out, denial) = done.as_ref();
+    // Allowed concurrency-safe calls waiting to run together: (index, input, context).
+    let mut batch: Vec<(usize, Value, Vec<String>)> = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        match prepare(call, registry, policy, ctx).await {
+            Prepared::Done(d) => {
+                let (out, denial) = *d;
                 results[i] = Some(CallOutcome {
-                    id: calls[i].id.clone(),
-                    output: out.clone(),
-                    denial: denial.clone(),
+                    id: call.id.clone(),
+                    output: out,
+                    denial,
                 });
-                i += 1;
             }
-            Prepared::Run { concurrent: false } => {
-                let out = run_one(&calls[i], registry, ctx).await?;
+            Prepared::Run {
+                input,
+                concurrent: true,
+                context,
+            } => batch.push((i, input, context)),
+            Prepared::Run {
+                input,
+                concurrent: false,
+                context,
+            } => {
+                run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
+                let out = run_one(call, &input, &context, registry, ctx).await?;
                 results[i] = Some(CallOutcome {
-                    id: calls[i].id.clone(),
+                    id: call.id.clone(),
                     output: out,
                     denial: None,
                 });
-                i += 1;
-            }
-            Prepared::Run { concurrent: true } => {
-                let start = i;
-                while i < calls.len() && matches!(prepared[i], Prepared::Run { concurrent: true }) {
-                    i += 1;
-                }
-                let outs = join_all((start..i).map(|j| run_one(&calls[j], registry, ctx))).await;
-                for (j, out) in (start..i).zip(outs) {
-                    results[j] = Some(CallOutcome {
-                        id: calls[j].id.clone(),
-                        output: out?,
-                        denial: None,
-                    });
-                }
             }
         }
     }
+    run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
     Ok(results.into_iter().flatten().collect())
+}
+
+async fn run_batch(
+    batch: &mut Vec<(usize, Value, Vec<String>)>,
+    calls: &[PendingCall],
+    registry: &Registry,
+    ctx: &ToolContext,
+    results: &mut [Option<CallOutcome>],
+) -> Result<(), ToolFatal> {
+    let outs = join_all(
+        batch
+            .iter()
+            .map(|(j, input, context)| run_one(&calls[*j], input, context, registry, ctx)),
+    )
+    .await;
+    for ((j, _, _), out) in batch.drain(..).zip(outs) {
+        results[j] = Some(CallOutcome {
+            id: calls[j].id.clone(),
+            output: out?,
+            denial: None,
+        });
+    }
+    Ok(())
 }

@@ -128,6 +128,8 @@ pub struct ToolContext {
     pub bash_cwd: Arc<Mutex<PathBuf>>,
     /// The task's todo list (TodoWrite).
     pub todos: Arc<Mutex<Vec<todo::Todo>>>,
+    /// PreToolUse/PostToolUse hooks (none unless the spec or a settings file configures them).
+    pub hooks: Arc<crate::hooks::Hooks>,
 }
 
 impl ToolContext {
@@ -143,6 +145,7 @@ impl ToolContext {
             cancel,
             bash_cwd: Arc::new(Mutex::new(cwd)),
             todos: Arc::new(Mutex::new(Vec::new())),
+            hooks: Arc::new(crate::hooks::Hooks::default()),
         }
     }
 }

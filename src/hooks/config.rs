@@ -1,0 +1,52 @@
+//! Hook configuration in Claude Code's settings shape (reference §6.1):
+//! `{EVENT: [{matcher, hooks: [{type: command, command, args, timeout, if}]}]}`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Events runner fires hooks for.
+pub const SUPPORTED_EVENTS: &[&str] = &["PreToolUse", "PostToolUse"];
+
+/// Hooks by event name (`PreToolUse`, `PostToolUse`), each a list of matcher groups.
+pub type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
+
+/// Hooks that run for the tools a matcher selects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MatcherGroup {
+    /// Tool names: omitted, `""` or `"*"` = every tool; only letters, digits, `_`, `-`, spaces,
+    /// `,` and `|` = an exact list (`Edit|Write`); anything else = an unanchored regex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    /// The handlers.
+    pub hooks: Vec<HookHandler>,
+}
+
+/// One handler. Only `type: command` is supported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookHandler {
+    /// Handler type; must be `command`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Shell command (run with `bash -c`), or the program when `args` is given.
+    pub command: String,
+    /// Arguments: exec form, no shell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// Seconds before the hook is killed (with its process group); default 600.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// One permission rule (`Bash(rm *)`): run the hook only for calls it matches.
+    #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
+    pub if_rule: Option<String>,
+    /// Shown in Claude Code's UI; accepted and ignored.
+    #[serde(
+        default,
+        rename = "statusMessage",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub status_message: Option<String>,
+}

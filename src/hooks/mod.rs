@@ -1,0 +1,588 @@
+//! Claude Code-compatible command hooks (reference §6) for `PreToolUse` and `PostToolUse`.
+//!
+//! Hooks come only from the task spec (`hooks:`) or a settings file named by the spec or
+//! `--settings`; never from the workdir. Each matching hook runs with the scrubbed tool
+//! environment, JSON on stdin, the workdir as its directory and a timeout (its process group is
+//! killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
+//! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
+
+pub mod config;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
+
+use crate::permissions::bash;
+use crate::permissions::rule::{Rule, Specifier, Tail};
+use crate::tools::EnvPolicy;
+
+/// Default hook timeout (reference §6.1).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Most bytes kept of a hook's stdout or stderr.
+const OUTPUT_CAP: usize = 1 << 20;
+
+/// A hook configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct HookConfigError(pub String);
+
+/// Which tools a matcher group selects.
+#[derive(Debug, Clone)]
+enum Matcher {
+    All,
+    Names(Vec<String>),
+    Regex(regex::Regex),
+}
+
+impl Matcher {
+    fn parse(m: Option<&str>) -> Result<Matcher, HookConfigError> {
+        let m = m.map(str::trim).unwrap_or_default();
+        if m.is_empty() || m == "*" {
+            return Ok(Matcher::All);
+        }
+        if m.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | ',' | '|'))
+        {
+            let names = m
+                .split([',', '|'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            return Ok(Matcher::Names(names));
+        }
+        regex::Regex::new(m)
+            .map(Matcher::Regex)
+            .map_err(|e| HookConfigError(format!("hook matcher `{m}` is not a valid regex: {e}")))
+    }
+
+    fn matches(&self, tool: &str) -> bool {
+        match self {
+            Matcher::All => true,
+            Matcher::Names(n) => n.iter().any(|n| n == tool),
+            Matcher::Regex(r) => r.is_match(tool),
+        }
+    }
+}
+
+/// One runnable hook.
+#[derive(Debug, Clone)]
+struct Hook {
+    matcher: Matcher,
+    if_rule: Option<Rule>,
+    command: String,
+    args: Option<Vec<String>>,
+    timeout: Duration,
+}
+
+impl Hook {
+    /// A short name for logs and reasons.
+    fn name(&self) -> String {
+        let mut s: String = self.command.chars().take(80).collect();
+        if let Some(a) = &self.args {
+            for x in a {
+                s.push(' ');
+                s.push_str(x);
+            }
+        }
+        s
+    }
+
+    fn applies(&self, tool: &str, input: &Value, cwd: &Path) -> bool {
+        if !self.matcher.matches(tool) {
+            return false;
+        }
+        let Some(rule) = &self.if_rule else {
+            return true;
+        };
+        if !rule.names_tool(tool) {
+            return false;
+        }
+        match &rule.spec {
+            Specifier::Bash(p) => {
+                let Some(cmd) = input.get("command").and_then(Value::as_str) else {
+                    return true;
+                };
+                match bash::analyse(cmd, cwd) {
+                    // A command runner cannot analyse might match: run the hook.
+                    Err(_) => true,
+                    Ok(a) => a.commands.iter().any(|c| {
+                        [c.start, 0].iter().any(|&from| {
+                            let (text, dynamic) = c.match_text(from);
+                            let tail = if dynamic {
+                                Tail::SomeContinuation
+                            } else {
+                                Tail::Exact
+                            };
+                            p.matches(&text, tail)
+                        })
+                    }),
+                }
+            }
+            // Path and other specifiers: the tool name decides.
+            _ => true,
+        }
+    }
+}
+
+/// Session facts every hook's stdin carries.
+#[derive(Debug, Clone, Default)]
+pub struct HookSession {
+    /// Session id.
+    pub session_id: String,
+    /// Transcript file.
+    pub transcript_path: PathBuf,
+    /// Permission mode name.
+    pub permission_mode: String,
+    /// The workdir (`cwd` for hooks, `CLAUDE_PROJECT_DIR`).
+    pub workdir: PathBuf,
+}
+
+/// The configured hooks of one task.
+#[derive(Debug, Clone, Default)]
+pub struct Hooks {
+    pre: Vec<Hook>,
+    post: Vec<Hook>,
+    session: HookSession,
+    env: EnvPolicy,
+}
+
+/// What the PreToolUse hooks decided about one call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreToolOutcome {
+    /// The strongest decision (deny > ask > allow), if any hook gave one.
+    pub decision: Option<HookDecision>,
+    /// Replacement input from `updatedInput` (the last hook's wins).
+    pub updated_input: Option<Value>,
+    /// `additionalContext` texts, for the model.
+    pub context: Vec<String>,
+}
+
+/// A PreToolUse hook's permission decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDecision {
+    /// Allowed (still subject to deny/ask rules and safety checks).
+    Allow,
+    /// Would prompt: denied, with nobody to ask.
+    Ask(String),
+    /// Blocked (exit 2, `permissionDecision: deny`, `decision: block`).
+    Deny(String),
+}
+
+impl HookDecision {
+    fn rank(&self) -> u8 {
+        match self {
+            HookDecision::Allow => 0,
+            HookDecision::Ask(_) => 1,
+            HookDecision::Deny(_) => 2,
+        }
+    }
+}
+
+/// What the PostToolUse hooks add to a tool result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostToolOutcome {
+    /// Feedback for the model (exit-2 stderr, `decision: block` reasons, `additionalContext`).
+    pub feedback: Vec<String>,
+}
+
+/// One hook process's result.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Hooks {
+    /// Build from configuration; unsupported events, handler types and bad matchers are errors.
+    pub fn new(config: &HooksConfig) -> Result<Hooks, HookConfigError> {
+        let mut hooks = Hooks::default();
+        for (event, groups) in config {
+            let list = match event.as_str() {
+                "PreToolUse" => &mut hooks.pre,
+                "PostToolUse" => &mut hooks.post,
+                other => {
+                    return Err(HookConfigError(format!(
+                        "hook event `{other}` is not supported (runner runs {} hooks)",
+                        SUPPORTED_EVENTS.join(" and ")
+                    )));
+                }
+            };
+            for g in groups {
+                let matcher = Matcher::parse(g.matcher.as_deref())?;
+                for h in &g.hooks {
+                    if h.kind != "command" {
+                        return Err(HookConfigError(format!(
+                            "hook type `{}` is not supported (only `command`)",
+                            h.kind
+                        )));
+                    }
+                    if h.command.trim().is_empty() {
+                        return Err(HookConfigError("a hook's `command` is empty".into()));
+                    }
+                    let if_rule = match &h.if_rule {
+                        None => None,
+                        Some(r) => Some(
+                            Rule::parse(r)
+                                .map_err(|e| HookConfigError(format!("hook `if`: {e}")))?,
+                        ),
+                    };
+                    let timeout = match h.timeout {
+                        None => DEFAULT_TIMEOUT,
+                        Some(t) if t.is_finite() && t > 0.0 && t <= 86_400.0 => {
+                            Duration::from_secs_f64(t)
+                        }
+                        Some(t) => {
+                            return Err(HookConfigError(format!(
+                                "hook timeout {t} must be between 0 and 86400 seconds"
+                            )));
+                        }
+                    };
+                    list.push(Hook {
+                        matcher: matcher.clone(),
+                        if_rule,
+                        command: h.command.clone(),
+                        args: h.args.clone(),
+                        timeout,
+                    });
+                }
+            }
+        }
+        Ok(hooks)
+    }
+
+    /// Attach the session facts and the environment policy hooks run under.
+    pub fn with_session(mut self, session: HookSession, env: EnvPolicy) -> Hooks {
+        self.session = session;
+        self.env = env;
+        self
+    }
+
+    /// Whether no hook is configured.
+    pub fn is_empty(&self) -> bool {
+        self.pre.is_empty() && self.post.is_empty()
+    }
+
+    fn base_input(&self, event: &str, cwd: &Path) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("session_id".into(), json!(self.session.session_id));
+        m.insert(
+            "transcript_path".into(),
+            json!(self.session.transcript_path.display().to_string()),
+        );
+        m.insert("cwd".into(), json!(cwd.display().to_string()));
+        m.insert("hook_event_name".into(), json!(event));
+        m.insert(
+            "permission_mode".into(),
+            json!(self.session.permission_mode),
+        );
+        m
+    }
+
+    /// Run the PreToolUse hooks for one call (in parallel) and combine their decisions.
+    pub async fn pre_tool_use(
+        &self,
+        tool: &str,
+        input: &Value,
+        tool_use_id: &str,
+        cwd: &Path,
+    ) -> PreToolOutcome {
+        let selected: Vec<&Hook> = self
+            .pre
+            .iter()
+            .filter(|h| h.applies(tool, input, cwd))
+            .collect();
+        let mut out = PreToolOutcome::default();
+        if selected.is_empty() {
+            return out;
+        }
+        let mut stdin = self.base_input("PreToolUse", cwd);
+        stdin.insert("tool_name".into(), json!(tool));
+        stdin.insert("tool_input".into(), input.clone());
+        stdin.insert("tool_use_id".into(), json!(tool_use_id));
+        let stdin = Value::Object(stdin).to_string();
+        let runs = join_all(selected.iter().map(|h| self.run(h, &stdin))).await;
+        for (h, ran) in selected.iter().zip(runs) {
+            let Some(ran) = ran else { continue };
+            let name = h.name();
+            let decision = pre_decision(&name, &ran, &mut out);
+            if let Some(d) = decision {
+                tracing::info!(hook = %name, tool, ?d, "PreToolUse hook decision");
+                if out
+                    .decision
+                    .as_ref()
+                    .is_none_or(|cur| d.rank() > cur.rank())
+                {
+                    out.decision = Some(d);
+                }
+            }
+        }
+        out
+    }
+
+    /// Run the PostToolUse hooks for one finished call.
+    pub async fn post_tool_use(
+        &self,
+        tool: &str,
+        input: &Value,
+        tool_use_id: &str,
+        response: &Value,
+        cwd: &Path,
+        duration: Duration,
+    ) -> PostToolOutcome {
+        let selected: Vec<&Hook> = self
+            .post
+            .iter()
+            .filter(|h| h.applies(tool, input, cwd))
+            .collect();
+        let mut out = PostToolOutcome::default();
+        if selected.is_empty() {
+            return out;
+        }
+        let mut stdin = self.base_input("PostToolUse", cwd);
+        stdin.insert("tool_name".into(), json!(tool));
+        stdin.insert("tool_input".into(), input.clone());
+        stdin.insert("tool_use_id".into(), json!(tool_use_id));
+        stdin.insert("tool_response".into(), response.clone());
+        stdin.insert("duration_ms".into(), json!(duration.as_millis() as u64));
+        let stdin = Value::Object(stdin).to_string();
+        let runs = join_all(selected.iter().map(|h| self.run(h, &stdin))).await;
+        for (h, ran) in selected.iter().zip(runs) {
+            let Some(ran) = ran else { continue };
+            let name = h.name();
+            let json = parse_json(&ran.stdout);
+            if ran.code == Some(2) && json.is_none() {
+                let msg = ran.stderr.trim();
+                out.feedback.push(if msg.is_empty() {
+                    format!("PostToolUse hook `{name}` reported a problem (exit 2).")
+                } else {
+                    format!("PostToolUse hook feedback: {msg}")
+                });
+                continue;
+            }
+            let Some(j) = json else {
+                if ran.code != Some(0) {
+                    non_blocking(&name, &ran);
+                }
+                continue;
+            };
+            if j.get("decision").and_then(Value::as_str) == Some("block") {
+                let reason = j
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("blocked by a PostToolUse hook");
+                out.feedback
+                    .push(format!("PostToolUse hook feedback: {reason}"));
+            }
+            if let Some(c) = j
+                .pointer("/hookSpecificOutput/additionalContext")
+                .and_then(Value::as_str)
+            {
+                out.feedback.push(c.to_string());
+            }
+        }
+        out
+    }
+
+    /// Run one hook with `stdin`; `None` if it could not run or timed out (no decision).
+    async fn run(&self, h: &Hook, stdin: &str) -> Option<Ran> {
+        let name = h.name();
+        let mut cmd = match &h.args {
+            Some(args) => {
+                let mut c = tokio::process::Command::new(&h.command);
+                c.args(args);
+                c
+            }
+            None => {
+                let mut c = tokio::process::Command::new("bash");
+                c.arg("-c").arg(&h.command);
+                c
+            }
+        };
+        cmd.current_dir(&self.session.workdir)
+            .env("CLAUDE_PROJECT_DIR", &self.session.workdir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        self.env.apply(&mut cmd);
+        let started = Instant::now();
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(hook = %name, "hook could not start: {e}");
+                return None;
+            }
+        };
+        let pgid = child.id().map(|p| Pid::from_raw(p as i32));
+        let mut child_in = child.stdin.take();
+        let mut child_out = child.stdout.take();
+        let mut child_err = child.stderr.take();
+        let input = stdin.as_bytes().to_vec();
+        let work = async {
+            let write = async {
+                if let Some(mut w) = child_in.take() {
+                    // A hook that ignores stdin may close it early: not an error.
+                    let _ = w.write_all(&input).await;
+                    let _ = w.shutdown().await;
+                }
+            };
+            let (_, out, err) = tokio::join!(
+                write,
+                read_capped(&mut child_out),
+                read_capped(&mut child_err)
+            );
+            let status = child.wait().await;
+            (status, out, err)
+        };
+        match tokio::time::timeout(h.timeout, work).await {
+            Ok((status, stdout, stderr)) => {
+                if let Some(p) = pgid {
+                    // Background children of the hook do not outlive it.
+                    let _ = killpg(p, Signal::SIGKILL);
+                }
+                let code = status.ok().and_then(|s| s.code());
+                tracing::debug!(hook = %name, ?code, ms = started.elapsed().as_millis() as u64, "hook finished");
+                Some(Ran {
+                    code,
+                    stdout,
+                    stderr,
+                })
+            }
+            Err(_) => {
+                if let Some(p) = pgid {
+                    let _ = killpg(p, Signal::SIGKILL);
+                }
+                tracing::warn!(hook = %name, timeout_s = h.timeout.as_secs_f64(), "hook timed out and was killed; no decision");
+                None
+            }
+        }
+    }
+}
+
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(r: &mut Option<R>) -> String {
+    let Some(r) = r else {
+        return String::new();
+    };
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match r.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if buf.len() < OUTPUT_CAP {
+                    let take = n.min(OUTPUT_CAP - buf.len());
+                    buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+        }
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn parse_json(stdout: &str) -> Option<Value> {
+    let t = stdout.trim();
+    if !t.starts_with('{') {
+        return None;
+    }
+    serde_json::from_str::<Value>(t)
+        .ok()
+        .filter(Value::is_object)
+}
+
+fn non_blocking(name: &str, ran: &Ran) {
+    let first = ran.stderr.lines().next().unwrap_or_default();
+    tracing::warn!(
+        hook = %name,
+        code = ?ran.code,
+        "hook error: Failed with non-blocking status code: {first}"
+    );
+}
+
+/// The decision one PreToolUse hook's result carries; collects `updatedInput` and context.
+fn pre_decision(name: &str, ran: &Ran, out: &mut PreToolOutcome) -> Option<HookDecision> {
+    let json = parse_json(&ran.stdout);
+    if ran.code == Some(2) {
+        // Exit 2 blocks; a JSON "allow" cannot override it.
+        let msg = ran.stderr.trim();
+        let reason = if msg.is_empty() {
+            json.as_ref()
+                .and_then(|j| {
+                    j.pointer("/hookSpecificOutput/permissionDecisionReason")
+                        .or_else(|| j.get("reason"))
+                })
+                .and_then(Value::as_str)
+                .map(String::from)
+                .unwrap_or_else(|| format!("blocked by the hook `{name}`"))
+        } else {
+            msg.to_string()
+        };
+        return Some(HookDecision::Deny(reason));
+    }
+    let Some(j) = json else {
+        if ran.code != Some(0) {
+            non_blocking(name, ran);
+        } else if !ran.stdout.trim().is_empty() {
+            tracing::debug!(hook = %name, "hook stdout: {}", ran.stdout.trim());
+        }
+        return None;
+    };
+    if let Some(c) = j
+        .pointer("/hookSpecificOutput/additionalContext")
+        .and_then(Value::as_str)
+    {
+        out.context.push(c.to_string());
+    }
+    if let Some(u) = j.pointer("/hookSpecificOutput/updatedInput")
+        && u.is_object()
+    {
+        out.updated_input = Some(u.clone());
+    }
+    let reason = j
+        .pointer("/hookSpecificOutput/permissionDecisionReason")
+        .or_else(|| j.get("reason"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    if j.get("continue").and_then(Value::as_bool) == Some(false) {
+        let why = j
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(String::from)
+            .or(reason)
+            .unwrap_or_else(|| format!("the hook `{name}` said not to continue"));
+        return Some(HookDecision::Deny(why));
+    }
+    let specific = j
+        .pointer("/hookSpecificOutput/permissionDecision")
+        .and_then(Value::as_str);
+    let legacy = j.get("decision").and_then(Value::as_str);
+    match (specific, legacy) {
+        (Some("deny"), _) | (None, Some("block")) => Some(HookDecision::Deny(
+            reason.unwrap_or_else(|| format!("denied by the hook `{name}`")),
+        )),
+        (Some("ask" | "defer"), _) => {
+            Some(HookDecision::Ask(reason.unwrap_or_else(|| {
+                format!("the hook `{name}` asked for approval")
+            })))
+        }
+        (Some("allow"), _) | (None, Some("approve")) => Some(HookDecision::Allow),
+        (Some(other), _) => {
+            tracing::warn!(hook = %name, "unknown permissionDecision `{other}` ignored");
+            None
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,231 @@
+//! Hook outcomes: exit codes, JSON decisions, matchers, `if`, timeouts, environment.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+
+fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hooks {
+    let mut handler = json!({"type": "command", "command": command});
+    if let (Some(h), Some(e)) = (handler.as_object_mut(), extra.as_object()) {
+        h.extend(e.clone());
+    }
+    let cfg: HooksConfig = serde_json::from_value(json!({
+        event: [{"matcher": matcher, "hooks": [handler]}]
+    }))
+    .unwrap();
+    let dir = std::env::temp_dir();
+    Hooks::new(&cfg).unwrap().with_session(
+        HookSession {
+            session_id: "s1".into(),
+            transcript_path: dir.join("t.jsonl"),
+            permission_mode: "dontAsk".into(),
+            workdir: dir,
+        },
+        EnvPolicy {
+            remove: vec!["HOME".into()],
+        },
+    )
+}
+
+async fn pre(h: &Hooks, tool: &str, input: Value) -> PreToolOutcome {
+    h.pre_tool_use(tool, &input, "toolu_1", Path::new("/tmp"))
+        .await
+}
+
+#[tokio::test]
+async fn exit_codes_and_json_decisions() {
+    let cases: Vec<(&str, Option<HookDecision>)> = vec![
+        ("exit 0", None),
+        ("echo 'not json'; exit 0", None),
+        (
+            "echo 'rm is not allowed here' >&2; exit 2",
+            Some(HookDecision::Deny("rm is not allowed here".into())),
+        ),
+        ("echo oops >&2; exit 1", None),
+        (
+            r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"nope"}}'"#,
+            Some(HookDecision::Deny("nope".into())),
+        ),
+        (
+            r#"echo '{"hookSpecificOutput":{"permissionDecision":"ask","permissionDecisionReason":"check"}}'"#,
+            Some(HookDecision::Ask("check".into())),
+        ),
+        (
+            r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#,
+            Some(HookDecision::Allow),
+        ),
+        (
+            r#"echo '{"decision":"block","reason":"legacy"}'"#,
+            Some(HookDecision::Deny("legacy".into())),
+        ),
+        (
+            r#"echo '{"decision":"approve"}'"#,
+            Some(HookDecision::Allow),
+        ),
+        (
+            r#"echo '{"continue":false,"stopReason":"stop now"}'"#,
+            Some(HookDecision::Deny("stop now".into())),
+        ),
+        // JSON on a non-zero, non-2 exit still decides.
+        (
+            r#"echo '{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"j"}}'; exit 1"#,
+            Some(HookDecision::Deny("j".into())),
+        ),
+        // Exit 2 wins over a JSON allow.
+        (
+            r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'; echo blocked >&2; exit 2"#,
+            Some(HookDecision::Deny("blocked".into())),
+        ),
+        // A missing program is a non-blocking error.
+        ("/nonexistent/hook-script", None),
+    ];
+    for (cmd, want) in cases {
+        let h = hooks("PreToolUse", Some("Bash"), cmd, json!({}));
+        let out = pre(&h, "Bash", json!({"command": "ls"})).await;
+        assert_eq!(out.decision, want, "{cmd}");
+    }
+}
+
+#[tokio::test]
+async fn stdin_carries_the_call_and_env_is_scrubbed() {
+    assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
+    let h = hooks(
+        "PreToolUse",
+        None,
+        r#"input=$(cat); if [ -n "$HOME" ]; then echo leaked >&2; exit 2; fi; case "$input" in *'"tool_name":"Bash"'*'"hook_event_name":"PreToolUse"'*) ;; *'"hook_event_name":"PreToolUse"'*'"tool_name":"Bash"'*) ;; *) echo "bad stdin: $input" >&2; exit 2;; esac; echo "$input" | grep -q '"tool_use_id":"toolu_1"' || { echo no-id >&2; exit 2; }; echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'"#,
+        json!({}),
+    );
+    let out = pre(&h, "Bash", json!({"command": "ls"})).await;
+    assert_eq!(out.decision, Some(HookDecision::Allow), "{out:?}");
+}
+
+#[tokio::test]
+async fn updated_input_and_context() {
+    let h = hooks(
+        "PreToolUse",
+        None,
+        r#"echo '{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls -la"},"additionalContext":"note"}}'"#,
+        json!({}),
+    );
+    let out = pre(&h, "Bash", json!({"command": "ls"})).await;
+    assert_eq!(out.updated_input, Some(json!({"command": "ls -la"})));
+    assert_eq!(out.context, vec!["note".to_string()]);
+}
+
+#[tokio::test]
+async fn matchers_and_if_rules() {
+    let block = "echo blocked >&2; exit 2";
+    for (matcher, tool, runs) in [
+        (Some("Bash"), "Bash", true),
+        (Some("Edit|Write"), "Write", true),
+        (Some("Edit, Write"), "Bash", false),
+        (Some("mcp__gh__.*"), "mcp__gh__list", true),
+        (Some("*"), "Read", true),
+        (Some(""), "Read", true),
+        (None, "Read", true),
+    ] {
+        let h = hooks("PreToolUse", matcher, block, json!({}));
+        let out = pre(&h, tool, json!({"command": "ls"})).await;
+        assert_eq!(out.decision.is_some(), runs, "{matcher:?} {tool}");
+    }
+    let h = hooks(
+        "PreToolUse",
+        Some("Bash"),
+        block,
+        json!({"if": "Bash(rm *)"}),
+    );
+    assert!(
+        pre(&h, "Bash", json!({"command": "ls"}))
+            .await
+            .decision
+            .is_none()
+    );
+    assert!(
+        pre(&h, "Bash", json!({"command": "echo $(rm -rf x)"}))
+            .await
+            .decision
+            .is_some()
+    );
+    assert!(
+        pre(&h, "Bash", json!({"command": "rm -rf x"}))
+            .await
+            .decision
+            .is_some()
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_and_gives_no_decision() {
+    let h = hooks(
+        "PreToolUse",
+        None,
+        "sleep 30; echo late >&2; exit 2",
+        json!({"timeout": 0.3}),
+    );
+    let started = std::time::Instant::now();
+    let out = pre(&h, "Bash", json!({"command": "ls"})).await;
+    assert!(out.decision.is_none());
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test]
+async fn post_tool_use_feedback() {
+    let h = hooks(
+        "PostToolUse",
+        None,
+        "cat >/dev/null; echo 'lint failed' >&2; exit 2",
+        json!({}),
+    );
+    let out = h
+        .post_tool_use(
+            "Edit",
+            &json!({}),
+            "t",
+            &json!({"ok": true}),
+            Path::new("/tmp"),
+            Duration::ZERO,
+        )
+        .await;
+    assert_eq!(
+        out.feedback,
+        vec!["PostToolUse hook feedback: lint failed".to_string()]
+    );
+    let h = hooks(
+        "PostToolUse",
+        None,
+        r#"grep -q '"tool_response":{"ok":true}' && echo '{"decision":"block","reason":"fix formatting"}'"#,
+        json!({}),
+    );
+    let out = h
+        .post_tool_use(
+            "Edit",
+            &json!({}),
+            "t",
+            &json!({"ok": true}),
+            Path::new("/tmp"),
+            Duration::ZERO,
+        )
+        .await;
+    assert_eq!(
+        out.feedback,
+        vec!["PostToolUse hook feedback: fix formatting".to_string()]
+    );
+}
+
+#[test]
+fn bad_configs_are_errors() {
+    for cfg in [
+        json!({"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}),
+        json!({"PreToolUse": [{"hooks": [{"type": "http", "command": "x"}]}]}),
+        json!({"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}),
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}),
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "if": "Bash("}]}]}),
+        json!({"PreToolUse": [{"hooks": [{"type": "command", "command": " "}]}]}),
+    ] {
+        let c: HooksConfig = serde_json::from_value(cfg.clone()).unwrap();
+        assert!(Hooks::new(&c).is_err(), "{cfg}");
+    }
+}
