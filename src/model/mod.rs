@@ -3,6 +3,8 @@
 pub mod anthropic;
 pub mod assembler;
 pub mod cassette;
+pub mod http;
+pub mod http_error;
 pub mod provider;
 pub mod record;
 pub mod replay;
