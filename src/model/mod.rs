@@ -5,6 +5,7 @@ pub mod assembler;
 pub mod cassette;
 pub mod http;
 pub mod http_error;
+pub mod openai;
 pub mod provider;
 pub mod record;
 pub mod replay;
