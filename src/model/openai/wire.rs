@@ -19,7 +19,8 @@
 //! * `data: [DONE]` → `MessageDelta` (stop reason, usage) and `MessageStop`.
 //!
 //! A stream that ends without `[DONE]` after a `finish_reason` is accepted (some servers omit
-//! it); one that ends before any `finish_reason` is [`ProviderError::Incomplete`]. A chunk
+//! it); one that ends before any `finish_reason`, or whose last chunk was cut off mid-JSON, is
+//! [`ProviderError::Incomplete`] (retryable, like a dropped Anthropic stream). A chunk
 //! carrying `{"error": {...}}` (vLLM, gateways) or an `event: error` is
 //! [`ProviderError::StreamError`].
 
@@ -556,6 +557,14 @@ where
                     Some(Ok(raw)) => {
                         match mapper.push_sse(raw.event.as_deref(), raw.data.as_deref(), &mut out) {
                             Ok(done) => done,
+                            // A chunk cut off by a dropped connection is the stream's
+                            // last event (the SSE layer flushes it at EOF): that is an
+                            // incomplete stream, not a malformed one.
+                            Err(ProviderError::Malformed(m)) if sse.next().await.is_none() => {
+                                tracing::debug!(error = %m, "last chunk cut off at EOF");
+                                let e = ProviderError::Incomplete { after_bytes: true };
+                                return Some((Err(e), State::Done));
+                            }
                             Err(e) => {
                                 tracing::debug!(error = %e, "chunk rejected");
                                 return Some((Err(e), State::Done));
