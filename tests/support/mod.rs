@@ -22,6 +22,7 @@
 pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
+pub mod mock_openai;
 pub mod sse_builder;
 
 pub use harness::*;
@@ -29,4 +30,5 @@ pub use invariants::{Violation, check_request};
 pub use mock_anthropic::{
     CapturedRequest, DEFAULT_CHUNK_GAP, MockAnthropic, MockOptions, MockTurn,
 };
+pub use mock_openai::*;
 pub use sse_builder::*;
