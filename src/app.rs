@@ -121,6 +121,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
             .flat_map(|s| task::split_tool_rules(s))
             .collect(),
         replay: args.replay.clone(),
+        replay_mode: args.replay_mode,
     }
 }
 

@@ -24,7 +24,7 @@ use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
 use crate::session::SessionRoots;
-use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
+use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, ReplayMode, SpecDuration, SpecError};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
 use crate::transcript::TranscriptSink;
 
@@ -53,6 +53,8 @@ pub struct Overrides {
     pub disallowed_tools: Vec<String>,
     /// `--replay FILE`: use the replay provider with this cassette.
     pub replay: Option<PathBuf>,
+    /// `--replay-mode strict|lenient` (replaces the spec's `replay_mode`).
+    pub replay_mode: Option<ReplayMode>,
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -82,6 +84,9 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     spec.permissions
         .deny
         .extend(o.disallowed_tools.iter().cloned());
+    if let Some(m) = o.replay_mode {
+        spec.replay_mode = m;
+    }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
         spec.cassette = Some(c.clone());
@@ -544,13 +549,25 @@ fn build_provider(
                 .cassette
                 .clone()
                 .ok_or_else(|| "provider replay needs a cassette".to_string())?;
-            Arc::new(ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?)
+            let replay = ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?;
+            match loaded.spec.replay_mode {
+                ReplayMode::Lenient => Arc::new(replay),
+                ReplayMode::Strict => Arc::new(
+                    replay.strict(redactor.clone(), loaded.spec.system_prompt_append.clone()),
+                ),
+            }
         }
     };
     match &opts.record {
-        Some(path) => RecordingProvider::create(base, path, &loaded.workdir, redactor.clone())
-            .map(|p| Arc::new(p) as Arc<dyn Provider>)
-            .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
+        Some(path) => RecordingProvider::create(
+            base,
+            path,
+            &loaded.workdir,
+            redactor.clone(),
+            loaded.spec.system_prompt_append.clone(),
+        )
+        .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
         None => Ok(base),
     }
 }
