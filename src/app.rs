@@ -123,6 +123,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
         replay: args.replay.clone(),
         max_retries: args.max_retries,
         settings: args.settings.clone(),
+        replay_mode: args.replay_mode,
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::spec::{PermissionMode, SpecDuration};
+use crate::spec::{PermissionMode, ReplayMode, SpecDuration};
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
@@ -16,6 +16,8 @@ Examples:
       Run every *.yaml in tasks/, four at a time, with a cost cap and extra allow rules.
   runner exec task.yaml --record cassette.jsonl
       Run live and record the model's responses for later offline replay.
+  runner exec task.yaml --replay cassette.jsonl --replay-mode strict
+      Prompt regression test: fail (exit 4, with a diff) if any request differs from the recording.
 
 Exit codes: 0 success, 1 agent error or failed checks, 2 invalid input (nothing ran),
 3 limit reached (turns, tokens, cost, time, context), 4 API error, 5 denied tool calls
@@ -116,10 +118,20 @@ pub struct ExecArgs {
     /// Replay responses from a cassette FILE instead of calling a model.
     #[arg(long, value_name = "FILE", conflicts_with = "record")]
     pub replay: Option<PathBuf>,
+    /// How replay checks requests: lenient (serve in order; tool ids must line up) or strict
+    /// (each request must match the recorded one, else exit 4 with a diff). Replaces the spec's
+    /// `replay_mode`.
+    #[arg(long, value_name = "MODE", value_parser = parse_replay_mode)]
+    pub replay_mode: Option<ReplayMode>,
 }
 
 fn parse_duration(s: &str) -> Result<SpecDuration, String> {
     SpecDuration::parse(s)
+}
+
+fn parse_replay_mode(s: &str) -> Result<ReplayMode, String> {
+    ReplayMode::parse(s)
+        .ok_or_else(|| format!("unknown replay mode `{s}` (expected strict or lenient)"))
 }
 
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {

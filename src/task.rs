@@ -16,6 +16,7 @@ use crate::hooks::{HookSession, Hooks};
 use crate::model::Provider;
 use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
 use crate::model::cassette::Cassette;
+use crate::model::openai::{OpenaiConfig, OpenaiProvider};
 use crate::model::record::RecordingProvider;
 use crate::model::replay::ReplayProvider;
 use crate::model::table::{self, ModelInfo};
@@ -25,7 +26,7 @@ use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
 use crate::retry::RateGate;
 use crate::session::SessionRoots;
-use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, SpecDuration, SpecError};
+use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, ReplayMode, SpecDuration, SpecError};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
 use crate::transcript::TranscriptSink;
 use crate::verify;
@@ -60,6 +61,8 @@ pub struct Overrides {
     /// `--settings FILE`: a Claude Code settings.json added to every spec (relative to the
     /// current directory).
     pub settings: Option<PathBuf>,
+    /// `--replay-mode strict|lenient` (replaces the spec's `replay_mode`).
+    pub replay_mode: Option<ReplayMode>,
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -92,6 +95,9 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     spec.permissions
         .deny
         .extend(o.disallowed_tools.iter().cloned());
+    if let Some(m) = o.replay_mode {
+        spec.replay_mode = m;
+    }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
         spec.cassette = Some(c.clone());
@@ -190,19 +196,20 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
         SpecError::at(&loaded, &key, format!("invalid permission rule: {e}"))
     })?;
     let api_key = match spec.provider {
-        ProviderKind::Anthropic | ProviderKind::Openai => {
-            let var = ANTHROPIC_KEY_VAR;
-            match std::env::var(var) {
+        ProviderKind::Anthropic | ProviderKind::Openai => match key_var(spec) {
+            // A server that needs no key (`openai.api_key_env: ""`).
+            None => None,
+            Some(var) => match std::env::var(&var) {
                 Ok(k) if !k.trim().is_empty() => Some(k),
                 _ => {
                     return Err(PrepareError::MissingKey {
                         spec: loaded.path.display().to_string(),
                         provider: spec.provider.as_str().into(),
-                        var: var.into(),
+                        var,
                     });
                 }
-            }
-        }
+            },
+        },
         ProviderKind::Replay => {
             if let Some(c) = &loaded.cassette {
                 Cassette::load(c)?;
@@ -282,10 +289,28 @@ pub struct RunOptions {
     pub gate: Arc<RateGate>,
 }
 
-/// Names of variables always removed from tool environments and redacted.
+/// The environment variable holding the API key the spec's provider needs, if it needs one:
+/// `ANTHROPIC_API_KEY` for anthropic; for openai `OPENAI_API_KEY` or `openai.api_key_env`
+/// (`""` means no key); none for replay.
+pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
+    match spec.provider {
+        ProviderKind::Anthropic => Some(ANTHROPIC_KEY_VAR.to_string()),
+        ProviderKind::Openai => OpenaiConfig::key_var(spec.openai.as_ref()),
+        ProviderKind::Replay => None,
+    }
+}
+
+/// Names of variables always removed from tool environments and redacted: the spec's
+/// `secrets`, both default key variables, the configured key variable, and `GITHUB_TOKEN`.
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
-    for n in [ANTHROPIC_KEY_VAR, "OPENAI_API_KEY", "GITHUB_TOKEN"] {
+    let configured = key_var(&loaded.spec);
+    let always = [
+        ANTHROPIC_KEY_VAR,
+        OpenaiConfig::DEFAULT_KEY_VAR,
+        "GITHUB_TOKEN",
+    ];
+    for n in always.into_iter().chain(configured.as_deref()) {
         if !names.iter().any(|x| x == n) {
             names.push(n.to_string());
         }
@@ -631,7 +656,7 @@ fn build_provider(
 ) -> Result<Arc<dyn Provider>, String> {
     let loaded = &task.loaded;
     let base: Arc<dyn Provider> = match loaded.spec.provider {
-        ProviderKind::Anthropic | ProviderKind::Openai => {
+        ProviderKind::Anthropic => {
             let key = task.api_key.clone().unwrap_or_default();
             let mut config = AnthropicConfig::from_env(key);
             if let Some(t) = loaded.spec.retry.idle_timeout {
@@ -640,18 +665,39 @@ fn build_provider(
             let p = AnthropicProvider::new(config).map_err(|e| e.to_string())?;
             Arc::new(p)
         }
+        ProviderKind::Openai => {
+            let cfg = OpenaiConfig::from_settings(
+                loaded.spec.openai.as_ref(),
+                task.api_key.clone(),
+                |k| std::env::var(k).ok(),
+            );
+            tracing::debug!(config = ?cfg, "openai provider");
+            Arc::new(OpenaiProvider::new(cfg).map_err(|e| e.to_string())?)
+        }
         ProviderKind::Replay => {
             let path = loaded
                 .cassette
                 .clone()
                 .ok_or_else(|| "provider replay needs a cassette".to_string())?;
-            Arc::new(ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?)
+            let replay = ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?;
+            match loaded.spec.replay_mode {
+                ReplayMode::Lenient => Arc::new(replay),
+                ReplayMode::Strict => Arc::new(
+                    replay.strict(redactor.clone(), loaded.spec.system_prompt_append.clone()),
+                ),
+            }
         }
     };
     match &opts.record {
-        Some(path) => RecordingProvider::create(base, path, &loaded.workdir, redactor.clone())
-            .map(|p| Arc::new(p) as Arc<dyn Provider>)
-            .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
+        Some(path) => RecordingProvider::create(
+            base,
+            path,
+            &loaded.workdir,
+            redactor.clone(),
+            loaded.spec.system_prompt_append.clone(),
+        )
+        .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
         None => Ok(base),
     }
 }
@@ -659,6 +705,27 @@ fn build_provider(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_var_per_provider() {
+        let mut spec: crate::spec::TaskSpec =
+            yaml_serde::from_str("name: t\nprompt: hi\n").unwrap();
+        assert_eq!(key_var(&spec).as_deref(), Some("ANTHROPIC_API_KEY"));
+        spec.provider = ProviderKind::Openai;
+        assert_eq!(key_var(&spec).as_deref(), Some("OPENAI_API_KEY"));
+        spec.openai = Some(crate::spec::OpenaiSettings {
+            api_key_env: Some("GROQ_API_KEY".into()),
+            ..Default::default()
+        });
+        assert_eq!(key_var(&spec).as_deref(), Some("GROQ_API_KEY"));
+        spec.openai = Some(crate::spec::OpenaiSettings {
+            api_key_env: Some(String::new()),
+            ..Default::default()
+        });
+        assert_eq!(key_var(&spec), None);
+        spec.provider = ProviderKind::Replay;
+        assert_eq!(key_var(&spec), None);
+    }
 
     #[test]
     fn splits_rules_outside_parens() {

@@ -5,25 +5,21 @@
 //! response headers are in, with non-2xx statuses already turned into
 //! [`ProviderError::Http`].
 
-pub mod http_error;
 pub mod wire;
 
-use std::sync::Once;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde_json::{Map, Value};
 
+use super::http;
 use super::provider::{ModelCall, Provider, ProviderError, ResponseMeta};
-use super::sse::error_chain;
 use super::types::{Message, ModelRequest};
 
-pub use http_error::parse_retry_after;
+pub use super::http::install_crypto_provider;
+pub use super::http_error::{self, parse_retry_after};
 pub use wire::{event_stream, parse_event};
-
-/// Error bodies are read up to this many bytes.
-const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// How to reach the Anthropic API.
 #[derive(Clone)]
@@ -64,7 +60,7 @@ impl AnthropicConfig {
     /// Env var overriding the base URL.
     pub const ENV_BASE_URL: &'static str = "ANTHROPIC_BASE_URL";
     /// Env var overriding the idle timeout, in milliseconds.
-    pub const ENV_IDLE_TIMEOUT_MS: &'static str = "RUNNER_STREAM_IDLE_TIMEOUT_MS";
+    pub const ENV_IDLE_TIMEOUT_MS: &'static str = http::ENV_IDLE_TIMEOUT_MS;
 
     /// Defaults for the public API, ignoring the environment.
     pub fn new(api_key: impl Into<String>) -> Self {
@@ -92,15 +88,8 @@ impl AnthropicConfig {
         if let Some(url) = lookup(Self::ENV_BASE_URL).filter(|u| !u.trim().is_empty()) {
             cfg.base_url = url.trim().to_string();
         }
-        if let Some(raw) = lookup(Self::ENV_IDLE_TIMEOUT_MS) {
-            match raw.trim().parse::<u64>() {
-                Ok(ms) if ms > 0 => cfg.idle_timeout = Duration::from_millis(ms),
-                _ => tracing::warn!(
-                    value = %raw,
-                    "ignoring {}: not a positive integer of milliseconds",
-                    Self::ENV_IDLE_TIMEOUT_MS
-                ),
-            }
+        if let Some(t) = http::idle_timeout_override(&lookup) {
+            cfg.idle_timeout = t;
         }
         cfg
     }
@@ -109,18 +98,6 @@ impl AnthropicConfig {
     pub fn messages_url(&self) -> String {
         format!("{}/v1/messages", self.base_url.trim_end_matches('/'))
     }
-}
-
-/// Install rustls's `ring` crypto provider as the process default. Idempotent; reqwest
-/// (built with `rustls-no-provider`) panics in `Client::build` without it.
-pub fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Err means another thread installed one first, which is fine.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-    });
 }
 
 /// The JSON body of one streaming Messages request.
@@ -192,35 +169,13 @@ impl std::fmt::Debug for AnthropicProvider {
 impl AnthropicProvider {
     /// Build the provider and its HTTP client (installs the crypto provider if needed).
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let url = reqwest::Url::parse(&config.messages_url()).map_err(|e| {
-            ProviderError::Config(format!("invalid base URL {:?}: {e}", config.base_url))
-        })?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ProviderError::Config(format!(
-                "base URL {:?} must be http or https",
-                config.base_url
-            )));
-        }
-        let mut key = HeaderValue::from_str(&config.api_key).map_err(|_| {
-            ProviderError::Config("API key contains characters not allowed in a header".into())
-        })?;
-        key.set_sensitive(true);
+        let url = http::endpoint_url(&config.messages_url(), &config.base_url)?;
         let version = HeaderValue::from_str(&config.anthropic_version)
             .map_err(|_| ProviderError::Config("invalid anthropic-version value".into()))?;
         let mut headers = HeaderMap::new();
-        headers.insert("x-api-key", key);
+        headers.insert("x-api-key", http::secret_header(&config.api_key)?);
         headers.insert("anthropic-version", version);
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-
-        install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .tls_backend_rustls()
-            .connect_timeout(config.connect_timeout)
-            .user_agent(format!("runner/{}", crate::VERSION))
-            .default_headers(headers)
-            .build()
-            .map_err(|e| ProviderError::Config(format!("HTTP client: {}", error_chain(&e))))?;
+        let client = http::build_client(headers, config.connect_timeout)?;
         Ok(AnthropicProvider {
             config,
             url,
@@ -231,32 +186,6 @@ impl AnthropicProvider {
     /// The configuration in use.
     pub fn config(&self) -> &AnthropicConfig {
         &self.config
-    }
-
-    /// Read at most [`MAX_ERROR_BODY`] bytes of an error response.
-    async fn read_error_body(&self, resp: &mut reqwest::Response) -> Vec<u8> {
-        let mut body = Vec::new();
-        loop {
-            match tokio::time::timeout(self.config.idle_timeout, resp.chunk()).await {
-                Ok(Ok(Some(chunk))) => {
-                    let room = MAX_ERROR_BODY.saturating_sub(body.len());
-                    body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or(&[]));
-                    if body.len() >= MAX_ERROR_BODY {
-                        break;
-                    }
-                }
-                Ok(Ok(None)) => break,
-                Ok(Err(e)) => {
-                    tracing::debug!(error = %error_chain(&e), "reading error body failed");
-                    break;
-                }
-                Err(_) => {
-                    tracing::debug!("reading error body timed out");
-                    break;
-                }
-            }
-        }
-        body
     }
 }
 
@@ -271,39 +200,9 @@ impl Provider for AnthropicProvider {
         let bytes = serde_json::to_vec(&body)
             .map_err(|e| ProviderError::Config(format!("request body: {e}")))?;
         tracing::debug!(url = %self.url, model = %request.model, bytes = bytes.len(), "POST messages");
-        let send = self.client.post(self.url.clone()).body(bytes).send();
-        let mut resp = match tokio::time::timeout(self.config.idle_timeout, send).await {
-            Err(_) => return Err(ProviderError::Stalled(self.config.idle_timeout)),
-            Ok(Err(e)) => {
-                return Err(ProviderError::Transport {
-                    message: error_chain(&e),
-                    before_response: true,
-                });
-            }
-            Ok(Ok(r)) => r,
-        };
-        let status = resp.status();
-        let request_id = http_error::request_id_header(resp.headers());
-        tracing::debug!(%status, request_id = ?request_id, "messages response headers");
-        if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = self.read_error_body(&mut resp).await;
-            return Err(http_error::http_error(status.as_u16(), &headers, &body));
-        }
-        let content_type = resp
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
-            let body = self.read_error_body(&mut resp).await;
-            let snippet: String = String::from_utf8_lossy(&body).chars().take(500).collect();
-            return Err(ProviderError::Malformed(format!(
-                "expected a text/event-stream response, got {content_type}: {}",
-                snippet.trim()
-            )));
-        }
+        let (resp, request_id) =
+            http::post_event_stream(&self.client, &self.url, bytes, self.config.idle_timeout)
+                .await?;
         Ok(ModelCall {
             meta: ResponseMeta { request_id },
             events: wire::event_stream(resp.bytes_stream(), self.config.idle_timeout),

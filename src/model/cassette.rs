@@ -36,7 +36,7 @@ pub struct CassetteHeader {
 pub struct Exchange {
     /// 0-based position.
     pub seq: usize,
-    /// sha256 over the normalized request (model, messages, tools).
+    /// sha256 over the normalized request (model, messages, tools, system_append).
     pub request_digest: String,
     /// The normalized request.
     pub request: Value,
@@ -134,6 +134,78 @@ impl Cassette {
     }
 }
 
+/// Merge each block's text, thinking, signature and input-JSON deltas into one delta per kind,
+/// placed just before the block's `BlockStop` (or before `MessageDelta`/`MessageStop` for a
+/// block that never stopped). Masking the workdir works on whole strings, so a path split
+/// across two fragments would otherwise escape it. The assembled response is unchanged.
+pub fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    use std::collections::BTreeMap;
+    /// Which delta kind a pending string belongs to.
+    #[derive(PartialEq, Clone, Copy)]
+    enum Kind {
+        Text,
+        Thinking,
+        Signature,
+        Json,
+    }
+    fn emit(index: usize, parts: Vec<(Kind, String)>, out: &mut Vec<StreamEvent>) {
+        for (kind, s) in parts {
+            out.push(match kind {
+                Kind::Text => StreamEvent::TextDelta { index, text: s },
+                Kind::Thinking => StreamEvent::ThinkingDelta { index, thinking: s },
+                Kind::Signature => StreamEvent::SignatureDelta {
+                    index,
+                    signature: s,
+                },
+                Kind::Json => StreamEvent::InputJsonDelta {
+                    index,
+                    partial_json: s,
+                },
+            });
+        }
+    }
+    let mut pending: BTreeMap<usize, Vec<(Kind, String)>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(events.len());
+    for ev in events {
+        let (index, kind, text) = match ev {
+            StreamEvent::TextDelta { index, text } => (index, Kind::Text, text),
+            StreamEvent::ThinkingDelta { index, thinking } => (index, Kind::Thinking, thinking),
+            StreamEvent::SignatureDelta { index, signature } => (index, Kind::Signature, signature),
+            StreamEvent::InputJsonDelta {
+                index,
+                partial_json,
+            } => (index, Kind::Json, partial_json),
+            StreamEvent::BlockStop { index } => {
+                if let Some(parts) = pending.remove(&index) {
+                    emit(index, parts, &mut out);
+                }
+                out.push(StreamEvent::BlockStop { index });
+                continue;
+            }
+            other @ (StreamEvent::MessageDelta { .. } | StreamEvent::MessageStop) => {
+                for (index, parts) in std::mem::take(&mut pending) {
+                    emit(index, parts, &mut out);
+                }
+                out.push(other);
+                continue;
+            }
+            other => {
+                out.push(other);
+                continue;
+            }
+        };
+        let parts = pending.entry(index).or_default();
+        match parts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, s)) => s.push_str(&text),
+            None => parts.push((kind, text)),
+        }
+    }
+    for (index, parts) in pending {
+        emit(index, parts, &mut out);
+    }
+    out
+}
+
 /// Replace every occurrence of `from` with `to` in all strings of `v`.
 pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     if from.is_empty() {
@@ -147,50 +219,25 @@ pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     }
 }
 
-/// Merge consecutive deltas of the same block into one event, so a path split across
-/// stream fragments can be found and masked (and cassettes stay small).
-pub fn coalesce(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
-    let mut out: Vec<StreamEvent> = Vec::with_capacity(events.len());
-    for ev in events {
-        match (out.last_mut(), ev) {
-            (
-                Some(StreamEvent::TextDelta { index: a, text }),
-                StreamEvent::TextDelta {
-                    index: b,
-                    text: more,
-                },
-            ) if *a == b => text.push_str(&more),
-            (
-                Some(StreamEvent::InputJsonDelta {
-                    index: a,
-                    partial_json,
-                }),
-                StreamEvent::InputJsonDelta {
-                    index: b,
-                    partial_json: more,
-                },
-            ) if *a == b => partial_json.push_str(&more),
-            (
-                Some(StreamEvent::ThinkingDelta { index: a, thinking }),
-                StreamEvent::ThinkingDelta {
-                    index: b,
-                    thinking: more,
-                },
-            ) if *a == b => thinking.push_str(&more),
-            (_, ev) => out.push(ev),
-        }
-    }
-    out
-}
-
 /// The normalized form of a request: workdir masked, runner's own system prompt left out
-/// (it carries the date), everything else as sent.
-pub fn normalize_request(request: &ModelRequest, workdir: &Path) -> Value {
+/// (it carries the date, platform and workdir), the spec's `system_prompt_append` kept as
+/// `system_append` (only when set, so cassettes recorded without one keep their digest),
+/// everything else as sent.
+pub fn normalize_request(
+    request: &ModelRequest,
+    workdir: &Path,
+    system_append: Option<&str>,
+) -> Value {
     let mut v = serde_json::json!({
         "model": request.model,
         "messages": request.messages,
         "tools": request.tools,
     });
+    if let Some(a) = system_append.map(str::trim).filter(|a| !a.is_empty())
+        && let Value::Object(m) = &mut v
+    {
+        m.insert("system_append".into(), a.into());
+    }
     replace_in_strings(&mut v, &workdir.to_string_lossy(), WORKDIR_TOKEN);
     v
 }
@@ -218,34 +265,70 @@ mod tests {
             max_tokens: 10,
             thinking: None,
         };
-        let a = normalize_request(&req, Path::new("/tmp/w1"));
+        let a = normalize_request(&req, Path::new("/tmp/w1"), None);
         let mut req2 = req.clone();
         req2.system = "today is 2027-01-01".into();
         req2.messages = vec![Message::user_text("read /other/src/a.rs")];
-        let b = normalize_request(&req2, Path::new("/other"));
+        let b = normalize_request(&req2, Path::new("/other"), Some(" "));
         assert_eq!(a, b);
         assert_eq!(digest(&a), digest(&b));
         assert!(a.to_string().contains("${WORKDIR}/src/a.rs"));
+        let c = normalize_request(&req, Path::new("/tmp/w1"), Some("Be brief."));
+        assert_eq!(c["system_append"], "Be brief.");
+        assert_ne!(digest(&a), digest(&c));
     }
 
     #[test]
-    fn coalesce_merges_split_fragments() {
-        let evs = vec![
-            StreamEvent::InputJsonDelta {
+    fn coalesced_deltas_assemble_the_same_and_mask_split_paths() {
+        use crate::model::assembler::Assembler;
+        let events = vec![
+            StreamEvent::MessageStart {
+                id: "m".into(),
+                model: "x".into(),
+                usage: Default::default(),
+            },
+            StreamEvent::BlockStart {
+                index: 0,
+                block: serde_json::json!({"type":"tool_use","id":"a","name":"Read","input":{}}),
+            },
+            StreamEvent::BlockStart {
                 index: 1,
-                partial_json: "{\"p\":\"/tm".into(),
+                block: serde_json::json!({"type":"tool_use","id":"b","name":"Read","input":{}}),
+            },
+            StreamEvent::InputJsonDelta {
+                index: 0,
+                partial_json: "{\"file_path\":\"/tmp/w".into(),
             },
             StreamEvent::InputJsonDelta {
                 index: 1,
-                partial_json: "p/w1/a\"}".into(),
+                partial_json: "{}".into(),
             },
+            StreamEvent::InputJsonDelta {
+                index: 0,
+                partial_json: "1/a.rs\"}".into(),
+            },
+            StreamEvent::BlockStop { index: 0 },
             StreamEvent::BlockStop { index: 1 },
+            StreamEvent::MessageDelta {
+                stop_reason: Some(crate::model::StopReason::ToolUse),
+                stop_sequence: None,
+                usage: Default::default(),
+            },
+            StreamEvent::MessageStop,
         ];
-        let out = coalesce(evs);
-        assert_eq!(out.len(), 2);
-        assert!(
-            matches!(&out[0], StreamEvent::InputJsonDelta { partial_json, .. } if partial_json.contains("/tmp/w1/a"))
-        );
+        let assemble = |evs: &[StreamEvent]| {
+            let mut a = Assembler::new();
+            for e in evs {
+                a.push(e.clone()).unwrap();
+            }
+            a.finish(None).unwrap()
+        };
+        let merged = coalesce_deltas(events.clone());
+        assert_eq!(assemble(&events), assemble(&merged));
+        assert_eq!(merged.len(), events.len() - 1);
+        let mut v = serde_json::to_value(&merged).unwrap();
+        replace_in_strings(&mut v, "/tmp/w1", WORKDIR_TOKEN);
+        assert!(v.to_string().contains("${WORKDIR}/a.rs"), "{v}");
     }
 
     #[test]

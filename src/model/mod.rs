@@ -3,6 +3,10 @@
 pub mod anthropic;
 pub mod assembler;
 pub mod cassette;
+pub mod cassette_diff;
+pub mod http;
+pub mod http_error;
+pub mod openai;
 pub mod provider;
 pub mod record;
 pub mod replay;

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt;
 
 use super::cassette::{
-    CASSETTE_VERSION, CassetteHeader, Exchange, WORKDIR_TOKEN, coalesce, digest, normalize_request,
-    replace_in_strings,
+    CASSETTE_VERSION, CassetteHeader, Exchange, WORKDIR_TOKEN, coalesce_deltas, digest,
+    normalize_request, replace_in_strings,
 };
 use super::{ModelCall, ModelRequest, Provider, ProviderError, StreamEvent};
 use crate::redact::Redactor;
@@ -24,15 +24,18 @@ pub struct RecordingProvider {
     writer: Arc<Mutex<Writer>>,
     workdir: PathBuf,
     redactor: Arc<Redactor>,
+    system_append: Option<String>,
 }
 
 impl RecordingProvider {
     /// Start a new cassette at `path` (truncating it) for a run in `workdir`.
+    /// `system_append` is the spec's `system_prompt_append`, part of each request's digest.
     pub fn create(
         inner: Arc<dyn Provider>,
         path: &Path,
         workdir: &Path,
         redactor: Arc<Redactor>,
+        system_append: Option<String>,
     ) -> std::io::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
@@ -51,6 +54,7 @@ impl RecordingProvider {
             writer: Arc::new(Mutex::new(Writer { file, seq: 0 })),
             workdir: workdir.to_path_buf(),
             redactor,
+            system_append,
         })
     }
 }
@@ -63,7 +67,8 @@ impl Provider for RecordingProvider {
 
     async fn stream(&self, request: &ModelRequest) -> Result<ModelCall, ProviderError> {
         let call = self.inner.stream(request).await?;
-        let mut normalized = normalize_request(request, &self.workdir);
+        let mut normalized =
+            normalize_request(request, &self.workdir, self.system_append.as_deref());
         self.redactor.redact_value(&mut normalized);
         let request_id = call.meta.request_id.clone();
         let writer = self.writer.clone();
@@ -76,8 +81,8 @@ impl Provider for RecordingProvider {
                 seen.push(ev.clone());
                 if matches!(ev, StreamEvent::MessageStop) && !done {
                     done = true;
-                    let mut events = serde_json::to_value(coalesce(std::mem::take(&mut seen)))
-                        .unwrap_or_default();
+                    let merged = coalesce_deltas(std::mem::take(&mut seen));
+                    let mut events = serde_json::to_value(&merged).unwrap_or_default();
                     replace_in_strings(&mut events, &workdir, WORKDIR_TOKEN);
                     redactor.redact_value(&mut events);
                     let events: Vec<StreamEvent> =

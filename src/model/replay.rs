@@ -1,37 +1,87 @@
 //! The replay provider: serves a cassette's responses in order while the real tools run.
 //!
-//! Lenient replay: requests are served in order; before each one runner checks that the
-//! conversation still fits the recording (same number of messages, and the tool results
-//! answer the same tool_use ids), so a cassette that drifted fails with a clear error
+//! Lenient replay (the default): requests are served in order; before each one runner checks
+//! that the conversation still fits the recording (same number of messages, and the tool
+//! results answer the same tool_use ids), so a cassette that drifted fails with a clear error
 //! instead of feeding the model's old answers to a different conversation.
+//!
+//! Strict replay (a prompt regression test): each request's normalized digest
+//! ([`super::cassette::normalize_request`], redacted as when recording) must equal the recorded
+//! one; otherwise the call fails with [`ProviderError::Replay`] and a diff of what changed
+//! ([`super::cassette_diff::describe`]), and the run ends as `api_error` (exit 4).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::stream;
 use serde_json::Value;
 
-use super::cassette::{Cassette, CassetteError, WORKDIR_TOKEN, replace_in_strings};
+use super::cassette::{
+    Cassette, CassetteError, Exchange, WORKDIR_TOKEN, digest, normalize_request, replace_in_strings,
+};
+use super::cassette_diff;
 use super::{ModelCall, ModelRequest, Provider, ProviderError, ResponseMeta, StreamEvent};
 use crate::model::ContentBlock;
+use crate::redact::Redactor;
+use crate::spec::ReplayMode;
 
 /// Serves recorded responses.
 pub struct ReplayProvider {
     path: PathBuf,
     cassette: Cassette,
-    workdir: String,
+    workdir: PathBuf,
+    mode: ReplayMode,
+    redactor: Arc<Redactor>,
+    system_append: Option<String>,
     next: Mutex<usize>,
 }
 
 impl ReplayProvider {
-    /// Open a cassette for replay in `workdir`.
+    /// Open a cassette for lenient replay in `workdir`.
     pub fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
         Ok(ReplayProvider {
             path: path.to_path_buf(),
             cassette: Cassette::load(path)?,
-            workdir: workdir.to_string_lossy().into_owned(),
+            workdir: workdir.to_path_buf(),
+            mode: ReplayMode::Lenient,
+            redactor: Arc::new(Redactor::new(Vec::new())),
+            system_append: None,
             next: Mutex::new(0),
         })
+    }
+
+    /// Check requests strictly: normalize them like the recorder did (workdir masked,
+    /// `system_append` included, secrets redacted by `redactor`) and compare digests.
+    pub fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
+        self.mode = ReplayMode::Strict;
+        self.redactor = redactor;
+        self.system_append = system_append;
+        self
+    }
+
+    /// Strict check of request `seq` against its exchange.
+    fn check_digest(
+        &self,
+        seq: usize,
+        ex: &Exchange,
+        request: &ModelRequest,
+    ) -> Result<(), ProviderError> {
+        let mut current = normalize_request(request, &self.workdir, self.system_append.as_deref());
+        self.redactor.redact_value(&mut current);
+        let now = digest(&current);
+        if now == ex.request_digest {
+            return Ok(());
+        }
+        let mut diff = cassette_diff::describe(&ex.request, &current);
+        if diff.is_empty() {
+            diff = "the recorded request itself does not hash to its digest (was the cassette edited by hand?)".into();
+        }
+        Err(ProviderError::Replay(format!(
+            "strict replay: request {} does not match cassette {} (recorded {}, now {now}). What changed:\n{diff}\nIf the change is intended, re-record the cassette with `runner exec --record FILE`.",
+            seq + 1,
+            self.path.display(),
+            ex.request_digest,
+        )))
     }
 }
 
@@ -79,6 +129,9 @@ impl Provider for ReplayProvider {
                 seq + 1
             )));
         };
+        if self.mode == ReplayMode::Strict {
+            self.check_digest(seq, ex, request)?;
+        }
         let recorded_msgs = ex.request.get("messages").cloned().unwrap_or(Value::Null);
         let recorded_len = recorded_msgs.as_array().map_or(0, Vec::len);
         if recorded_len != request.messages.len() {
@@ -117,7 +170,7 @@ impl Provider for ReplayProvider {
         for ev in &ex.events {
             let mut v = serde_json::to_value(ev)
                 .map_err(|e| ProviderError::Replay(format!("cannot re-encode event: {e}")))?;
-            replace_in_strings(&mut v, WORKDIR_TOKEN, &self.workdir);
+            replace_in_strings(&mut v, WORKDIR_TOKEN, &self.workdir.to_string_lossy());
             let ev: StreamEvent = serde_json::from_value(v)
                 .map_err(|e| ProviderError::Replay(format!("cannot decode event: {e}")))?;
             events.push(Ok(ev));

@@ -363,11 +363,51 @@ fn replay_needs_an_existing_cassette() {
 }
 
 #[test]
-fn openai_is_not_supported_yet() {
+fn openai_provider_and_settings() {
     let f = Fixture::new();
-    let e = f.err("name: t\nprompt: hi\n\nprovider: openai\n");
-    assert_eq!(pos(&e), (4, 1));
-    assert!(e.message.contains("not supported yet"), "{e}");
+    let l = f
+        .load(
+            "name: t\nprompt: hi\nprovider: openai\nmodel: qwen2.5-coder\nopenai:\n  base_url: http://localhost:11434/v1\n  api_key_env: \"\"\n  include_usage: false\n",
+        )
+        .unwrap();
+    let o = l.spec.openai.unwrap();
+    assert_eq!(o.base_url.as_deref(), Some("http://localhost:11434/v1"));
+    assert_eq!(o.api_key_env.as_deref(), Some(""));
+    assert_eq!(o.include_usage, Some(false));
+
+    let e = f.err("name: t\nprompt: hi\nopenai:\n  include_usage: false\n");
+    assert_eq!(pos(&e), (3, 1));
+    assert!(
+        e.message.contains("only used with `provider: openai`"),
+        "{e}"
+    );
+
+    let e = f.err("name: t\nprompt: hi\nprovider: openai\nopenai:\n  api_key_env: my-key\n");
+    assert_eq!(pos(&e), (5, 3));
+    assert!(
+        e.message.contains("not an environment variable name"),
+        "{e}"
+    );
+
+    let e = f.err("name: t\nprompt: hi\nprovider: openai\nopenai:\n  base_url: localhost:8000\n");
+    assert_eq!(pos(&e), (5, 3));
+    assert!(e.message.contains("not an http(s) URL"), "{e}");
+
+    let e = f.err("name: t\nprompt: hi\nprovider: openai\nopenai:\n  base: x\n");
+    assert!(e.message.contains("base"), "{e}");
+}
+
+#[test]
+fn replay_mode_parses() {
+    let f = Fixture::new();
+    let l = f
+        .load("name: t\nprompt: hi\nreplay_mode: strict\n")
+        .unwrap();
+    assert_eq!(l.spec.replay_mode, ReplayMode::Strict);
+    let l = f.load("name: t\nprompt: hi\n").unwrap();
+    assert_eq!(l.spec.replay_mode, ReplayMode::Lenient);
+    let e = f.err("name: t\nprompt: hi\nreplay_mode: exact\n");
+    assert_eq!(pos(&e).0, 3);
 }
 
 #[test]

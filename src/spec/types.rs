@@ -31,6 +31,13 @@ pub struct TaskSpec {
     /// Cassette file for `provider: replay`, relative to the spec file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cassette: Option<PathBuf>,
+    /// How replay checks each request against the cassette: `lenient` (default) or `strict`.
+    /// Used whenever the task replays (`provider: replay` or `--replay FILE`).
+    #[serde(default, skip_serializing_if = "ReplayMode::is_lenient")]
+    pub replay_mode: ReplayMode,
+    /// Settings for `provider: openai` (endpoint, API key variable, usage reporting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai: Option<OpenaiSettings>,
     /// Text appended to runner's default system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt_append: Option<String>,
@@ -88,7 +95,7 @@ pub enum ProviderKind {
     /// Anthropic Messages API (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`).
     #[default]
     Anthropic,
-    /// OpenAI-compatible Chat Completions (not yet available).
+    /// OpenAI-compatible Chat Completions (`OPENAI_API_KEY`, `OPENAI_BASE_URL`; see `openai:`).
     Openai,
     /// Replay a recorded cassette; no network, no key.
     Replay,
@@ -103,6 +110,64 @@ impl ProviderKind {
             ProviderKind::Replay => "replay",
         }
     }
+}
+
+/// How the replay provider checks requests against the cassette.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// Serve responses in order; only check that the conversation has the recorded length and
+    /// that tool results answer the recorded tool_use ids.
+    #[default]
+    Lenient,
+    /// Also require each request's normalized digest (model, messages, tools,
+    /// `system_prompt_append`) to match the recording; a mismatch fails the run (`api_error`,
+    /// exit 4) with a diff of what changed. A prompt regression test.
+    Strict,
+}
+
+impl ReplayMode {
+    /// The spec's spelling.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReplayMode::Lenient => "lenient",
+            ReplayMode::Strict => "strict",
+        }
+    }
+
+    /// Parse the spec/CLI spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "lenient" => Some(ReplayMode::Lenient),
+            "strict" => Some(ReplayMode::Strict),
+            _ => None,
+        }
+    }
+
+    /// Whether this is the default mode (kept out of serialized specs).
+    pub fn is_lenient(&self) -> bool {
+        *self == ReplayMode::Lenient
+    }
+}
+
+/// Settings for `provider: openai`. Every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenaiSettings {
+    /// API base URL, ending in `/v1` as the official SDKs expect (runner appends
+    /// `/chat/completions`). Default: `$OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key, sent as `Authorization: Bearer`. Default
+    /// `OPENAI_API_KEY`. An empty string means no key and no `Authorization` header (local
+    /// servers such as Ollama or vLLM without `--api-key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Send `stream_options.include_usage` so the server reports token usage (default true).
+    /// Turn off for servers that reject it; token budgets then use an estimate (~4 characters
+    /// per token) and the run logs that the figures are estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_usage: Option<bool>,
 }
 
 /// Permission mode (Claude Code's names). With no human to ask, "would prompt" means deny.

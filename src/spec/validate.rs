@@ -88,13 +88,7 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
     }
 
     match spec.provider {
-        ProviderKind::Openai => {
-            return Err(at(
-                "provider",
-                "`provider: openai` is not supported yet; expected `anthropic` or `replay`".into(),
-            ));
-        }
-        ProviderKind::Anthropic if spec.cassette.is_some() => {
+        ProviderKind::Anthropic | ProviderKind::Openai if spec.cassette.is_some() => {
             return Err(at(
                 "cassette",
                 "`cassette` is only used with `provider: replay`; set `provider: replay` or \
@@ -103,6 +97,43 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
             ));
         }
         _ => {}
+    }
+
+    if let Some(o) = &spec.openai {
+        if spec.provider != ProviderKind::Openai {
+            return Err(at(
+                "openai",
+                format!(
+                    "`openai:` settings are only used with `provider: openai`, but the provider is \
+                     `{}`; set `provider: openai` or remove `openai:`",
+                    spec.provider.as_str()
+                ),
+            ));
+        }
+        if let Some(var) = &o.api_key_env
+            && !var.is_empty()
+            && !is_env_name(var)
+        {
+            return Err(at(
+                "openai.api_key_env",
+                format!(
+                    "`api_key_env` {var:?} is not an environment variable name; expected letters, \
+                     digits and `_` (e.g. `OPENAI_API_KEY`), or \"\" for a server that needs no key"
+                ),
+            ));
+        }
+        if let Some(url) = &o.base_url {
+            let u = url.trim();
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(at(
+                    "openai.base_url",
+                    format!(
+                        "`base_url` {url:?} is not an http(s) URL; expected e.g. \
+                         `https://api.openai.com/v1` or `http://localhost:11434/v1`"
+                    ),
+                ));
+            }
+        }
     }
 
     for (i, tool) in spec.tools.iter().enumerate() {

@@ -509,18 +509,20 @@ impl Drop for MockAnthropic {
     }
 }
 
-enum Frame {
+/// One piece of a planned response body (shared with the OpenAI mock).
+pub(crate) enum Frame {
     Data(Bytes),
     Sleep(Duration),
     Abort,
 }
 
-struct Plan {
-    delay: Duration,
-    status: u16,
-    headers: Vec<(String, String)>,
-    frames: Vec<Frame>,
-    streamed: bool,
+/// How a [`MockTurn`] is sent: latency, status, headers, body frames (shared with the OpenAI mock).
+pub(crate) struct Plan {
+    pub(crate) delay: Duration,
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) streamed: bool,
 }
 
 fn sse_headers(n: usize) -> Vec<(String, String)> {
@@ -549,7 +551,7 @@ fn data(s: String) -> Frame {
 }
 
 /// `n` is the 1-based request number, used for the `request-id` header.
-fn plan(turn: &MockTurn, n: usize) -> Plan {
+pub(crate) fn plan(turn: &MockTurn, n: usize) -> Plan {
     match turn {
         MockTurn::Sse(events) => sse_plan(n, vec![data(render_sse(events))]),
         MockTurn::RawSse(text) => sse_plan(n, vec![data(text.clone())]),
@@ -644,7 +646,8 @@ fn error_response(status: StatusCode, message: &str) -> Response {
     resp
 }
 
-fn body_stream(frames: Vec<Frame>) -> Body {
+/// A streaming body that plays `frames` (sleeps, data, an abort).
+pub(crate) fn body_stream(frames: Vec<Frame>) -> Body {
     let stream = futures_util::stream::unfold(VecDeque::from(frames), |mut q| async move {
         loop {
             match q.pop_front()? {

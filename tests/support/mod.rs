@@ -23,6 +23,7 @@ pub mod e2e;
 pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
+pub mod mock_openai;
 pub mod sse_builder;
 
 pub use e2e::*;
@@ -31,4 +32,5 @@ pub use invariants::{Violation, check_request};
 pub use mock_anthropic::{
     CapturedRequest, DEFAULT_CHUNK_GAP, MockAnthropic, MockOptions, MockTurn,
 };
+pub use mock_openai::*;
 pub use sse_builder::*;

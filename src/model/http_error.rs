@@ -1,7 +1,9 @@
-//! Non-2xx responses of the Messages API → [`ProviderError::Http`].
+//! Non-2xx responses of a model API → [`ProviderError::Http`], shared by every HTTP provider.
 //!
-//! Parses Anthropic's error body (`{"type":"error","error":{"type","message"},"request_id"}`),
-//! falling back to the raw body text, and the headers a retry policy needs: `request-id`,
+//! Parses Anthropic's error body (`{"type":"error","error":{"type","message"},"request_id"}`)
+//! and OpenAI's (`{"error":{"message","type","param","code"}}`; `type` may be null, then
+//! `code` names the error), falling back to the raw body text, and the headers a retry policy
+//! needs: `request-id` (Anthropic) or `x-request-id` (OpenAI and most compatible servers),
 //! `retry-after` (seconds or HTTP date; `retry-after-ms` wins when present) and
 //! `x-should-retry`.
 
@@ -23,9 +25,11 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .filter(|s| !s.is_empty())
 }
 
-/// The `request-id` header, if present.
+/// The `request-id` header (Anthropic), else `x-request-id` (OpenAI), if present.
 pub(crate) fn request_id_header(headers: &HeaderMap) -> Option<String> {
-    header_str(headers, "request-id").map(str::to_string)
+    header_str(headers, "request-id")
+        .or_else(|| header_str(headers, "x-request-id"))
+        .map(str::to_string)
 }
 
 /// Parse a `retry-after` value: delay seconds (integer or decimal) or an HTTP date, relative
@@ -70,7 +74,8 @@ pub(crate) fn http_error(status: u16, headers: &HeaderMap, body: &[u8]) -> Provi
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let error_type = field("type");
+    // OpenAI sends `"type": null` with a `code` for some errors (e.g. `invalid_api_key`).
+    let error_type = field("type").or_else(|| field("code"));
     let message = field("message").unwrap_or_else(|| {
         let text = String::from_utf8_lossy(body);
         let text = text.trim();
@@ -155,6 +160,31 @@ mod tests {
         assert_eq!(request_id.as_deref(), Some("req_hdr"));
         assert_eq!(retry_after, None);
         assert_eq!(should_retry, Some(true));
+    }
+
+    #[test]
+    fn openai_error_body_and_x_request_id() {
+        let body = br#"{"error":{"message":"Incorrect API key provided: sk-xx.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#;
+        let e = http_error(401, &headers(&[("x-request-id", "req_oa")]), body);
+        let ProviderError::Http {
+            error_type,
+            message,
+            request_id,
+            ..
+        } = e
+        else {
+            panic!()
+        };
+        assert_eq!(error_type.as_deref(), Some("invalid_request_error"));
+        assert_eq!(message, "Incorrect API key provided: sk-xx.");
+        assert_eq!(request_id.as_deref(), Some("req_oa"));
+        let body =
+            br#"{"error":{"message":"Rate limit","type":null,"code":"rate_limit_exceeded"}}"#;
+        let ProviderError::Http { error_type, .. } = http_error(429, &HeaderMap::new(), body)
+        else {
+            panic!()
+        };
+        assert_eq!(error_type.as_deref(), Some("rate_limit_exceeded"));
     }
 
     #[test]

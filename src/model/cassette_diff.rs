@@ -1,0 +1,233 @@
+//! A readable description of how a request differs from the recorded one (strict replay).
+//!
+//! Both sides are normalized requests ([`super::cassette::normalize_request`]): `model`,
+//! `system_append`, `tools` and `messages`. The description names each section that changed:
+//! the model, the system prompt append, tools added, removed or changed, and the first message
+//! that differs, with both versions shown around the first differing character.
+
+use serde_json::Value;
+
+/// Characters of context shown before the first difference in a text.
+const CONTEXT: usize = 60;
+/// Longest excerpt shown per side.
+const EXCERPT: usize = 240;
+
+/// Describe what changed from `recorded` to `current`, one finding per line. Empty when the
+/// sections runner compares are equal.
+pub fn describe(recorded: &Value, current: &Value) -> String {
+    let mut out: Vec<String> = Vec::new();
+    if recorded.get("model") != current.get("model") {
+        out.push(format!(
+            "model: recorded {}, now {}",
+            show(recorded.get("model")),
+            show(current.get("model"))
+        ));
+    }
+    let sys = |v: &Value| {
+        v.get("system_append")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    if sys(recorded) != sys(current) {
+        out.push(format!(
+            "system_prompt_append changed:\n{}",
+            text_diff(&sys(recorded), &sys(current))
+        ));
+    }
+    tools_diff(recorded.get("tools"), current.get("tools"), &mut out);
+    messages_diff(recorded.get("messages"), current.get("messages"), &mut out);
+    out.join("\n")
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "(none)".into(),
+        Some(Value::String(s)) => format!("{s:?}"),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn tools_diff(recorded: Option<&Value>, current: Option<&Value>, out: &mut Vec<String>) {
+    let list = |v: Option<&Value>| -> Vec<(String, Value)> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|t| {
+                        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+                        (name.to_string(), t.clone())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (r, c) = (list(recorded), list(current));
+    if r == c {
+        return;
+    }
+    let names = |l: &[(String, Value)]| l.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    let added: Vec<String> = names(&c)
+        .into_iter()
+        .filter(|n| !r.iter().any(|(m, _)| m == n))
+        .collect();
+    let removed: Vec<String> = names(&r)
+        .into_iter()
+        .filter(|n| !c.iter().any(|(m, _)| m == n))
+        .collect();
+    if !added.is_empty() {
+        out.push(format!("tools added: {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        out.push(format!("tools removed: {}", removed.join(", ")));
+    }
+    for (name, rv) in &r {
+        if let Some((_, cv)) = c.iter().find(|(n, _)| n == name)
+            && rv != cv
+        {
+            let parts: Vec<&str> = ["description", "input_schema"]
+                .into_iter()
+                .filter(|k| rv.get(*k) != cv.get(*k))
+                .collect();
+            out.push(format!("tool {name} changed: {}", parts.join(" and ")));
+        }
+    }
+    if added.is_empty() && removed.is_empty() && out.iter().all(|l| !l.starts_with("tool ")) {
+        out.push(format!(
+            "tools reordered: recorded [{}], now [{}]",
+            names(&r).join(", "),
+            names(&c).join(", ")
+        ));
+    }
+}
+
+fn messages_diff(recorded: Option<&Value>, current: Option<&Value>, out: &mut Vec<String>) {
+    let empty = Vec::new();
+    let r = recorded.and_then(Value::as_array).unwrap_or(&empty);
+    let c = current.and_then(Value::as_array).unwrap_or(&empty);
+    if r == c {
+        return;
+    }
+    let first = r.iter().zip(c.iter()).position(|(a, b)| a != b);
+    match first {
+        Some(i) => {
+            let (a, b) = (render_message(&r[i]), render_message(&c[i]));
+            out.push(format!(
+                "messages[{i}] ({}) changed:\n{}",
+                role(&c[i]),
+                text_diff(&a, &b)
+            ));
+        }
+        None => out.push(format!(
+            "messages: recorded {} message(s), now {} (the first {} are equal)",
+            r.len(),
+            c.len(),
+            r.len().min(c.len())
+        )),
+    }
+}
+
+fn role(m: &Value) -> &str {
+    m.get("role").and_then(Value::as_str).unwrap_or("?")
+}
+
+/// One line per block: `text: ...`, `tool_use Read {...}`, `tool_result id: ...`.
+fn render_message(m: &Value) -> String {
+    let blocks = m.get("content").and_then(Value::as_array);
+    let Some(blocks) = blocks else {
+        return m.get("content").map(Value::to_string).unwrap_or_default();
+    };
+    blocks
+        .iter()
+        .map(
+            |b| match b.get("type").and_then(Value::as_str).unwrap_or("?") {
+                "text" => format!(
+                    "text: {}",
+                    b.get("text").and_then(Value::as_str).unwrap_or("")
+                ),
+                "tool_use" => format!(
+                    "tool_use {} {}",
+                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    b.get("input").map(Value::to_string).unwrap_or_default()
+                ),
+                "tool_result" => {
+                    let content = match b.get("content") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                        None => String::new(),
+                    };
+                    format!(
+                        "tool_result {}: {content}",
+                        b.get("tool_use_id").and_then(Value::as_str).unwrap_or("?")
+                    )
+                }
+                other => format!("{other}: {b}"),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `- recorded: ...` / `+ now: ...` excerpts starting a little before the first difference.
+fn text_diff(a: &str, b: &str) -> String {
+    let ac: Vec<char> = a.chars().collect();
+    let bc: Vec<char> = b.chars().collect();
+    let same = ac.iter().zip(bc.iter()).take_while(|(x, y)| x == y).count();
+    let start = same.saturating_sub(CONTEXT);
+    let excerpt = |cs: &[char]| {
+        let end = (start + EXCERPT).min(cs.len());
+        let mut s: String = cs.get(start..end).unwrap_or(&[]).iter().collect();
+        if start > 0 {
+            s.insert(0, '…');
+        }
+        if end < cs.len() {
+            s.push('…');
+        }
+        format!("{s:?}")
+    };
+    format!(
+        "  - recorded: {}\n  + now:      {}\n    (first difference at character {same})",
+        excerpt(&ac),
+        excerpt(&bc)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn req(prompt: &str, tools: Value, append: Option<&str>) -> Value {
+        let mut v = json!({
+            "model": "m",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": prompt}]}],
+            "tools": tools,
+        });
+        if let Some(a) = append {
+            v["system_append"] = json!(a);
+        }
+        v
+    }
+
+    #[test]
+    fn names_each_changed_section() {
+        let t1 = json!([{"name": "Read", "description": "d", "input_schema": {}}]);
+        let t2 = json!([{"name": "Read", "description": "d2", "input_schema": {}}, {"name": "Bash", "description": "", "input_schema": {}}]);
+        let a = req("fix the bug in parser.rs", t1.clone(), None);
+        assert_eq!(describe(&a, &a), "");
+        let b = req("fix the bugs in parser.rs", t2, Some("Be brief."));
+        let d = describe(&a, &b);
+        assert!(d.contains("system_prompt_append changed"), "{d}");
+        assert!(d.contains("tools added: Bash"), "{d}");
+        assert!(d.contains("tool Read changed: description"), "{d}");
+        assert!(d.contains("messages[0] (user) changed"), "{d}");
+        assert!(d.contains("\"text: fix the bug in parser.rs\""), "{d}");
+        assert!(d.contains("\"text: fix the bugs in parser.rs\""), "{d}");
+        assert!(d.contains("first difference at character 17"), "{d}");
+        let mut c = a.clone();
+        c["messages"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"role": "assistant", "content": []}));
+        assert!(describe(&a, &c).contains("recorded 1 message(s), now 2"));
+    }
+}
