@@ -73,6 +73,22 @@ fn runner_bin() -> PathBuf {
 /// The runner command with the test harness's clean environment, pointed at `mock`.
 fn runner(mock: &MockAnthropic) -> Command {
     let mut cmd = support::runner_std_cmd();
+    // BENCH_WRAP="valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.%p" profiles runner.
+    if let Ok(wrap) = std::env::var("BENCH_WRAP") {
+        let mut words = wrap.split_whitespace();
+        if let Some(prog) = words.next() {
+            let mut w = Command::new(prog);
+            w.args(words).arg(cmd.get_program()).args(cmd.get_args());
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => w.env(k, v),
+                    None => w.env_remove(k),
+                };
+            }
+            w.stdin(Stdio::null());
+            cmd = w;
+        }
+    }
     cmd.env("ANTHROPIC_BASE_URL", mock.url())
         .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", "30000")
         .stdout(Stdio::null())
