@@ -175,7 +175,7 @@ impl AnthropicProvider {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", http::secret_header(&config.api_key)?);
         headers.insert("anthropic-version", version);
-        let client = http::build_client(headers, config.connect_timeout)?;
+        let client = http::build_client(headers, config.connect_timeout, &url)?;
         Ok(AnthropicProvider {
             config,
             url,

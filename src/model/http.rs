@@ -67,19 +67,27 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ProviderError> {
 }
 
 /// Build a client that sends `headers` (plus JSON content type and SSE accept) on every
-/// request. Installs the crypto provider if needed.
+/// request to `base`. Installs the crypto provider if needed.
 pub(crate) fn build_client(
     mut headers: HeaderMap,
     connect_timeout: Duration,
+    base: &reqwest::Url,
 ) -> Result<reqwest::Client, ProviderError> {
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     install_crypto_provider();
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder()
         .tls_backend_rustls()
         .connect_timeout(connect_timeout)
         .user_agent(format!("runner/{}", crate::VERSION))
-        .default_headers(headers)
+        .default_headers(headers);
+    if base.scheme() == "http" {
+        // A plain-http base URL (a local model server, proxy or mock) never does TLS, so do
+        // not load and parse the system CA store (about 10 ms per client; BENCHMARKS.md).
+        // An https redirect from it then fails verification rather than going unchecked.
+        builder = builder.tls_certs_only(Vec::<reqwest::Certificate>::new());
+    }
+    builder
         .build()
         .map_err(|e| ProviderError::Config(format!("HTTP client: {}", error_chain(&e))))
 }

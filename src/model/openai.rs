@@ -156,7 +156,7 @@ impl OpenaiProvider {
                 http::secret_header(&format!("Bearer {key}"))?,
             );
         }
-        let client = http::build_client(headers, config.connect_timeout)?;
+        let client = http::build_client(headers, config.connect_timeout, &url)?;
         Ok(OpenaiProvider {
             max_field: config.max_tokens_field(),
             config,

@@ -149,6 +149,9 @@ pub struct CapturedRequest {
     pub body: Value,
     /// Body as text (lossy UTF-8).
     pub raw_body: String,
+    /// When the mock's handler received the request (headers parsed, before reading the
+    /// body); the benchmarks measure start-up and per-turn gaps with it.
+    pub received_at: Instant,
 }
 
 impl CapturedRequest {
@@ -670,6 +673,7 @@ pub(crate) fn body_stream(frames: Vec<Frame>) -> Body {
 }
 
 async fn handle(shared: Arc<Shared>, req: Request) -> Response {
+    let received_at = Instant::now();
     let (parts, body) = req.into_parts();
     let method = parts.method.to_string();
     let path = parts.uri.path().to_string();
@@ -751,6 +755,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
             headers,
             body: parsed.unwrap_or(Value::Null),
             raw_body: String::from_utf8_lossy(&bytes).into_owned(),
+            received_at,
         });
         (n, turn)
     };

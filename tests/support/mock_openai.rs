@@ -623,6 +623,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
             headers,
             body: parsed.unwrap_or(Value::Null),
             raw_body: String::from_utf8_lossy(&bytes).into_owned(),
+            received_at: std::time::Instant::now(),
         });
         (n, turn)
     };

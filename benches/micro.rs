@@ -1,0 +1,621 @@
+//! Micro-benchmarks (a `harness = false` bench; run with `cargo bench --bench micro`).
+//!
+//! - SSE parse + block assembly throughput on the recorded streams in tests/fixtures/sse/ and
+//!   on a large synthetic stream (the path `AnthropicProvider` uses: `wire::event_stream` over
+//!   a byte stream, then `Assembler`);
+//! - normalize-for-API (and building + serializing the request body) on a 200-message
+//!   conversation;
+//! - permission decisions for typical and adversarial Bash commands;
+//! - transcript append per record (`TranscriptSink`);
+//! - JUnit rendering and writing for 1,000 tasks.
+//!
+//! Each figure is the median per-iteration time over several samples. Pass a substring as the
+//! first argument to run only the matching groups (`cargo bench --bench micro -- sse`).
+
+#[path = "common/mod.rs"]
+mod common;
+#[path = "../tests/reports/script.rs"]
+#[allow(dead_code)]
+mod script;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use common::{Table, fmt_dur, time_per_iter};
+use runner::agent::normalize::normalize;
+use runner::agent::outcome::{Outcome, OutcomeKind};
+use runner::events::{RunEvent, RunResult, Sink};
+use runner::model::anthropic::request_body;
+use runner::model::anthropic::wire::event_stream;
+use runner::model::assembler::Assembler;
+use runner::model::{ContentBlock, Message, ModelRequest, Role};
+use runner::permissions::{Policy, ToolCall};
+use runner::redact::Redactor;
+use runner::session::SessionRoots;
+use runner::spec::PermissionMode;
+use runner::transcript::TranscriptSink;
+
+const SAMPLES: usize = 7;
+const TARGET: Duration = Duration::from_millis(200);
+
+fn main() {
+    // `cargo bench` passes `--bench`; the first other argument filters groups.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with("--"));
+    let want = |g: &str| filter.as_deref().is_none_or(|f| g.contains(f));
+    println!(
+        "runner micro-benchmarks: median of {SAMPLES} samples of ~{} ms each\n",
+        TARGET.as_millis()
+    );
+    if want("sse") {
+        bench_sse();
+    }
+    if want("normalize") {
+        bench_normalize();
+    }
+    if want("permissions") {
+        bench_permissions();
+    }
+    if want("transcript") {
+        bench_transcript();
+    }
+    if want("junit") {
+        bench_junit();
+    }
+}
+
+// ---------------------------------------------------------------- SSE + assembly
+
+/// Parse `body` (split into `chunk`-byte pieces, as the network would deliver it) and
+/// assemble the blocks; returns the number of blocks (so nothing is optimized away).
+fn parse_and_assemble(rt: &tokio::runtime::Runtime, chunks: &[Bytes]) -> usize {
+    rt.block_on(async {
+        let stream = futures_util::stream::iter(
+            chunks
+                .iter()
+                .cloned()
+                .map(Ok::<Bytes, std::io::Error>)
+                .collect::<Vec<_>>(),
+        );
+        let mut events = event_stream(stream, Duration::from_secs(60));
+        let mut asm = Assembler::new();
+        let mut blocks = 0;
+        while let Some(item) = events.next().await {
+            let Ok(ev) = item else { break };
+            match asm.push(ev) {
+                Ok(Some(_)) => blocks += 1,
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+        let _ = black_box(asm.finish(None));
+        blocks
+    })
+}
+
+fn split(body: &[u8], chunk: usize) -> Vec<Bytes> {
+    body.chunks(chunk.max(1))
+        .map(Bytes::copy_from_slice)
+        .collect()
+}
+
+/// A long response: thinking, ~2 MB of text in ~20-byte deltas (as the API sends them), and a
+/// tool_use whose ~300 KB JSON input arrives in ~40-byte partial_json pieces.
+fn synthetic_stream() -> String {
+    let mut s = String::new();
+    let ev = |s: &mut String, name: &str, data: Value| {
+        s.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    };
+    ev(
+        &mut s,
+        "message_start",
+        json!({"type":"message_start","message":{"id":"msg_synthetic","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1000,"output_tokens":1}}}),
+    );
+    ev(
+        &mut s,
+        "content_block_start",
+        json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+    );
+    for i in 0..2000 {
+        ev(
+            &mut s,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":format!("step {i}: consider the files. ")}}),
+        );
+    }
+    ev(
+        &mut s,
+        "content_block_delta",
+        json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM".repeat(20)}}),
+    );
+    ev(
+        &mut s,
+        "content_block_stop",
+        json!({"type":"content_block_stop","index":0}),
+    );
+    ev(
+        &mut s,
+        "content_block_start",
+        json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}),
+    );
+    let words = [
+        "The ",
+        "function ",
+        "returns ",
+        "an ",
+        "error ",
+        "when ",
+        "the ",
+        "input ",
+        "is ",
+        "empty; ",
+        "fix ",
+        "it ",
+        "by ",
+        "checking ",
+        "`len()` ",
+        "first. ",
+        "日本語 ",
+        "✓ ",
+    ];
+    for i in 0..20_000 {
+        ev(
+            &mut s,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":format!("{}{}", words[i % words.len()], words[(i * 7) % words.len()])}}),
+        );
+        if i % 1000 == 0 {
+            ev(&mut s, "ping", json!({"type":"ping"}));
+        }
+    }
+    ev(
+        &mut s,
+        "content_block_stop",
+        json!({"type":"content_block_stop","index":1}),
+    );
+    ev(
+        &mut s,
+        "content_block_start",
+        json!({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_synthetic","name":"Write","input":{}}}),
+    );
+    let content: String = (0..6000)
+        .map(|i| format!("    let x{i} = compute({i}, \"q\\\"uoted\");\n"))
+        .collect();
+    let input = json!({"file_path": "/work/repo/src/generated.rs", "content": content}).to_string();
+    let bytes = input.as_bytes();
+    let mut off = 0;
+    while off < bytes.len() {
+        let mut end = (off + 40).min(bytes.len());
+        while !input.is_char_boundary(end) {
+            end += 1;
+        }
+        ev(
+            &mut s,
+            "content_block_delta",
+            json!({"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":&input[off..end]}}),
+        );
+        off = end;
+    }
+    ev(
+        &mut s,
+        "content_block_stop",
+        json!({"type":"content_block_stop","index":2}),
+    );
+    ev(
+        &mut s,
+        "message_delta",
+        json!({"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":90000}}),
+    );
+    ev(&mut s, "message_stop", json!({"type":"message_stop"}));
+    s
+}
+
+fn bench_sse() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse");
+    let mut fixtures: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/sse")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sse"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    fixtures.sort();
+
+    let mut t = Table::new(&[
+        "SSE parse + assembly",
+        "bytes",
+        "chunking",
+        "median / stream",
+        "MB/s",
+    ]);
+    let mut row = |name: &str, body: &[u8], chunk: usize, label: &str| {
+        let chunks = split(body, chunk);
+        let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+            black_box(parse_and_assemble(&rt, &chunks));
+        });
+        let mbps = body.len() as f64 / d.as_secs_f64() / 1e6;
+        t.row(vec![
+            name.to_string(),
+            body.len().to_string(),
+            label.to_string(),
+            fmt_dur(d),
+            format!("{mbps:.1}"),
+        ]);
+        (body.len(), d)
+    };
+    // All fixtures, one after the other, as whole bodies and in 7-byte network chunks.
+    let mut total_bytes = 0usize;
+    let mut total_time = Duration::ZERO;
+    for (name, body) in &fixtures {
+        let (b, d) = row(name, body, usize::MAX, "1 chunk");
+        total_bytes += b;
+        total_time += d;
+    }
+    let mut total_7 = Duration::ZERO;
+    for (name, body) in &fixtures {
+        let (_, d) = row(name, body, 7, "7-byte");
+        total_7 += d;
+    }
+    let synthetic = synthetic_stream();
+    let (sb, sd) = row(
+        "synthetic (thinking+text+tool_use)",
+        synthetic.as_bytes(),
+        16 * 1024,
+        "16 KiB",
+    );
+    println!("{}", t.render());
+    println!(
+        "fixtures total: {total_bytes} bytes in {} per pass = {:.1} MB/s (1 chunk), {:.1} MB/s (7-byte chunks)",
+        fmt_dur(total_time),
+        total_bytes as f64 / total_time.as_secs_f64() / 1e6,
+        total_bytes as f64 / total_7.as_secs_f64() / 1e6
+    );
+    println!(
+        "synthetic: {:.1} MB in {} = {:.1} MB/s\n",
+        sb as f64 / 1e6,
+        fmt_dur(sd),
+        sb as f64 / sd.as_secs_f64() / 1e6
+    );
+}
+
+// ---------------------------------------------------------------- normalize
+
+/// A 200-message conversation: the prompt, then 99 rounds of assistant text + tool_use and a
+/// user tool_result of ~2 KB (file contents), plus a final assistant text.
+fn conversation() -> Vec<Message> {
+    let mut m = vec![Message::user_text(
+        "Fix the failing test in src/parser.rs and make sure cargo test passes.",
+    )];
+    let file: String = (0..40)
+        .map(|i| format!("{i:>6}\tfn item_{i}() -> Result<(), Error> {{ todo!() }}\n"))
+        .collect();
+    for i in 0..99 {
+        m.push(Message {
+            role: Role::Assistant,
+            content: vec![
+                ContentBlock::text(format!("Let me look at file number {i} to find the bug.")),
+                ContentBlock::ToolUse {
+                    id: format!("toolu_{i:04}"),
+                    name: "Read".into(),
+                    input: json!({"file_path": format!("/work/repo/src/mod_{i}.rs")}),
+                },
+            ],
+            id: Some(format!("msg_{i:04}")),
+        });
+        m.push(Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: format!("toolu_{i:04}"),
+                content: file.clone(),
+                is_error: false,
+            }],
+            id: None,
+        });
+    }
+    m.push(Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::text("Done: the test passes now.")],
+        id: Some("msg_last".into()),
+    });
+    m
+}
+
+fn bench_normalize() {
+    let msgs = conversation();
+    assert_eq!(msgs.len(), 200);
+    let tools =
+        runner::tools::Registry::from_names(&["Read", "Write", "Edit", "Bash", "Glob", "Grep"])
+            .expect("registry")
+            .specs();
+    let req = ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: "You are runner, an unattended coding agent.".repeat(20),
+        messages: normalize(&msgs),
+        tools: tools.clone(),
+        max_tokens: 16000,
+        thinking: None,
+    };
+    let body_len = serde_json::to_vec(&request_body(&req)).unwrap().len();
+
+    let mut t = Table::new(&[
+        "per-turn request work (200 messages)",
+        "median / call",
+        "MB/s of body",
+    ]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(normalize(black_box(&msgs)));
+    });
+    t.row(vec!["normalize()".into(), fmt_dur(d), "".into()]);
+    let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(request_body(black_box(&req)));
+    });
+    t.row(vec![
+        "request_body() (Value tree)".into(),
+        fmt_dur(d2),
+        "".into(),
+    ]);
+    let (d3, _) = time_per_iter(SAMPLES, TARGET, || {
+        let v = request_body(black_box(&req));
+        black_box(serde_json::to_vec(&v).unwrap());
+    });
+    t.row(vec![
+        "request_body() + to_vec".into(),
+        fmt_dur(d3),
+        format!("{:.0}", body_len as f64 / d3.as_secs_f64() / 1e6),
+    ]);
+    let (d4, _) = time_per_iter(SAMPLES, TARGET, || {
+        let r = ModelRequest {
+            model: req.model.clone(),
+            system: req.system.clone(),
+            messages: normalize(black_box(&msgs)),
+            tools: runner::tools::Registry::from_names(&[
+                "Read", "Write", "Edit", "Bash", "Glob", "Grep",
+            ])
+            .unwrap()
+            .specs(),
+            max_tokens: 16000,
+            thinking: None,
+        };
+        black_box(serde_json::to_vec(&request_body(&r)).unwrap());
+    });
+    t.row(vec![
+        "whole request (normalize + specs + body + to_vec)".into(),
+        fmt_dur(d4),
+        format!("{:.0}", body_len as f64 / d4.as_secs_f64() / 1e6),
+    ]);
+    println!("{}", t.render());
+    println!("request body: {body_len} bytes\n");
+}
+
+// ---------------------------------------------------------------- permissions
+
+fn bench_permissions() {
+    let work = PathBuf::from("/work/repo");
+    let roots = SessionRoots {
+        spec_dir: work.clone(),
+        repo_root: Some(work.clone()),
+        workdir: work.clone(),
+        additional_dirs: vec![],
+        output_dir: PathBuf::from("/work/.runner/task"),
+    };
+    let allow: Vec<String> = [
+        "Read",
+        "Edit",
+        "Bash(cargo test:*)",
+        "Bash(cargo build *)",
+        "Bash(git diff *)",
+        "Bash(npm run lint)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let deny: Vec<String> = ["Bash(rm -rf *)", "Bash(curl *)", "Read(./secrets/**)"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let policy = Policy::new(PermissionMode::Default, &allow, &deny)
+        .expect("policy")
+        .with_home(Some(PathBuf::from("/root")));
+
+    let long_chain = (0..200)
+        .map(|i| format!("echo step{i}"))
+        .collect::<Vec<_>>()
+        .join(" && ");
+    let long_pipe = (0..200).map(|_| "cat").collect::<Vec<_>>().join(" | ");
+    let nested = {
+        let mut s = "echo x".to_string();
+        for _ in 0..30 {
+            s = format!("echo $({s})");
+        }
+        s
+    };
+    let quotes = format!(
+        "echo '{}' \"{}\"",
+        "a'\\''b ".repeat(500),
+        "$HOME \\\" ".repeat(500)
+    );
+    let big_arg = format!("grep -rn '{}' src", "x".repeat(100_000));
+    let heredoc = format!(
+        "cat <<'EOF'\n{}EOF",
+        "line of text $(not expanded)\n".repeat(1000)
+    );
+    let unterminated = format!("echo \"{}", "abc ".repeat(1000));
+    let cases: Vec<(&str, String)> = vec![
+        ("typical: git status (read-only set)", "git status".into()),
+        ("typical: ls -la src | head", "ls -la src | head -20".into()),
+        (
+            "typical: cargo test (allow rule)",
+            "cargo test --all -- --nocapture".into(),
+        ),
+        (
+            "typical: git diff && cargo build",
+            "git diff HEAD~1 && cargo build --release".into(),
+        ),
+        ("typical: rm -rf (deny rule)", "rm -rf target".into()),
+        (
+            "typical: unknown command (no rule)",
+            "python3 setup.py install".into(),
+        ),
+        ("adversarial: 200-command && chain", long_chain),
+        ("adversarial: 200-stage pipeline", long_pipe),
+        ("adversarial: 30 nested $(...)", nested),
+        ("adversarial: 1,000 quoted pieces", quotes),
+        ("adversarial: 100 KB argument", big_arg),
+        ("adversarial: 1,000-line heredoc", heredoc),
+        ("adversarial: unterminated quote", unterminated),
+        (
+            "adversarial: env/sudo wrappers",
+            "env -i FOO=1 nice -n 5 timeout 10 sudo rm -rf /".into(),
+        ),
+    ];
+    let mut t = Table::new(&[
+        "Bash permission decision",
+        "bytes",
+        "decision",
+        "median / call",
+    ]);
+    let cwd = work.clone();
+    for (label, cmd) in &cases {
+        let input = json!({"command": cmd});
+        let call = ToolCall {
+            tool: "Bash",
+            input: &input,
+            cwd: &cwd,
+        };
+        let decision = policy.decide(&call, &roots);
+        let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {
+            black_box(policy.decide(black_box(&call), &roots));
+        });
+        t.row(vec![
+            label.to_string(),
+            cmd.len().to_string(),
+            if decision.is_allow() { "allow" } else { "deny" }.into(),
+            fmt_dur(d),
+        ]);
+    }
+    let read_input = json!({"file_path": "/work/repo/src/main.rs"});
+    let call = ToolCall {
+        tool: "Read",
+        input: &read_input,
+        cwd: &cwd,
+    };
+    let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {
+        black_box(policy.decide(black_box(&call), &roots));
+    });
+    t.row(vec![
+        "Read src/main.rs".into(),
+        "".into(),
+        "allow".into(),
+        fmt_dur(d),
+    ]);
+    println!("{}", t.render());
+}
+
+// ---------------------------------------------------------------- transcript
+
+fn bench_transcript() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("session.jsonl");
+    let redactor = Arc::new(Redactor::new(vec![(
+        "ANTHROPIC_API_KEY".into(),
+        script::SECRET.into(),
+    )]));
+    let mut sink = TranscriptSink::create(&path, redactor).expect("transcript");
+    let events: Vec<RunEvent> = script::events();
+    // How many records one pass over the scripted events writes.
+    let before = std::fs::read(&path).map(|b| b.len()).unwrap_or(0);
+    for ev in &events {
+        sink.emit(ev).unwrap();
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records = text[before..].lines().count();
+    let bytes = text.len() - before;
+    // A large tool result (a 64 KB file read), the worst common record.
+    let big = RunEvent::ToolResult {
+        uuid: "t-big".into(),
+        parent_uuid: Some("a-0002".into()),
+        source_assistant_uuid: "a-0002".into(),
+        block: ContentBlock::ToolResult {
+            tool_use_id: "toolu_01".into(),
+            content: "     1\tsome line of source code that is moderately long\n".repeat(1200),
+            is_error: false,
+        },
+        tool_use_result: Some(json!({"type": "text", "file": {"content": "x".repeat(64 * 1024)}})),
+    };
+
+    let mut t = Table::new(&["transcript append", "median / record", "records/s"]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        for ev in &events {
+            sink.emit(ev).unwrap();
+        }
+    });
+    let per = d / records as u32;
+    t.row(vec![
+        format!("scripted run ({records} records, {bytes} bytes/pass)"),
+        fmt_dur(per),
+        format!("{:.0}", 1.0 / per.as_secs_f64()),
+    ]);
+    let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
+        sink.emit(&big).unwrap();
+    });
+    t.row(vec![
+        "128 KB tool_result record".into(),
+        fmt_dur(d2),
+        format!("{:.0}", 1.0 / d2.as_secs_f64()),
+    ]);
+    println!("{}", t.render());
+}
+
+// ---------------------------------------------------------------- JUnit
+
+fn bench_junit() {
+    let kinds = [
+        OutcomeKind::Success,
+        OutcomeKind::ChecksFailed,
+        OutcomeKind::ApiError,
+        OutcomeKind::MaxTurns,
+    ];
+    let results: Vec<RunResult> = (0..1000)
+        .map(|i| {
+            let mut r = script::result(Outcome::new(kinds[i % kinds.len()], "scripted outcome"));
+            r.task_name = format!("task-{i:04}");
+            r.spec_path = PathBuf::from(format!("tasks/task-{i:04}.yaml"));
+            r.result_text = format!("Result of task {i}: <fixed> & \"done\"\n").repeat(5);
+            r
+        })
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("junit.xml");
+    let xml_len = runner::report::junit::render_junit(&results, "bench-host").len();
+    let mut t = Table::new(&["JUnit, 1,000 tasks", "bytes", "median / report"]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(runner::report::junit::render_junit(
+            black_box(&results),
+            "bench-host",
+        ));
+    });
+    t.row(vec!["render_junit".into(), xml_len.to_string(), fmt_dur(d)]);
+    let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
+        runner::report::junit::write_junit(&path, black_box(&results)).unwrap();
+    });
+    t.row(vec![
+        "write_junit (render + file)".into(),
+        xml_len.to_string(),
+        fmt_dur(d2),
+    ]);
+    println!("{}", t.render());
+}
