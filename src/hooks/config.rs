@@ -52,6 +52,10 @@ pub struct HookHandler {
     /// One permission rule (`Bash(rm *)`): run the hook only for calls it matches.
     #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
     pub if_rule: Option<String>,
+    /// runner extension: names of secrets (environment variables otherwise scrubbed from hook
+    /// environments) this hook receives. Only the spec or a settings file it names can set it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<String>,
     /// Shown in Claude Code's UI; accepted and ignored.
     #[serde(
         default,

@@ -85,6 +85,8 @@ struct Hook {
     command: String,
     args: Option<Vec<String>>,
     timeout: Duration,
+    /// Scrubbed variables this hook gets anyway (`env_passthrough`).
+    passthrough: Vec<String>,
 }
 
 impl Hook {
@@ -289,6 +291,7 @@ impl Hooks {
                         command: h.command.clone(),
                         args: h.args.clone(),
                         timeout,
+                        passthrough: h.env_passthrough.clone(),
                     });
                 }
             }
@@ -664,6 +667,11 @@ impl Hooks {
             .process_group(0)
             .kill_on_drop(true);
         self.env.apply(&mut cmd);
+        for name in &h.passthrough {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
+        }
         let started = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,

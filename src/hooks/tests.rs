@@ -436,3 +436,21 @@ async fn continue_false_from_tool_hooks_halts_the_run() {
             .is_some_and(|w| w.contains("said not to continue"))
     );
 }
+
+#[tokio::test]
+async fn env_passthrough_gives_one_scrubbed_variable_back() {
+    assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
+    let cmd = r#"if [ -n "$HOME" ]; then echo "home seen" >&2; exit 2; fi"#;
+    let h = hooks("PreToolUse", None, cmd, json!({}));
+    assert_eq!(pre(&h, "Bash", json!({})).await.decision, None);
+    let h = hooks(
+        "PreToolUse",
+        None,
+        cmd,
+        json!({"env_passthrough": ["HOME"]}),
+    );
+    assert_eq!(
+        pre(&h, "Bash", json!({})).await.decision,
+        Some(HookDecision::Deny("home seen".into()))
+    );
+}
