@@ -187,3 +187,23 @@ fn session_start_and_prompt_context_reach_the_model_and_session_end_runs() {
     assert_eq!(stdin["reason"], json!("other"));
     mock.assert_clean();
 }
+
+#[test]
+fn post_tool_use_failure_feedback_reaches_the_model() {
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "exit 3"})),
+        text_turn("saw it"),
+    ]);
+    let repo = TestRepo::new();
+    let out_dir = tempfile::tempdir().unwrap();
+    let hook = r#"grep -q '"hook_event_name":"PostToolUseFailure"' && echo 'read the build log' >&2; exit 2"#;
+    let spec = write_spec(repo.path(), &spec_with_hook("PostToolUseFailure", hook));
+    let (code, _, stderr) = run(&mock, &repo, &spec, out_dir.path());
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(
+        text.contains("PostToolUseFailure hook feedback: read the build log"),
+        "{text}"
+    );
+    mock.assert_clean();
+}
