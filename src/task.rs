@@ -552,12 +552,11 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         })
     });
     tracing::info!(task = %spec.name, model = %spec.model, workdir = %loaded.workdir.display(), "task started");
-    let (mut outcome, mut state) = agent::run(
-        &mut agent,
-        State::default(),
-        Input::User(loaded.prompt.clone()),
-    )
-    .await;
+    let hooks = agent.tool_ctx.hooks.clone();
+    let (mut outcome, mut state) = match first_prompt(&hooks, &loaded.prompt, &spec.model).await {
+        Ok(prompt) => agent::run(&mut agent, State::default(), Input::User(prompt)).await,
+        Err(o) => (o, State::default()),
+    };
     let mut attempt = 1;
     while !spec.verify.is_empty() {
         let report_only = match outcome.kind {
@@ -646,7 +645,29 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     };
     let result = redactor.redact_result(&result);
     agent.emit(RunEvent::Result(Box::new(result.clone())));
+    hooks.session_end("other").await;
     result
+}
+
+/// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with
+/// their context appended as system reminders; or the `hook_stopped` outcome if one blocked it.
+async fn first_prompt(hooks: &Hooks, prompt: &str, model: &str) -> Result<String, Outcome> {
+    let start = hooks.session_start(model).await;
+    if let Some(why) = start.stop {
+        return Err(agent::hook_stopped(why));
+    }
+    let submit = hooks.user_prompt_submit(prompt).await;
+    if let Some(why) = submit.stop {
+        tracing::warn!("{why}");
+        return Err(agent::hook_stopped(why));
+    }
+    let mut text = prompt.to_string();
+    for c in start.context.iter().chain(submit.context.iter()) {
+        text.push_str("\n\n<system-reminder>\n");
+        text.push_str(c.trim_end());
+        text.push_str("\n</system-reminder>");
+    }
+    Ok(text)
 }
 
 fn build_provider(

@@ -7,5 +7,5 @@ pub mod run;
 pub mod state;
 
 pub use outcome::{Outcome, OutcomeKind};
-pub use run::{Agent, Input, LoopLimits, StopCause, Stopper, run};
+pub use run::{Agent, Input, LoopLimits, StopCause, Stopper, hook_stopped, run};
 pub use state::State;

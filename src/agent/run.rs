@@ -11,6 +11,7 @@ use super::normalize::normalize;
 use super::outcome::{Outcome, OutcomeKind};
 use super::state::State;
 use crate::events::{AssistantMeta, BlockRecord, RunEvent, Sinks};
+use crate::hooks::StopOutcome;
 use crate::model::assembler::Assembler;
 use crate::model::table::ModelInfo;
 use crate::model::{
@@ -27,6 +28,15 @@ pub const MAX_TOKENS_CONTINUATIONS: u32 = 3;
 pub const MALFORMED_TOOL_USE_LIMIT: u32 = 3;
 /// How many `pause_turn` resends in a row are allowed.
 pub const PAUSE_TURN_LIMIT: u32 = 8;
+/// How many times in a row Stop hooks may make the loop continue (reference §6.4).
+pub const STOP_HOOK_BLOCK_LIMIT: u32 = 8;
+
+/// The `agent_error` outcome for a hook that stopped the run (`continue: false`).
+pub fn hook_stopped(reason: impl Into<String>) -> Outcome {
+    let mut o = Outcome::new(OutcomeKind::AgentError, reason);
+    o.terminal_override = Some("hook_stopped".into());
+    o
+}
 
 /// Why the run was asked to stop from outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -441,6 +451,26 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                     continue;
                 }
                 _ => {
+                    let hooks = agent.tool_ctx.hooks.clone();
+                    let last = state.final_text();
+                    let active = state.stop_blocks > 0;
+                    match hooks.stop(active, Some(&last)).await {
+                        StopOutcome::Halt(why) => return (hook_stopped(why), state),
+                        StopOutcome::Block(reason) if state.stop_blocks < STOP_HOOK_BLOCK_LIMIT => {
+                            state.stop_blocks += 1;
+                            tracing::info!(
+                                blocks = state.stop_blocks,
+                                "a Stop hook blocked the stop; continuing"
+                            );
+                            agent.push_user_text(&mut state, reason);
+                            continue;
+                        }
+                        StopOutcome::Block(_) => tracing::warn!(
+                            "Stop hooks blocked {STOP_HOOK_BLOCK_LIMIT} times in a row; ending the run anyway"
+                        ),
+                        StopOutcome::Proceed => {}
+                    }
+                    state.stop_blocks = 0;
                     return (Outcome::new(OutcomeKind::Success, "completed"), state);
                 }
             }
@@ -470,6 +500,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
 
         if let Err(fatal) = answer_calls(agent, &mut state, &calls, &tool_use_uuids, true).await {
             return (fatal, state);
+        }
+        if let Some(why) = agent.tool_ctx.hooks.halted() {
+            return (hook_stopped(why), state);
         }
         if agent.stopper.cause().is_some() {
             let o = agent.interrupted(true);

@@ -36,6 +36,8 @@ pub struct State {
     /// Tokens of the last response's whole context (input + cache + output): the estimate of
     /// the next request's input, for the token budget.
     pub last_context_tokens: u64,
+    /// Consecutive Stop-hook blocks (the loop continued because a Stop hook said so).
+    pub stop_blocks: u32,
 }
 
 impl State {

@@ -7,16 +7,26 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Events runner fires hooks for.
-pub const SUPPORTED_EVENTS: &[&str] = &["PreToolUse", "PostToolUse"];
+pub const SUPPORTED_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+];
 
-/// Hooks by event name (`PreToolUse`, `PostToolUse`), each a list of matcher groups.
+/// Hooks by event name (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
+/// `UserPromptSubmit`, `SessionStart`, `SessionEnd`), each a list of matcher groups.
 pub type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
 
 /// Hooks that run for the tools a matcher selects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MatcherGroup {
-    /// Tool names: omitted, `""` or `"*"` = every tool; only letters, digits, `_`, `-`, spaces,
+    /// For tool events, tool names (for `SessionStart` the source, `startup`; for `SessionEnd`
+    /// the reason, `other`; ignored for `Stop` and `UserPromptSubmit`): omitted, `""` or `"*"` = every tool; only letters, digits, `_`, `-`, spaces,
     /// `,` and `|` = an exact list (`Edit|Write`); anything else = an unanchored regex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matcher: Option<String>,
@@ -42,6 +52,10 @@ pub struct HookHandler {
     /// One permission rule (`Bash(rm *)`): run the hook only for calls it matches.
     #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
     pub if_rule: Option<String>,
+    /// runner extension: names of secrets (environment variables otherwise scrubbed from hook
+    /// environments) this hook receives. Only the spec or a settings file it names can set it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_passthrough: Vec<String>,
     /// Shown in Claude Code's UI; accepted and ignored.
     #[serde(
         default,

@@ -1,4 +1,6 @@
-//! Claude Code-compatible command hooks (reference §6) for `PreToolUse` and `PostToolUse`.
+//! Claude Code-compatible command hooks (reference §6) for `PreToolUse`, `PostToolUse`,
+//! `PostToolUseFailure`, `Stop`, `UserPromptSubmit`, `SessionStart` and `SessionEnd`.
+//! JSON `continue: false` from any hook stops the run (see [`Hooks::halted`]).
 //!
 //! Hooks come only from the task spec (`hooks:`) or a settings file named by the spec or
 //! `--settings`; never from the workdir. Each matching hook runs with the scrubbed tool
@@ -10,6 +12,7 @@ pub mod config;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
@@ -82,6 +85,8 @@ struct Hook {
     command: String,
     args: Option<Vec<String>>,
     timeout: Duration,
+    /// Scrubbed variables this hook gets anyway (`env_passthrough`).
+    passthrough: Vec<String>,
 }
 
 impl Hook {
@@ -152,8 +157,36 @@ pub struct HookSession {
 pub struct Hooks {
     pre: Vec<Hook>,
     post: Vec<Hook>,
+    post_failure: Vec<Hook>,
+    stop: Vec<Hook>,
+    prompt_submit: Vec<Hook>,
+    session_start: Vec<Hook>,
+    session_end: Vec<Hook>,
     session: HookSession,
     env: EnvPolicy,
+    /// Set by the first hook that answers `continue: false`: the run stops with this reason.
+    halt: Arc<Mutex<Option<String>>>,
+}
+
+/// What the Stop hooks decided when the model finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopOutcome {
+    /// Let the run end.
+    Proceed,
+    /// Continue the loop with this reason as a user message (exit 2, `decision: block`).
+    Block(String),
+    /// `continue: false`: end the run with `hook_stopped` and this reason.
+    Halt(String),
+}
+
+/// What `UserPromptSubmit` or `SessionStart` hooks decided about the first prompt.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptOutcome {
+    /// The prompt is blocked (UserPromptSubmit exit 2 or `decision: block`) or the run is
+    /// stopped (`continue: false`): end the task with this reason.
+    pub stop: Option<String>,
+    /// Context for the model (exit-0 plain stdout, `additionalContext`).
+    pub context: Vec<String>,
 }
 
 /// What the PreToolUse hooks decided about one call.
@@ -210,10 +243,15 @@ impl Hooks {
             let list = match event.as_str() {
                 "PreToolUse" => &mut hooks.pre,
                 "PostToolUse" => &mut hooks.post,
+                "PostToolUseFailure" => &mut hooks.post_failure,
+                "Stop" => &mut hooks.stop,
+                "UserPromptSubmit" => &mut hooks.prompt_submit,
+                "SessionStart" => &mut hooks.session_start,
+                "SessionEnd" => &mut hooks.session_end,
                 other => {
                     return Err(HookConfigError(format!(
                         "hook event `{other}` is not supported (runner runs {} hooks)",
-                        SUPPORTED_EVENTS.join(" and ")
+                        SUPPORTED_EVENTS.join(", ")
                     )));
                 }
             };
@@ -253,6 +291,7 @@ impl Hooks {
                         command: h.command.clone(),
                         args: h.args.clone(),
                         timeout,
+                        passthrough: h.env_passthrough.clone(),
                     });
                 }
             }
@@ -264,12 +303,172 @@ impl Hooks {
     pub fn with_session(mut self, session: HookSession, env: EnvPolicy) -> Hooks {
         self.session = session;
         self.env = env;
+        self.halt = Arc::default();
         self
     }
 
     /// Whether no hook is configured.
     pub fn is_empty(&self) -> bool {
-        self.pre.is_empty() && self.post.is_empty()
+        [
+            &self.pre,
+            &self.post,
+            &self.post_failure,
+            &self.stop,
+            &self.prompt_submit,
+            &self.session_start,
+            &self.session_end,
+        ]
+        .iter()
+        .all(|l| l.is_empty())
+    }
+
+    /// The reason a hook gave with `continue: false`, if one did: the run must stop.
+    pub fn halted(&self) -> Option<String> {
+        self.halt.lock().ok().and_then(|h| h.clone())
+    }
+
+    /// Record a `continue: false` (the first reason wins).
+    fn set_halt(&self, why: String) {
+        if let Ok(mut h) = self.halt.lock() {
+            h.get_or_insert(why);
+        }
+    }
+
+    /// The `continue: false` reason in one hook's JSON output, if it has one.
+    fn halt_reason(name: &str, event: &str, j: &Value) -> Option<String> {
+        if j.get("continue").and_then(Value::as_bool) != Some(false) {
+            return None;
+        }
+        Some(
+            j.get("stopReason")
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(String::from)
+                .unwrap_or_else(|| format!("the {event} hook `{name}` said not to continue")),
+        )
+    }
+
+    /// Run the hooks of a non-tool event whose matcher selects `target` (all if `None`).
+    async fn run_all(
+        &self,
+        list: &[Hook],
+        target: Option<&str>,
+        stdin: &serde_json::Map<String, Value>,
+    ) -> Vec<(String, Ran)> {
+        let selected: Vec<&Hook> = list
+            .iter()
+            .filter(|h| target.is_none_or(|t| h.matcher.matches(t)))
+            .collect();
+        if selected.is_empty() {
+            return Vec::new();
+        }
+        let stdin = Value::Object(stdin.clone()).to_string();
+        let runs = join_all(selected.iter().map(|h| self.run(h, &stdin))).await;
+        selected
+            .iter()
+            .zip(runs)
+            .filter_map(|(h, r)| r.map(|r| (h.name(), r)))
+            .collect()
+    }
+
+    /// Run the Stop hooks when the model has finished.
+    pub async fn stop(
+        &self,
+        stop_hook_active: bool,
+        last_assistant_message: Option<&str>,
+    ) -> StopOutcome {
+        if self.stop.is_empty() {
+            return StopOutcome::Proceed;
+        }
+        let cwd = self.session.workdir.clone();
+        let mut stdin = self.base_input("Stop", &cwd);
+        stdin.insert("stop_hook_active".into(), json!(stop_hook_active));
+        if let Some(m) = last_assistant_message {
+            stdin.insert("last_assistant_message".into(), json!(m));
+        }
+        let mut blocks = Vec::new();
+        for (name, ran) in self.run_all(&self.stop, None, &stdin).await {
+            let json = parse_json(&ran.stdout);
+            if let Some(why) = json
+                .as_ref()
+                .and_then(|j| Self::halt_reason(&name, "Stop", j))
+            {
+                tracing::warn!(hook = %name, "Stop hook stopped the run: {why}");
+                return StopOutcome::Halt(why);
+            }
+            if ran.code == Some(2) {
+                let msg = ran.stderr.trim();
+                blocks.push(if msg.is_empty() {
+                    json.as_ref()
+                        .and_then(|j| j.get("reason"))
+                        .and_then(Value::as_str)
+                        .map(String::from)
+                        .unwrap_or_else(|| format!("The Stop hook `{name}` asks you to continue."))
+                } else {
+                    msg.to_string()
+                });
+                continue;
+            }
+            let Some(j) = json else {
+                if ran.code != Some(0) {
+                    non_blocking(&name, &ran);
+                }
+                continue;
+            };
+            if j.get("decision").and_then(Value::as_str) == Some("block") {
+                blocks.push(
+                    j.get("reason")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.trim().is_empty())
+                        .map(String::from)
+                        .unwrap_or_else(|| format!("The Stop hook `{name}` asks you to continue.")),
+                );
+            } else if let Some(c) = j
+                .pointer("/hookSpecificOutput/additionalContext")
+                .and_then(Value::as_str)
+            {
+                blocks.push(c.to_string());
+            }
+        }
+        if blocks.is_empty() {
+            StopOutcome::Proceed
+        } else {
+            StopOutcome::Block(blocks.join("\n\n"))
+        }
+    }
+
+    /// Run the UserPromptSubmit hooks for the task prompt.
+    pub async fn user_prompt_submit(&self, prompt: &str) -> PromptOutcome {
+        let cwd = self.session.workdir.clone();
+        let mut stdin = self.base_input("UserPromptSubmit", &cwd);
+        stdin.insert("prompt".into(), json!(prompt));
+        stdin.insert("source".into(), json!("sdk"));
+        let runs = self.run_all(&self.prompt_submit, None, &stdin).await;
+        prompt_outcome("UserPromptSubmit", runs, true)
+    }
+
+    /// Run the SessionStart hooks (source `startup`).
+    pub async fn session_start(&self, model: &str) -> PromptOutcome {
+        let cwd = self.session.workdir.clone();
+        let mut stdin = self.base_input("SessionStart", &cwd);
+        stdin.insert("source".into(), json!("startup"));
+        stdin.insert("model".into(), json!(model));
+        let runs = self
+            .run_all(&self.session_start, Some("startup"), &stdin)
+            .await;
+        prompt_outcome("SessionStart", runs, false)
+    }
+
+    /// Run the SessionEnd hooks after the result; their output only reaches the log.
+    pub async fn session_end(&self, reason: &str) {
+        let cwd = self.session.workdir.clone();
+        let mut stdin = self.base_input("SessionEnd", &cwd);
+        stdin.insert("reason".into(), json!(reason));
+        for (name, ran) in self.run_all(&self.session_end, Some(reason), &stdin).await {
+            if ran.code != Some(0) {
+                non_blocking(&name, &ran);
+            }
+        }
     }
 
     fn base_input(&self, event: &str, cwd: &Path) -> serde_json::Map<String, Value> {
@@ -314,6 +513,12 @@ impl Hooks {
         for (h, ran) in selected.iter().zip(runs) {
             let Some(ran) = ran else { continue };
             let name = h.name();
+            if let Some(why) =
+                parse_json(&ran.stdout).and_then(|j| Self::halt_reason(&name, "PreToolUse", &j))
+            {
+                tracing::warn!(hook = %name, "PreToolUse hook stopped the run: {why}");
+                self.set_halt(why);
+            }
             let decision = pre_decision(&name, &ran, &mut out);
             if let Some(d) = decision {
                 tracing::info!(hook = %name, tool, ?d, "PreToolUse hook decision");
@@ -339,8 +544,50 @@ impl Hooks {
         cwd: &Path,
         duration: Duration,
     ) -> PostToolOutcome {
-        let selected: Vec<&Hook> = self
-            .post
+        let call = (tool, input, tool_use_id);
+        self.post(
+            &self.post,
+            "PostToolUse",
+            call,
+            ("tool_response", response.clone()),
+            cwd,
+            duration,
+        )
+        .await
+    }
+
+    /// Run the PostToolUseFailure hooks for one call whose result is an error.
+    pub async fn post_tool_use_failure(
+        &self,
+        tool: &str,
+        input: &Value,
+        tool_use_id: &str,
+        error: &str,
+        cwd: &Path,
+        duration: Duration,
+    ) -> PostToolOutcome {
+        let call = (tool, input, tool_use_id);
+        self.post(
+            &self.post_failure,
+            "PostToolUseFailure",
+            call,
+            ("error", json!(error)),
+            cwd,
+            duration,
+        )
+        .await
+    }
+
+    async fn post(
+        &self,
+        list: &[Hook],
+        event: &str,
+        (tool, input, tool_use_id): (&str, &Value, &str),
+        (key, value): (&str, Value),
+        cwd: &Path,
+        duration: Duration,
+    ) -> PostToolOutcome {
+        let selected: Vec<&Hook> = list
             .iter()
             .filter(|h| h.applies(tool, input, cwd))
             .collect();
@@ -348,11 +595,11 @@ impl Hooks {
         if selected.is_empty() {
             return out;
         }
-        let mut stdin = self.base_input("PostToolUse", cwd);
+        let mut stdin = self.base_input(event, cwd);
         stdin.insert("tool_name".into(), json!(tool));
         stdin.insert("tool_input".into(), input.clone());
         stdin.insert("tool_use_id".into(), json!(tool_use_id));
-        stdin.insert("tool_response".into(), response.clone());
+        stdin.insert(key.into(), value);
         stdin.insert("duration_ms".into(), json!(duration.as_millis() as u64));
         let stdin = Value::Object(stdin).to_string();
         let runs = join_all(selected.iter().map(|h| self.run(h, &stdin))).await;
@@ -363,9 +610,9 @@ impl Hooks {
             if ran.code == Some(2) && json.is_none() {
                 let msg = ran.stderr.trim();
                 out.feedback.push(if msg.is_empty() {
-                    format!("PostToolUse hook `{name}` reported a problem (exit 2).")
+                    format!("{event} hook `{name}` reported a problem (exit 2).")
                 } else {
-                    format!("PostToolUse hook feedback: {msg}")
+                    format!("{event} hook feedback: {msg}")
                 });
                 continue;
             }
@@ -375,13 +622,17 @@ impl Hooks {
                 }
                 continue;
             };
+            if let Some(why) = Self::halt_reason(&name, event, &j) {
+                tracing::warn!(hook = %name, "{event} hook stopped the run: {why}");
+                self.set_halt(why);
+            }
             if j.get("decision").and_then(Value::as_str) == Some("block") {
                 let reason = j
                     .get("reason")
                     .and_then(Value::as_str)
-                    .unwrap_or("blocked by a PostToolUse hook");
+                    .unwrap_or("blocked by a hook");
                 out.feedback
-                    .push(format!("PostToolUse hook feedback: {reason}"));
+                    .push(format!("{event} hook feedback: {reason}"));
             }
             if let Some(c) = j
                 .pointer("/hookSpecificOutput/additionalContext")
@@ -416,6 +667,11 @@ impl Hooks {
             .process_group(0)
             .kill_on_drop(true);
         self.env.apply(&mut cmd);
+        for name in &h.passthrough {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
+        }
         let started = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -507,6 +763,62 @@ fn non_blocking(name: &str, ran: &Ran) {
         code = ?ran.code,
         "hook error: Failed with non-blocking status code: {first}"
     );
+}
+
+/// Combine UserPromptSubmit (`blocking`) or SessionStart results.
+fn prompt_outcome(event: &str, runs: Vec<(String, Ran)>, blocking: bool) -> PromptOutcome {
+    let mut out = PromptOutcome::default();
+    for (name, ran) in runs {
+        let json = parse_json(&ran.stdout);
+        if let Some(why) = json
+            .as_ref()
+            .and_then(|j| Hooks::halt_reason(&name, event, j))
+        {
+            out.stop.get_or_insert(why);
+            continue;
+        }
+        if ran.code == Some(2) {
+            let msg = ran.stderr.trim();
+            if blocking {
+                out.stop.get_or_insert(if msg.is_empty() {
+                    format!("the prompt was blocked by the {event} hook `{name}`")
+                } else {
+                    format!("the prompt was blocked by a {event} hook: {msg}")
+                });
+            } else {
+                non_blocking(&name, &ran);
+            }
+            continue;
+        }
+        let Some(j) = json else {
+            if ran.code == Some(0) {
+                let text = ran.stdout.trim();
+                if !text.is_empty() {
+                    out.context.push(text.to_string());
+                }
+            } else {
+                non_blocking(&name, &ran);
+            }
+            continue;
+        };
+        if blocking && j.get("decision").and_then(Value::as_str) == Some("block") {
+            let reason = j
+                .get("reason")
+                .and_then(Value::as_str)
+                .filter(|s| !s.trim().is_empty())
+                .map(|r| format!("the prompt was blocked by a {event} hook: {r}"))
+                .unwrap_or_else(|| format!("the prompt was blocked by the {event} hook `{name}`"));
+            out.stop.get_or_insert(reason);
+            continue;
+        }
+        if let Some(c) = j
+            .pointer("/hookSpecificOutput/additionalContext")
+            .and_then(Value::as_str)
+        {
+            out.context.push(c.to_string());
+        }
+    }
+    out
 }
 
 /// The decision one PreToolUse hook's result carries; collects `updatedInput` and context.

@@ -218,7 +218,7 @@ async fn post_tool_use_feedback() {
 #[test]
 fn bad_configs_are_errors() {
     for cfg in [
-        json!({"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}),
+        json!({"Notification": [{"hooks": [{"type": "command", "command": "x"}]}]}),
         json!({"PreToolUse": [{"hooks": [{"type": "http", "command": "x"}]}]}),
         json!({"PreToolUse": [{"matcher": "(", "hooks": [{"type": "command", "command": "x"}]}]}),
         json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "x", "timeout": -1}]}]}),
@@ -228,4 +228,229 @@ fn bad_configs_are_errors() {
         let c: HooksConfig = serde_json::from_value(cfg.clone()).unwrap();
         assert!(Hooks::new(&c).is_err(), "{cfg}");
     }
+}
+
+#[tokio::test]
+async fn stop_hook_stdin_and_outcomes() {
+    // The stdin carries the base fields, stop_hook_active and last_assistant_message.
+    let h = hooks(
+        "Stop",
+        None,
+        r#"input=$(cat); for f in '"hook_event_name":"Stop"' '"stop_hook_active":true' '"last_assistant_message":"all done"' '"session_id":"s1"' '"permission_mode":"dontAsk"' '"transcript_path"' '"cwd"'; do case "$input" in *"$f"*) ;; *) echo "missing $f in $input"; exit 0;; esac; done; echo 'run the tests' >&2; exit 2"#,
+        json!({}),
+    );
+    assert_eq!(
+        h.stop(true, Some("all done")).await,
+        StopOutcome::Block("run the tests".into())
+    );
+    let cases: Vec<(&str, StopOutcome)> = vec![
+        ("exit 0", StopOutcome::Proceed),
+        ("echo plain; exit 0", StopOutcome::Proceed),
+        ("echo oops >&2; exit 1", StopOutcome::Proceed),
+        (
+            "exit 2",
+            StopOutcome::Block("The Stop hook `exit 2` asks you to continue.".into()),
+        ),
+        (
+            r#"echo '{"decision":"block","reason":"tests not run"}'"#,
+            StopOutcome::Block("tests not run".into()),
+        ),
+        (
+            r#"echo '{"decision":"block","reason":"j"}'; exit 1"#,
+            StopOutcome::Block("j".into()),
+        ),
+        (
+            r#"echo '{"continue":false,"stopReason":"quota"}'"#,
+            StopOutcome::Halt("quota".into()),
+        ),
+        (
+            r#"echo '{"continue":false,"stopReason":"quota","decision":"block","reason":"x"}'"#,
+            StopOutcome::Halt("quota".into()),
+        ),
+        ("/nonexistent/stop-hook", StopOutcome::Proceed),
+    ];
+    for (cmd, want) in cases {
+        let h = hooks("Stop", None, cmd, json!({}));
+        assert_eq!(h.stop(false, Some("x")).await, want, "{cmd}");
+    }
+    // `continue: false` without a stopReason still halts.
+    let h = hooks("Stop", None, r#"echo '{"continue":false}'"#, json!({}));
+    assert!(matches!(h.stop(false, None).await, StopOutcome::Halt(_)));
+}
+
+#[tokio::test]
+async fn post_tool_use_failure_gets_the_error() {
+    let h = hooks(
+        "PostToolUseFailure",
+        Some("Bash"),
+        r#"input=$(cat); case "$input" in *'"hook_event_name":"PostToolUseFailure"'*) ;; *) exit 0;; esac; case "$input" in *'"error":"exit 1: boom"'*) echo 'see the log' >&2; exit 2;; esac"#,
+        json!({}),
+    );
+    let out = h
+        .post_tool_use_failure(
+            "Bash",
+            &json!({"command": "false"}),
+            "t",
+            "exit 1: boom",
+            Path::new("/tmp"),
+            Duration::ZERO,
+        )
+        .await;
+    assert_eq!(
+        out.feedback,
+        vec!["PostToolUseFailure hook feedback: see the log".to_string()]
+    );
+    // PostToolUse hooks do not run for failures, and vice versa.
+    let out = h
+        .post_tool_use(
+            "Bash",
+            &json!({}),
+            "t",
+            &json!("ok"),
+            Path::new("/tmp"),
+            Duration::ZERO,
+        )
+        .await;
+    assert!(out.feedback.is_empty());
+}
+
+#[tokio::test]
+async fn user_prompt_submit_outcomes() {
+    let h = hooks(
+        "UserPromptSubmit",
+        None,
+        r#"input=$(cat); case "$input" in *'"prompt":"fix it"'*'"source":"sdk"'*) echo 'branch is main';; *) echo "bad: $input" >&2; exit 2;; esac"#,
+        json!({}),
+    );
+    let out = h.user_prompt_submit("fix it").await;
+    assert_eq!(out.stop, None, "{out:?}");
+    assert_eq!(out.context, vec!["branch is main".to_string()]);
+    let cases: Vec<(&str, Option<&str>, Vec<&str>)> = vec![
+        ("exit 0", None, vec![]),
+        ("echo oops >&2; exit 1", None, vec![]),
+        (
+            "echo 'no secrets in prompts' >&2; exit 2",
+            Some("the prompt was blocked by a UserPromptSubmit hook: no secrets in prompts"),
+            vec![],
+        ),
+        (
+            r#"echo '{"decision":"block","reason":"nope"}'"#,
+            Some("the prompt was blocked by a UserPromptSubmit hook: nope"),
+            vec![],
+        ),
+        (
+            r#"echo '{"continue":false,"stopReason":"halt"}'"#,
+            Some("halt"),
+            vec![],
+        ),
+        (
+            r#"echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"ctx"}}'"#,
+            None,
+            vec!["ctx"],
+        ),
+    ];
+    for (cmd, stop, context) in cases {
+        let h = hooks("UserPromptSubmit", None, cmd, json!({}));
+        let out = h.user_prompt_submit("p").await;
+        assert_eq!(out.stop.as_deref(), stop, "{cmd}");
+        assert_eq!(out.context, context, "{cmd}");
+    }
+}
+
+#[tokio::test]
+async fn session_start_and_end() {
+    let h = hooks(
+        "SessionStart",
+        Some("startup"),
+        r#"input=$(cat); case "$input" in *'"source":"startup"'*'"hook_event_name":"SessionStart"'*|*'"hook_event_name":"SessionStart"'*'"source":"startup"'*) echo '{"hookSpecificOutput":{"additionalContext":"node 20"}}';; *) echo "bad: $input";; esac"#,
+        json!({}),
+    );
+    let out = h.session_start("m").await;
+    assert_eq!(out.context, vec!["node 20".to_string()], "{out:?}");
+    // Exit 2 does not block a session start; plain stdout is context.
+    let h = hooks(
+        "SessionStart",
+        None,
+        "echo ctx; echo e >&2; exit 2",
+        json!({}),
+    );
+    assert_eq!(h.session_start("m").await, PromptOutcome::default());
+    let h = hooks("SessionStart", None, "echo hello", json!({}));
+    assert_eq!(
+        h.session_start("m").await.context,
+        vec!["hello".to_string()]
+    );
+    // A matcher for another source does not run.
+    let h = hooks("SessionStart", Some("resume"), "echo hello", json!({}));
+    assert!(h.session_start("m").await.context.is_empty());
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("end.json");
+    let h = hooks(
+        "SessionEnd",
+        None,
+        &format!("cat > {}; exit 1", log.display()),
+        json!({}),
+    );
+    h.session_end("other").await;
+    let stdin: Value = serde_json::from_str(&std::fs::read_to_string(&log).unwrap()).unwrap();
+    assert_eq!(stdin["hook_event_name"], json!("SessionEnd"));
+    assert_eq!(stdin["reason"], json!("other"));
+}
+
+#[tokio::test]
+async fn continue_false_from_tool_hooks_halts_the_run() {
+    let h = hooks(
+        "PreToolUse",
+        None,
+        r#"echo '{"continue":false,"stopReason":"budget"}'"#,
+        json!({}),
+    );
+    assert_eq!(h.halted(), None);
+    let out = pre(&h, "Bash", json!({"command": "ls"})).await;
+    assert_eq!(out.decision, Some(HookDecision::Deny("budget".into())));
+    assert_eq!(h.halted().as_deref(), Some("budget"));
+    // A fresh session starts unhalted.
+    let fresh = h
+        .clone()
+        .with_session(HookSession::default(), EnvPolicy::default());
+    assert_eq!(fresh.halted(), None);
+
+    let h = hooks(
+        "PostToolUse",
+        None,
+        r#"echo '{"continue":false}'"#,
+        json!({}),
+    );
+    h.post_tool_use(
+        "Edit",
+        &json!({}),
+        "t",
+        &json!({}),
+        Path::new("/tmp"),
+        Duration::ZERO,
+    )
+    .await;
+    assert!(
+        h.halted()
+            .is_some_and(|w| w.contains("said not to continue"))
+    );
+}
+
+#[tokio::test]
+async fn env_passthrough_gives_one_scrubbed_variable_back() {
+    assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
+    let cmd = r#"if [ -n "$HOME" ]; then echo "home seen" >&2; exit 2; fi"#;
+    let h = hooks("PreToolUse", None, cmd, json!({}));
+    assert_eq!(pre(&h, "Bash", json!({})).await.decision, None);
+    let h = hooks(
+        "PreToolUse",
+        None,
+        cmd,
+        json!({"env_passthrough": ["HOME"]}),
+    );
+    assert_eq!(
+        pre(&h, "Bash", json!({})).await.decision,
+        Some(HookDecision::Deny("home seen".into()))
+    );
 }

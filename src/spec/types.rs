@@ -62,7 +62,9 @@ pub struct TaskSpec {
     /// the workdir (`.claude/`) are never loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<PathBuf>,
-    /// Command hooks in Claude Code's settings shape: `PreToolUse`/`PostToolUse` → matcher groups.
+    /// Command hooks in Claude Code's settings shape: event (`PreToolUse`, `PostToolUse`,
+    /// `PostToolUseFailure`, `Stop`, `UserPromptSubmit`, `SessionStart`, `SessionEnd`) → matcher
+    /// groups.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub hooks: crate::hooks::HooksConfig,
     /// Turn, token, cost and time limits.

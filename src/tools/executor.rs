@@ -181,17 +181,19 @@ async fn run_one(
         .structured
         .clone()
         .unwrap_or_else(|| Value::String(out.content.clone()));
-    let post = ctx
-        .hooks
-        .post_tool_use(
-            &call.name,
-            input,
-            &call.id,
-            &response,
-            &bash_cwd(ctx),
-            started.elapsed(),
-        )
-        .await;
+    let (cwd, took) = (bash_cwd(ctx), started.elapsed());
+    // An error result goes to the PostToolUseFailure hooks instead.
+    let hooks = &ctx.hooks;
+    let post = if out.is_error {
+        let err = out.content.clone();
+        hooks
+            .post_tool_use_failure(&call.name, input, &call.id, &err, &cwd, took)
+            .await
+    } else {
+        hooks
+            .post_tool_use(&call.name, input, &call.id, &response, &cwd, took)
+            .await
+    };
     for note in context.iter().chain(post.feedback.iter()) {
         if !out.content.is_empty() {
             out.content.push_str("\n\n");
