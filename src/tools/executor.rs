@@ -69,6 +69,31 @@ fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
         .unwrap_or_else(|p| p.into_inner().clone())
 }
 
+/// Most concurrency-safe calls run at once in one batch; a longer run of consecutive safe calls
+/// is split into batches of this size, run one after another in the model's order.
+pub const MAX_CONCURRENT_CALLS: usize = 10;
+
+/// Whether an allowed call may run concurrently with its safe neighbours. Bash decides it here,
+/// not in the tool, because it takes the permission engine: a command is safe when the policy
+/// classifies it as entirely read-only and it does not change directory (a `cd` would move the
+/// persistent shell cwd under its siblings).
+fn concurrency_safe(
+    call: &PendingCall,
+    tool: &dyn super::Tool,
+    input: &Value,
+    policy: &Policy,
+    cwd: &std::path::Path,
+    ctx: &ToolContext,
+) -> bool {
+    if call.name == "Bash" {
+        return input
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|cmd| policy.is_read_only_bash(cmd, cwd, &ctx.roots));
+    }
+    tool.is_concurrency_safe(input)
+}
+
 /// The pipeline up to the call: input validation → `validate` → PreToolUse hooks → permission
 /// decision.
 async fn prepare(
@@ -156,7 +181,7 @@ async fn prepare(
     };
     match decision {
         Decision::Allow { .. } => Prepared::Run {
-            concurrent: tool.is_concurrency_safe(&input),
+            concurrent: concurrency_safe(call, tool.as_ref(), &input, policy, &cwd, ctx),
             input,
             context: hook.context,
         },
@@ -227,7 +252,12 @@ pub async fn execute(
                 input,
                 concurrent: true,
                 context,
-            } => batch.push((i, input, context)),
+            } => {
+                if batch.len() == MAX_CONCURRENT_CALLS {
+                    run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
+                }
+                batch.push((i, input, context));
+            }
             Prepared::Run {
                 input,
                 concurrent: false,
@@ -268,4 +298,188 @@ async fn run_batch(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::spec::types::PermissionMode;
+    use crate::tools::util::test_support::ctx;
+    use crate::tools::{Tool, ToolOutput};
+
+    type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
+
+    /// A stand-in tool: sleeps `ms` (or until cancelled), records when it ran, fails when
+    /// the input says `fail`, and echoes `out` (or its id) as its result.
+    struct Probe {
+        name: &'static str,
+        safe: bool,
+        log: Log,
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Probe {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn description(&self) -> &'static str {
+            "probe"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn is_read_only(&self, _input: &Value) -> bool {
+            self.safe
+        }
+        fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+            Ok(())
+        }
+        async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+            let label = input["label"].as_str().unwrap_or("").to_string();
+            let ms = input["ms"].as_u64().unwrap_or(0);
+            let start = Instant::now();
+            let cancelled = tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                _ = ctx.cancel.cancelled() => true,
+            };
+            self.log
+                .lock()
+                .unwrap()
+                .push((label.clone(), start, Instant::now()));
+            if cancelled {
+                return Ok(ToolOutput::error("interrupted"));
+            }
+            if input["fail"].as_bool().unwrap_or(false) {
+                return Ok(ToolOutput::error(format!("{label} failed")));
+            }
+            let out = match input["out"].as_str() {
+                Some(o) => o.to_string(),
+                None => label,
+            };
+            Ok(ToolOutput::ok(out, None))
+        }
+    }
+
+    /// A registry of probes standing in for Bash (safe when read-only), Read (always safe)
+    /// and Write (never safe), and a bypass policy so every call is allowed.
+    fn setup() -> (Registry, Policy, Log) {
+        let log: Log = Arc::default();
+        let probe = |name, safe| -> Arc<dyn Tool> {
+            Arc::new(Probe {
+                name,
+                safe,
+                log: log.clone(),
+            })
+        };
+        let registry = Registry {
+            tools: vec![
+                probe("Bash", false),
+                probe("Read", true),
+                probe("Write", false),
+            ],
+        };
+        let policy = Policy::new(PermissionMode::BypassPermissions, &[], &[]).unwrap();
+        (registry, policy, log)
+    }
+
+    fn call(name: &str, label: &str, extra: Value) -> PendingCall {
+        let mut input = json!({ "label": label, "file_path": "/tmp/x" });
+        if name == "Bash" {
+            input["command"] = json!("cat a.txt");
+        }
+        if let (Some(obj), Value::Object(extra)) = (input.as_object_mut(), extra) {
+            obj.extend(extra);
+        }
+        PendingCall {
+            id: format!("id-{label}"),
+            name: name.into(),
+            input,
+            invalid_input: None,
+        }
+    }
+
+    fn interval(log: &Log, label: &str) -> (Instant, Instant) {
+        let log = log.lock().unwrap();
+        let (_, s, e) = log.iter().find(|(l, _, _)| l == label).unwrap();
+        (*s, *e)
+    }
+
+    #[tokio::test]
+    async fn read_only_bash_calls_overlap_and_answer_in_order() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        // Later calls finish first: the results must still be in the model's order.
+        let calls: Vec<PendingCall> = (0..10)
+            .map(|i| call("Bash", &format!("b{i}"), json!({ "ms": 200 - i * 15 })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        let want: Vec<String> = (0..10).map(|i| format!("id-b{i}")).collect();
+        assert_eq!(ids, want);
+        assert!(out.iter().all(|o| !o.output.is_error));
+        // Every call started before any call ended: they all ran at once.
+        let first_end = (0..10)
+            .map(|i| interval(&log, &format!("b{i}")).1)
+            .min()
+            .unwrap();
+        for i in 0..10 {
+            assert!(interval(&log, &format!("b{i}")).0 < first_end, "b{i}");
+        }
+    }
+
+    #[tokio::test]
+    async fn side_effecting_or_cd_bash_runs_alone_between_batches() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Bash", "a", json!({ "ms": 50 })),
+            call("Read", "b", json!({ "ms": 50 })),
+            call("Bash", "c", json!({ "ms": 20, "command": "sleep 0.1" })),
+            call("Bash", "d", json!({ "ms": 20, "command": "cd sub && ls" })),
+            call("Read", "e", json!({ "ms": 50 })),
+            call("Write", "f", json!({ "ms": 20 })),
+            call("Bash", "g", json!({ "ms": 50 })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["id-a", "id-b", "id-c", "id-d", "id-e", "id-f", "id-g"]
+        );
+        let [a, b, c, d, e, f, g] = ["a", "b", "c", "d", "e", "f", "g"].map(|l| interval(&log, l));
+        // a and b (read-only Bash and Read) overlap.
+        assert!(a.0 < b.1 && b.0 < a.1);
+        // c (not read-only) and d (cd) each run alone, in order.
+        assert!(c.0 >= a.1.max(b.1));
+        assert!(d.0 >= c.1);
+        assert!(e.0 >= d.1);
+        assert!(f.0 >= e.1);
+        assert!(g.0 >= f.1);
+    }
+
+    #[tokio::test]
+    async fn batches_are_capped() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let n = MAX_CONCURRENT_CALLS + 2;
+        let calls: Vec<PendingCall> = (0..n)
+            .map(|i| call("Read", &format!("r{i}"), json!({ "ms": 40 })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert_eq!(out.len(), n);
+        let first: Vec<_> = (0..MAX_CONCURRENT_CALLS)
+            .map(|i| interval(&log, &format!("r{i}")))
+            .collect();
+        let first_end = first.iter().map(|x| x.1).min().unwrap();
+        let last_end = first.iter().map(|x| x.1).max().unwrap();
+        assert!(first.iter().all(|x| x.0 < first_end));
+        for i in MAX_CONCURRENT_CALLS..n {
+            assert!(interval(&log, &format!("r{i}")).0 >= last_end, "r{i}");
+        }
+    }
 }
