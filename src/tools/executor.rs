@@ -277,6 +277,13 @@ pub async fn execute(
     Ok(results.into_iter().flatten().collect())
 }
 
+/// The result a call gets when a failing Bash sibling cancelled it.
+pub const SIBLING_CANCELLED: &str = "Cancelled because a sibling Bash call failed: this call was stopped before it finished. Run it again if you still need it.";
+
+/// Run one batch of concurrency-safe calls at once. Each call gets a child token of
+/// `ctx.cancel`; when a Bash call fails (an error result), the siblings still running are
+/// cancelled and answered with [`SIBLING_CANCELLED`]. A failing Read (or Glob, Grep) cancels
+/// nothing: its failure says nothing about its siblings.
 async fn run_batch(
     batch: &mut Vec<(usize, Value, Vec<String>)>,
     calls: &[PendingCall],
@@ -284,11 +291,29 @@ async fn run_batch(
     ctx: &ToolContext,
     results: &mut [Option<CallOutcome>],
 ) -> Result<(), ToolFatal> {
-    let outs = join_all(
-        batch
-            .iter()
-            .map(|(j, input, context)| run_one(&calls[*j], input, context, registry, ctx)),
-    )
+    let tokens: Vec<_> = batch.iter().map(|_| ctx.cancel.child_token()).collect();
+    let tokens = &tokens;
+    let outs = join_all(batch.iter().enumerate().map(|(k, (j, input, context))| {
+        let mut call_ctx = ctx.clone();
+        call_ctx.cancel = tokens[k].clone();
+        async move {
+            let call = &calls[*j];
+            let out = run_one(call, input, context, registry, &call_ctx).await;
+            if tokens[k].is_cancelled() && !ctx.cancel.is_cancelled() {
+                // A sibling failed while this call ran: whatever it produced is discarded.
+                return out.map(|_| ToolOutput::error(SIBLING_CANCELLED));
+            }
+            if call.name == "Bash" && matches!(&out, Ok(o) if o.is_error) {
+                tracing::info!(id = %call.id, "a Bash call failed; cancelling its running siblings");
+                for (m, t) in tokens.iter().enumerate() {
+                    if m != k {
+                        t.cancel();
+                    }
+                }
+            }
+            out
+        }
+    }))
     .await;
     for ((j, _, _), out) in batch.drain(..).zip(outs) {
         results[j] = Some(CallOutcome {
@@ -481,5 +506,76 @@ mod tests {
         for i in MAX_CONCURRENT_CALLS..n {
             assert!(interval(&log, &format!("r{i}")).0 >= last_end, "r{i}");
         }
+    }
+
+    #[tokio::test]
+    async fn failing_bash_cancels_running_siblings() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Read", "quick", json!({ "ms": 1 })),
+            call("Bash", "slow", json!({ "ms": 10_000 })),
+            call("Bash", "bad", json!({ "ms": 50, "fail": true })),
+            call("Read", "slow-read", json!({ "ms": 10_000 })),
+        ];
+        let started = Instant::now();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // The call that finished before the failure keeps its result.
+        assert!(!out[0].output.is_error);
+        assert_eq!(out[0].output.content, "quick");
+        assert_eq!(out[1].output.content, SIBLING_CANCELLED);
+        assert!(out[1].output.is_error);
+        assert_eq!(out[2].output.content, "bad failed");
+        assert_eq!(out[3].output.content, SIBLING_CANCELLED);
+        // The siblings stopped after the failure, not at their own pace.
+        let bad_end = interval(&log, "bad").1;
+        assert!(interval(&log, "slow").1 >= bad_end);
+        assert!(
+            !ctx.cancel.is_cancelled(),
+            "only the batch's tokens are cancelled"
+        );
+    }
+
+    #[tokio::test]
+    async fn failing_read_cancels_nothing() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        let calls = vec![
+            call("Read", "bad", json!({ "ms": 1, "fail": true })),
+            call("Bash", "b", json!({ "ms": 100 })),
+            call("Read", "r", json!({ "ms": 100 })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(out[0].output.is_error);
+        assert_eq!(out[1].output.content, "b");
+        assert_eq!(out[2].output.content, "r");
+    }
+
+    #[tokio::test]
+    async fn real_bash_failure_stops_a_running_read_only_sibling() {
+        let (_d, ctx) = ctx();
+        let work = ctx.roots.workdir.clone();
+        std::fs::write(work.join("log.txt"), "line\n").unwrap();
+        let registry = Registry::from_names(&["Bash"]).unwrap();
+        let policy = Policy::new(PermissionMode::Default, &[], &[]).unwrap();
+        let bash = |id: &str, command: &str| PendingCall {
+            id: id.into(),
+            name: "Bash".into(),
+            input: json!({ "command": command }),
+            invalid_input: None,
+        };
+        // `tail -f` is read-only and never ends by itself.
+        let calls = vec![bash("t", "tail -f log.txt"), bash("c", "cat missing.txt")];
+        let started = Instant::now();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(out[0].output.content, SIBLING_CANCELLED);
+        assert!(out[1].output.is_error);
+        assert!(
+            out[1].output.content.contains("missing.txt"),
+            "{}",
+            out[1].output.content
+        );
     }
 }
