@@ -274,7 +274,88 @@ pub async fn execute(
         }
     }
     run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
-    Ok(results.into_iter().flatten().collect())
+    let mut outcomes: Vec<CallOutcome> = results.into_iter().flatten().collect();
+    budget_results(&mut outcomes, ctx).await;
+    Ok(outcomes)
+}
+
+/// Largest tool result content, in characters, sent as is. A longer one is replaced by its
+/// first [`PREVIEW_CHARS`] characters and the path of the full text under `ctx.spill_dir`.
+pub const MAX_RESULT_CHARS: usize = 50_000;
+/// Largest total content, in characters, of one message's tool results. Over it, the largest
+/// results are replaced by previews first, until the total fits.
+pub const MAX_MESSAGE_CHARS: usize = 200_000;
+/// Characters kept from the start of a replaced result.
+pub const PREVIEW_CHARS: usize = 2_000;
+
+/// Apply the size budgets to one message's results. This is the one place result size is
+/// budgeted: once, as the results are created, so the replaced form is what the transcript
+/// records and every later request sends (prompt caching and replay stay byte-stable).
+async fn budget_results(outcomes: &mut [CallOutcome], ctx: &ToolContext) {
+    let mut replaced = vec![false; outcomes.len()];
+    for (k, o) in outcomes.iter_mut().enumerate() {
+        let n = o.output.content.chars().count();
+        if n > MAX_RESULT_CHARS {
+            let why = format!("over the {MAX_RESULT_CHARS}-character limit for one tool result");
+            replace_with_preview(o, n, &why, ctx).await;
+            replaced[k] = true;
+        }
+    }
+    let mut sizes: Vec<usize> = outcomes
+        .iter()
+        .map(|o| o.output.content.chars().count())
+        .collect();
+    while sizes.iter().sum::<usize>() > MAX_MESSAGE_CHARS {
+        let Some(k) = (0..outcomes.len())
+            .filter(|&k| !replaced[k] && sizes[k] > PREVIEW_CHARS)
+            .max_by_key(|&k| (sizes[k], std::cmp::Reverse(k)))
+        else {
+            break;
+        };
+        let why = format!(
+            "this message's tool results together were over the {MAX_MESSAGE_CHARS}-character limit, and this was the largest"
+        );
+        replace_with_preview(&mut outcomes[k], sizes[k], &why, ctx).await;
+        replaced[k] = true;
+        sizes[k] = outcomes[k].output.content.chars().count();
+    }
+}
+
+/// Save the full content of `o` under `ctx.spill_dir` and replace it by a preview and the path.
+async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx: &ToolContext) {
+    let name: String =
+        o.id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+    let path = ctx.spill_dir.join(format!("tool-result-{name}.txt"));
+    let saved = async {
+        tokio::fs::create_dir_all(&ctx.spill_dir).await?;
+        tokio::fs::write(&path, o.output.content.as_bytes()).await
+    }
+    .await;
+    let head: String = o.output.content.chars().take(PREVIEW_CHARS).collect();
+    let where_ = match saved {
+        Ok(()) => format!(
+            "The full output is saved to {}; read it with the Read tool (offset/limit) or search it with Grep.",
+            path.display()
+        ),
+        Err(e) => {
+            tracing::warn!(id = %o.id, "cannot save a large tool result: {e}");
+            format!(
+                "The full output could not be saved ({e}); rerun the call with narrower output."
+            )
+        }
+    };
+    tracing::info!(id = %o.id, chars, "tool result replaced by a preview: {why}");
+    o.output.content = format!(
+        "{head}\n\n[Output too long: {chars} characters ({why}); only the first {PREVIEW_CHARS} are shown above. {where_}]"
+    );
 }
 
 /// The result a call gets when a failing Bash sibling cancelled it.
@@ -577,5 +658,52 @@ mod tests {
             "{}",
             out[1].output.content
         );
+    }
+
+    #[tokio::test]
+    async fn large_results_are_replaced_by_a_preview_and_saved_once() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        let big = "x".repeat(MAX_RESULT_CHARS + 1);
+        let calls = vec![
+            call("Read", "small", json!({ "out": "ok" })),
+            call("Read", "big", json!({ "out": big })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert_eq!(out[0].output.content, "ok");
+        let c = &out[1].output.content;
+        assert!(c.starts_with(&"x".repeat(PREVIEW_CHARS)), "preview first");
+        assert!(c.chars().count() < PREVIEW_CHARS + 1_000);
+        assert!(
+            c.contains(&format!("{} characters", MAX_RESULT_CHARS + 1)),
+            "{c}"
+        );
+        let path = ctx.spill_dir.join("tool-result-id-big.txt");
+        assert!(c.contains(&path.display().to_string()), "{c}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), big);
+    }
+
+    #[tokio::test]
+    async fn message_total_is_budgeted_largest_first() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        // Five results under the per-result limit whose total is over the message limit:
+        // 217k in all > 200k, so replacing the largest one is enough.
+        let sizes = [40_000, 45_000, 44_000, 45_000, 43_000];
+        let calls: Vec<PendingCall> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| call("Read", &format!("r{i}"), json!({ "out": "y".repeat(*n) })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let replaced: Vec<bool> = out
+            .iter()
+            .map(|o| o.output.content.contains("[Output too long"))
+            .collect();
+        // The largest (the first of the two 45k ones) is replaced; the rest are sent as is.
+        assert_eq!(replaced, [false, true, false, false, false]);
+        let total: usize = out.iter().map(|o| o.output.content.chars().count()).sum();
+        assert!(total <= MAX_MESSAGE_CHARS);
+        assert!(ctx.spill_dir.join("tool-result-id-r1.txt").exists());
     }
 }
