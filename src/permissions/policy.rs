@@ -205,6 +205,58 @@ impl Policy {
         self.decide_logged(call, roots, true)
     }
 
+    /// Whether the Bash `command`, run in `cwd`, is entirely read-only and leaves the working
+    /// directory alone: it analyses cleanly, writes no file by redirection, and every simple
+    /// command is in the read-only set (with only harmless static assignments, no `xargs`
+    /// stdin arguments, file operands readable without a rule) and none is `cd`/`pushd`/`popd`.
+    /// The executor uses this to run such calls concurrently; it does not decide permission.
+    pub fn is_read_only_bash(&self, command: &str, cwd: &Path, roots: &SessionRoots) -> bool {
+        let Ok(a) = bash::analyse(command, cwd) else {
+            return false;
+        };
+        if !a.writes.is_empty() || self.bash_deny_rules(&preview(command), &a).is_some() {
+            return false;
+        }
+        let what = "Bash command";
+        let commands_ok = a.commands.iter().all(|c| {
+            if c.assignments
+                .iter()
+                .any(|x| !x.static_value || !HARMLESS_ENV.contains(&x.name.as_str()))
+            {
+                return false;
+            }
+            if c.words.is_empty() || c.shell_wrapper {
+                // Only assignments, or a `bash -c` whose own commands are in the analysis.
+                return true;
+            }
+            if c.args_from_stdin
+                || matches!(
+                    c.argv().first().map(|w| w.text.as_str()),
+                    Some("cd" | "pushd" | "popd")
+                )
+            {
+                return false;
+            }
+            let reads_ok = readonly::read_paths(c.argv())
+                .unwrap_or_default()
+                .iter()
+                .all(|w| {
+                    matches!(
+                        self.bash_read(what, w, &c.cwd, c.alt_cwd.as_deref(), roots, false),
+                        ReadCheck::Ok
+                    )
+                });
+            reads_ok && readonly::check(c.argv(), &c.cwd, roots).is_ok()
+        });
+        commands_ok
+            && a.reads.iter().all(|r| {
+                matches!(
+                    self.bash_read(what, &r.word, &r.cwd, r.alt_cwd.as_deref(), roots, false),
+                    ReadCheck::Ok
+                )
+            })
+    }
+
     fn decide_logged(&self, call: &ToolCall<'_>, roots: &SessionRoots, grant: bool) -> Decision {
         let d = self.decide_inner(call, roots, grant);
         tracing::debug!(

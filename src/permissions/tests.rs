@@ -789,3 +789,39 @@ fn risky_flag_reasons_name_the_rule_and_flag() {
         d.reason()
     );
 }
+
+#[test]
+fn read_only_bash_classification_for_concurrency() {
+    let fx = Fixture::new();
+    let policy = fx.policy(DF, NONE, NONE);
+    let ro = |cmd: &str| policy.is_read_only_bash(&fx.expand(cmd), &fx.roots.workdir, &fx.roots);
+    for cmd in [
+        "cat a.txt",
+        "grep -n foo src/lib.rs | head -5",
+        "ls -la && git status",
+        "git diff HEAD~1 -- src",
+        "wc -l < a.txt",
+        "echo hi 2>/dev/null",
+    ] {
+        assert!(ro(cmd), "{cmd} should be read-only");
+    }
+    for cmd in [
+        "cd sub",
+        "cd sub && ls",
+        "pushd sub",
+        "sleep 0.1",
+        "echo x > out.txt",
+        "rm a.txt",
+        "cat /etc/passwd",
+        "find . -delete",
+        "ls | xargs cat",
+        "FOO=$(rm x) ls",
+        "git commit -m x",
+        "eval ls",
+    ] {
+        assert!(!ro(cmd), "{cmd} should not be read-only");
+    }
+    // A deny rule on a read-only command: never concurrency-safe (it is denied anyway).
+    let denying = fx.policy(DF, NONE, &["Bash(cat:*)"]);
+    assert!(!denying.is_read_only_bash("cat a.txt", &fx.roots.workdir, &fx.roots));
+}

@@ -69,6 +69,31 @@ fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
         .unwrap_or_else(|p| p.into_inner().clone())
 }
 
+/// Most concurrency-safe calls run at once in one batch; a longer run of consecutive safe calls
+/// is split into batches of this size, run one after another in the model's order.
+pub const MAX_CONCURRENT_CALLS: usize = 10;
+
+/// Whether an allowed call may run concurrently with its safe neighbours. Bash decides it here,
+/// not in the tool, because it takes the permission engine: a command is safe when the policy
+/// classifies it as entirely read-only and it does not change directory (a `cd` would move the
+/// persistent shell cwd under its siblings).
+fn concurrency_safe(
+    call: &PendingCall,
+    tool: &dyn super::Tool,
+    input: &Value,
+    policy: &Policy,
+    cwd: &std::path::Path,
+    ctx: &ToolContext,
+) -> bool {
+    if call.name == "Bash" {
+        return input
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|cmd| policy.is_read_only_bash(cmd, cwd, &ctx.roots));
+    }
+    tool.is_concurrency_safe(input)
+}
+
 /// The pipeline up to the call: input validation → `validate` → PreToolUse hooks → permission
 /// decision.
 async fn prepare(
@@ -156,7 +181,7 @@ async fn prepare(
     };
     match decision {
         Decision::Allow { .. } => Prepared::Run {
-            concurrent: tool.is_concurrency_safe(&input),
+            concurrent: concurrency_safe(call, tool.as_ref(), &input, policy, &cwd, ctx),
             input,
             context: hook.context,
         },
@@ -229,7 +254,12 @@ pub async fn execute(
                 input,
                 concurrent: true,
                 context,
-            } => batch.push((i, input, context)),
+            } => {
+                if batch.len() == MAX_CONCURRENT_CALLS {
+                    run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
+                }
+                batch.push((i, input, context));
+            }
             Prepared::Run {
                 input,
                 concurrent: false,
@@ -246,9 +276,97 @@ pub async fn execute(
         }
     }
     run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
-    Ok(results.into_iter().flatten().collect())
+    let mut outcomes: Vec<CallOutcome> = results.into_iter().flatten().collect();
+    budget_results(&mut outcomes, ctx).await;
+    Ok(outcomes)
 }
 
+/// Largest tool result content, in characters, sent as is. A longer one is replaced by its
+/// first [`PREVIEW_CHARS`] characters and the path of the full text under `ctx.spill_dir`.
+pub const MAX_RESULT_CHARS: usize = 50_000;
+/// Largest total content, in characters, of one message's tool results. Over it, the largest
+/// results are replaced by previews first, until the total fits.
+pub const MAX_MESSAGE_CHARS: usize = 200_000;
+/// Characters kept from the start of a replaced result.
+pub const PREVIEW_CHARS: usize = 2_000;
+
+/// Apply the size budgets to one message's results. This is the one place result size is
+/// budgeted: once, as the results are created, so the replaced form is what the transcript
+/// records and every later request sends (prompt caching and replay stay byte-stable).
+async fn budget_results(outcomes: &mut [CallOutcome], ctx: &ToolContext) {
+    let mut replaced = vec![false; outcomes.len()];
+    for (k, o) in outcomes.iter_mut().enumerate() {
+        let n = o.output.content.chars().count();
+        if n > MAX_RESULT_CHARS {
+            let why = format!("over the {MAX_RESULT_CHARS}-character limit for one tool result");
+            replace_with_preview(o, n, &why, ctx).await;
+            replaced[k] = true;
+        }
+    }
+    let mut sizes: Vec<usize> = outcomes
+        .iter()
+        .map(|o| o.output.content.chars().count())
+        .collect();
+    while sizes.iter().sum::<usize>() > MAX_MESSAGE_CHARS {
+        let Some(k) = (0..outcomes.len())
+            .filter(|&k| !replaced[k] && sizes[k] > PREVIEW_CHARS)
+            .max_by_key(|&k| (sizes[k], std::cmp::Reverse(k)))
+        else {
+            break;
+        };
+        let why = format!(
+            "this message's tool results together were over the {MAX_MESSAGE_CHARS}-character limit, and this was the largest"
+        );
+        replace_with_preview(&mut outcomes[k], sizes[k], &why, ctx).await;
+        replaced[k] = true;
+        sizes[k] = outcomes[k].output.content.chars().count();
+    }
+}
+
+/// Save the full content of `o` under `ctx.spill_dir` and replace it by a preview and the path.
+async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx: &ToolContext) {
+    let name: String =
+        o.id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+    let path = ctx.spill_dir.join(format!("tool-result-{name}.txt"));
+    let saved = async {
+        tokio::fs::create_dir_all(&ctx.spill_dir).await?;
+        tokio::fs::write(&path, o.output.content.as_bytes()).await
+    }
+    .await;
+    let head: String = o.output.content.chars().take(PREVIEW_CHARS).collect();
+    let where_ = match saved {
+        Ok(()) => format!(
+            "The full output is saved to {}; read it with the Read tool (offset/limit) or search it with Grep.",
+            path.display()
+        ),
+        Err(e) => {
+            tracing::warn!(id = %o.id, "cannot save a large tool result: {e}");
+            format!(
+                "The full output could not be saved ({e}); rerun the call with narrower output."
+            )
+        }
+    };
+    tracing::info!(id = %o.id, chars, "tool result replaced by a preview: {why}");
+    o.output.content = format!(
+        "{head}\n\n[Output too long: {chars} characters ({why}); only the first {PREVIEW_CHARS} are shown above. {where_}]"
+    );
+}
+
+/// The result a call gets when a failing Bash sibling cancelled it.
+pub const SIBLING_CANCELLED: &str = "Cancelled because a sibling Bash call failed: this call was stopped before it finished. Run it again if you still need it.";
+
+/// Run one batch of concurrency-safe calls at once. Each call gets a child token of
+/// `ctx.cancel`; when a Bash call fails (an error result), the siblings still running are
+/// cancelled and answered with [`SIBLING_CANCELLED`]. A failing Read (or Glob, Grep) cancels
+/// nothing: its failure says nothing about its siblings.
 async fn run_batch(
     batch: &mut Vec<(usize, Value, Vec<String>)>,
     calls: &[PendingCall],
@@ -256,11 +374,29 @@ async fn run_batch(
     ctx: &ToolContext,
     results: &mut [Option<CallOutcome>],
 ) -> Result<(), ToolFatal> {
-    let outs = join_all(
-        batch
-            .iter()
-            .map(|(j, input, context)| run_one(&calls[*j], input, context, registry, ctx)),
-    )
+    let tokens: Vec<_> = batch.iter().map(|_| ctx.cancel.child_token()).collect();
+    let tokens = &tokens;
+    let outs = join_all(batch.iter().enumerate().map(|(k, (j, input, context))| {
+        let mut call_ctx = ctx.clone();
+        call_ctx.cancel = tokens[k].clone();
+        async move {
+            let call = &calls[*j];
+            let out = run_one(call, input, context, registry, &call_ctx).await;
+            if tokens[k].is_cancelled() && !ctx.cancel.is_cancelled() {
+                // A sibling failed while this call ran: whatever it produced is discarded.
+                return out.map(|_| ToolOutput::error(SIBLING_CANCELLED));
+            }
+            if call.name == "Bash" && matches!(&out, Ok(o) if o.is_error) {
+                tracing::info!(id = %call.id, "a Bash call failed; cancelling its running siblings");
+                for (m, t) in tokens.iter().enumerate() {
+                    if m != k {
+                        t.cancel();
+                    }
+                }
+            }
+            out
+        }
+    }))
     .await;
     for ((j, _, _), out) in batch.drain(..).zip(outs) {
         results[j] = Some(CallOutcome {
@@ -270,4 +406,306 @@ async fn run_batch(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::spec::types::PermissionMode;
+    use crate::tools::util::test_support::ctx;
+    use crate::tools::{Tool, ToolOutput};
+
+    type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
+
+    /// A stand-in tool: sleeps `ms` (or until cancelled), records when it ran, fails when
+    /// the input says `fail`, and echoes `out` (or its id) as its result.
+    struct Probe {
+        name: &'static str,
+        safe: bool,
+        log: Log,
+    }
+
+    #[async_trait::async_trait]
+    impl Tool for Probe {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn description(&self) -> &'static str {
+            "probe"
+        }
+        fn input_schema(&self) -> Value {
+            json!({"type": "object"})
+        }
+        fn is_read_only(&self, _input: &Value) -> bool {
+            self.safe
+        }
+        fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
+            Ok(())
+        }
+        async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+            let label = input["label"].as_str().unwrap_or("").to_string();
+            let ms = input["ms"].as_u64().unwrap_or(0);
+            let start = Instant::now();
+            let cancelled = tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(ms)) => false,
+                _ = ctx.cancel.cancelled() => true,
+            };
+            self.log
+                .lock()
+                .unwrap()
+                .push((label.clone(), start, Instant::now()));
+            if cancelled {
+                return Ok(ToolOutput::error("interrupted"));
+            }
+            if input["fail"].as_bool().unwrap_or(false) {
+                return Ok(ToolOutput::error(format!("{label} failed")));
+            }
+            let out = match input["out"].as_str() {
+                Some(o) => o.to_string(),
+                None => label,
+            };
+            Ok(ToolOutput::ok(out, None))
+        }
+    }
+
+    /// A registry of probes standing in for Bash (safe when read-only), Read (always safe)
+    /// and Write (never safe), and a bypass policy so every call is allowed.
+    fn setup() -> (Registry, Policy, Log) {
+        let log: Log = Arc::default();
+        let probe = |name, safe| -> Arc<dyn Tool> {
+            Arc::new(Probe {
+                name,
+                safe,
+                log: log.clone(),
+            })
+        };
+        let registry = Registry {
+            tools: vec![
+                probe("Bash", false),
+                probe("Read", true),
+                probe("Write", false),
+            ],
+        };
+        let policy = Policy::new(PermissionMode::BypassPermissions, &[], &[]).unwrap();
+        (registry, policy, log)
+    }
+
+    fn call(name: &str, label: &str, extra: Value) -> PendingCall {
+        let mut input = json!({ "label": label, "file_path": "/tmp/x" });
+        if name == "Bash" {
+            input["command"] = json!("cat a.txt");
+        }
+        if let (Some(obj), Value::Object(extra)) = (input.as_object_mut(), extra) {
+            obj.extend(extra);
+        }
+        PendingCall {
+            id: format!("id-{label}"),
+            name: name.into(),
+            input,
+            invalid_input: None,
+        }
+    }
+
+    fn interval(log: &Log, label: &str) -> (Instant, Instant) {
+        let log = log.lock().unwrap();
+        let (_, s, e) = log.iter().find(|(l, _, _)| l == label).unwrap();
+        (*s, *e)
+    }
+
+    #[tokio::test]
+    async fn read_only_bash_calls_overlap_and_answer_in_order() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        // Later calls finish first: the results must still be in the model's order.
+        let calls: Vec<PendingCall> = (0..10)
+            .map(|i| call("Bash", &format!("b{i}"), json!({ "ms": 200 - i * 15 })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        let want: Vec<String> = (0..10).map(|i| format!("id-b{i}")).collect();
+        assert_eq!(ids, want);
+        assert!(out.iter().all(|o| !o.output.is_error));
+        // Every call started before any call ended: they all ran at once.
+        let first_end = (0..10)
+            .map(|i| interval(&log, &format!("b{i}")).1)
+            .min()
+            .unwrap();
+        for i in 0..10 {
+            assert!(interval(&log, &format!("b{i}")).0 < first_end, "b{i}");
+        }
+    }
+
+    #[tokio::test]
+    async fn side_effecting_or_cd_bash_runs_alone_between_batches() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Bash", "a", json!({ "ms": 50 })),
+            call("Read", "b", json!({ "ms": 50 })),
+            call("Bash", "c", json!({ "ms": 20, "command": "sleep 0.1" })),
+            call("Bash", "d", json!({ "ms": 20, "command": "cd sub && ls" })),
+            call("Read", "e", json!({ "ms": 50 })),
+            call("Write", "f", json!({ "ms": 20 })),
+            call("Bash", "g", json!({ "ms": 50 })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["id-a", "id-b", "id-c", "id-d", "id-e", "id-f", "id-g"]
+        );
+        let [a, b, c, d, e, f, g] = ["a", "b", "c", "d", "e", "f", "g"].map(|l| interval(&log, l));
+        // a and b (read-only Bash and Read) overlap.
+        assert!(a.0 < b.1 && b.0 < a.1);
+        // c (not read-only) and d (cd) each run alone, in order.
+        assert!(c.0 >= a.1.max(b.1));
+        assert!(d.0 >= c.1);
+        assert!(e.0 >= d.1);
+        assert!(f.0 >= e.1);
+        assert!(g.0 >= f.1);
+    }
+
+    #[tokio::test]
+    async fn batches_are_capped() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let n = MAX_CONCURRENT_CALLS + 2;
+        let calls: Vec<PendingCall> = (0..n)
+            .map(|i| call("Read", &format!("r{i}"), json!({ "ms": 40 })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert_eq!(out.len(), n);
+        let first: Vec<_> = (0..MAX_CONCURRENT_CALLS)
+            .map(|i| interval(&log, &format!("r{i}")))
+            .collect();
+        let first_end = first.iter().map(|x| x.1).min().unwrap();
+        let last_end = first.iter().map(|x| x.1).max().unwrap();
+        assert!(first.iter().all(|x| x.0 < first_end));
+        for i in MAX_CONCURRENT_CALLS..n {
+            assert!(interval(&log, &format!("r{i}")).0 >= last_end, "r{i}");
+        }
+    }
+
+    #[tokio::test]
+    async fn failing_bash_cancels_running_siblings() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Read", "quick", json!({ "ms": 1 })),
+            call("Bash", "slow", json!({ "ms": 10_000 })),
+            call("Bash", "bad", json!({ "ms": 50, "fail": true })),
+            call("Read", "slow-read", json!({ "ms": 10_000 })),
+        ];
+        let started = Instant::now();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // The call that finished before the failure keeps its result.
+        assert!(!out[0].output.is_error);
+        assert_eq!(out[0].output.content, "quick");
+        assert_eq!(out[1].output.content, SIBLING_CANCELLED);
+        assert!(out[1].output.is_error);
+        assert_eq!(out[2].output.content, "bad failed");
+        assert_eq!(out[3].output.content, SIBLING_CANCELLED);
+        // The siblings stopped after the failure, not at their own pace.
+        let bad_end = interval(&log, "bad").1;
+        assert!(interval(&log, "slow").1 >= bad_end);
+        assert!(
+            !ctx.cancel.is_cancelled(),
+            "only the batch's tokens are cancelled"
+        );
+    }
+
+    #[tokio::test]
+    async fn failing_read_cancels_nothing() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        let calls = vec![
+            call("Read", "bad", json!({ "ms": 1, "fail": true })),
+            call("Bash", "b", json!({ "ms": 100 })),
+            call("Read", "r", json!({ "ms": 100 })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(out[0].output.is_error);
+        assert_eq!(out[1].output.content, "b");
+        assert_eq!(out[2].output.content, "r");
+    }
+
+    #[tokio::test]
+    async fn real_bash_failure_stops_a_running_read_only_sibling() {
+        let (_d, ctx) = ctx();
+        let work = ctx.roots.workdir.clone();
+        std::fs::write(work.join("log.txt"), "line\n").unwrap();
+        let registry = Registry::from_names(&["Bash"]).unwrap();
+        let policy = Policy::new(PermissionMode::Default, &[], &[]).unwrap();
+        let bash = |id: &str, command: &str| PendingCall {
+            id: id.into(),
+            name: "Bash".into(),
+            input: json!({ "command": command }),
+            invalid_input: None,
+        };
+        // `tail -f` is read-only and never ends by itself.
+        let calls = vec![bash("t", "tail -f log.txt"), bash("c", "cat missing.txt")];
+        let started = Instant::now();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(out[0].output.content, SIBLING_CANCELLED);
+        assert!(out[1].output.is_error);
+        assert!(
+            out[1].output.content.contains("missing.txt"),
+            "{}",
+            out[1].output.content
+        );
+    }
+
+    #[tokio::test]
+    async fn large_results_are_replaced_by_a_preview_and_saved_once() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        let big = "x".repeat(MAX_RESULT_CHARS + 1);
+        let calls = vec![
+            call("Read", "small", json!({ "out": "ok" })),
+            call("Read", "big", json!({ "out": big })),
+        ];
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert_eq!(out[0].output.content, "ok");
+        let c = &out[1].output.content;
+        assert!(c.starts_with(&"x".repeat(PREVIEW_CHARS)), "preview first");
+        assert!(c.chars().count() < PREVIEW_CHARS + 1_000);
+        assert!(
+            c.contains(&format!("{} characters", MAX_RESULT_CHARS + 1)),
+            "{c}"
+        );
+        let path = ctx.spill_dir.join("tool-result-id-big.txt");
+        assert!(c.contains(&path.display().to_string()), "{c}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), big);
+    }
+
+    #[tokio::test]
+    async fn message_total_is_budgeted_largest_first() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        // Five results under the per-result limit whose total is over the message limit:
+        // 217k in all > 200k, so replacing the largest one is enough.
+        let sizes = [40_000, 45_000, 44_000, 45_000, 43_000];
+        let calls: Vec<PendingCall> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| call("Read", &format!("r{i}"), json!({ "out": "y".repeat(*n) })))
+            .collect();
+        let out = execute(&calls, &registry, &policy, &ctx).await.unwrap();
+        let replaced: Vec<bool> = out
+            .iter()
+            .map(|o| o.output.content.contains("[Output too long"))
+            .collect();
+        // The largest (the first of the two 45k ones) is replaced; the rest are sent as is.
+        assert_eq!(replaced, [false, true, false, false, false]);
+        let total: usize = out.iter().map(|o| o.output.content.chars().count()).sum();
+        assert!(total <= MAX_MESSAGE_CHARS);
+        assert!(ctx.spill_dir.join("tool-result-id-r1.txt").exists());
+    }
 }
