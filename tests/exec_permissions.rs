@@ -101,6 +101,10 @@ fn fail_on_denial_exits_5() {
     );
     let xml = std::fs::read_to_string(out.junit()).unwrap();
     assert!(xml.contains("<failure type=\"denied\""), "{xml}");
+    assert!(
+        xml.contains("<property name=\"denial.1\" value=\"Bash ("),
+        "one property per denial: {xml}"
+    );
     mock.assert_clean();
 }
 

@@ -195,11 +195,30 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
         ("exit_code", r.outcome.exit_code().to_string()),
         ("session_id", r.session_id.clone()),
     ];
+    // One property per denied call, so dashboards show what the agent was refused.
+    let denials: Vec<(String, String)> = r
+        .permission_denials
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            (
+                format!("denial.{}", i + 1),
+                truncate(
+                    &format!("{} ({}): {}", d.tool_name, d.tool_use_id, d.reason),
+                    1024,
+                ),
+            )
+        })
+        .collect();
     w.create_element("properties").write_inner_content(|w| {
-        for (name, value) in &props {
+        let all = props
+            .iter()
+            .map(|(n, v)| (*n, v.as_str()))
+            .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+        for (name, value) in all {
             let value = sanitize(value);
             w.create_element("property")
-                .with_attribute(("name", *name))
+                .with_attribute(("name", name))
                 .with_attribute(("value", value.as_str()))
                 .write_empty()?;
         }
