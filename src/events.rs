@@ -14,6 +14,9 @@ use crate::model::{ContentBlock, StopReason, ToolSpec, Usage};
 /// What a run knows at its start (the transcript's first record, stream-json `system/init`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InitInfo {
+    /// uuid of the init record/frame (the same in every sink).
+    #[serde(default)]
+    pub uuid: String,
     /// Session id (uuid v4) of this task run.
     pub session_id: String,
     /// Task name.
@@ -75,6 +78,9 @@ pub struct BlockRecord {
 /// A tool call that the permission policy denied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Denial {
+    /// uuid of the denial record/frame (the same in every sink; empty when unknown).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uuid: String,
     /// Tool name.
     pub tool_name: String,
     /// tool_use id.

@@ -492,6 +492,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
     let spec_digest = sha256_hex(spec_json.to_string().as_bytes());
     let init = InitInfo {
+        uuid: agent::run::new_uuid(),
         session_id: session_id.clone(),
         task_name: spec.name.clone(),
         spec_path: loaded.path.clone(),

@@ -59,7 +59,11 @@ impl StreamJsonSink {
         match event {
             RunEvent::Init(info) => {
                 self.session_id = info.session_id.clone();
-                let uuid = (self.new_uuid)();
+                let uuid = if info.uuid.is_empty() {
+                    (self.new_uuid)()
+                } else {
+                    info.uuid.clone()
+                };
                 Some(init_frame(info, &uuid))
             }
             RunEvent::UserText { uuid, text, .. } => {
@@ -116,7 +120,7 @@ impl StreamJsonSink {
                 "decision_reason": d.reason,
                 "message": format!("Permission to use {} was denied: {}", d.tool_name, d.reason),
                 "runner_tool_input": d.tool_input,
-                "uuid": (self.new_uuid)(),
+                "uuid": if d.uuid.is_empty() { (self.new_uuid)() } else { d.uuid.clone() },
                 "session_id": self.session_id,
             })),
             RunEvent::AttemptAbandoned {

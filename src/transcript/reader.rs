@@ -196,6 +196,7 @@ impl Transcript {
             .and_then(|t| serde_json::from_value(t).ok())
             .unwrap_or_default();
         Some(InitInfo {
+            uuid: s("uuid").unwrap_or_default(),
             session_id: s("sessionId")?,
             task_name: s("taskName")?,
             spec_path: PathBuf::from(s("specPath").unwrap_or_default()),

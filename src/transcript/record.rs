@@ -87,7 +87,11 @@ impl RecordBuilder {
                 self.cwd = info.cwd.display().to_string();
                 self.version = info.version.clone();
                 self.git_branch = info.git_branch.clone().unwrap_or_default();
-                let uuid = (self.new_uuid)();
+                let uuid = if info.uuid.is_empty() {
+                    (self.new_uuid)()
+                } else {
+                    info.uuid.clone()
+                };
                 let mut extra = init_fields(info);
                 extra.insert(
                     "content".into(),
@@ -187,7 +191,11 @@ impl RecordBuilder {
                 extra.insert("toolUseId".into(), d.tool_use_id.clone().into());
                 extra.insert("toolInput".into(), d.tool_input.clone());
                 extra.insert("reason".into(), d.reason.clone().into());
-                let uuid = (self.new_uuid)();
+                let uuid = if d.uuid.is_empty() {
+                    (self.new_uuid)()
+                } else {
+                    d.uuid.clone()
+                };
                 vec![self.record(
                     "system",
                     Some(SUBTYPE_PERMISSION_DENIED),

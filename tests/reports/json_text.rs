@@ -66,6 +66,7 @@ fn error_result_has_errors_unknown_cost_is_null() {
     r.model_usage.values_mut().for_each(|m| m.cost_usd = None);
     r.stop_reason = None;
     r.permission_denials.push(Denial {
+        uuid: String::new(),
         tool_name: "Bash".into(),
         tool_use_id: "toolu_9".into(),
         tool_input: json!({"command": "curl x"}),

@@ -16,6 +16,7 @@ pub const SECRET: &str = "sk-test-SECRET-value-42";
 
 pub fn init() -> InitInfo {
     InitInfo {
+        uuid: String::new(),
         session_id: SESSION.into(),
         task_name: "fix-typo".into(),
         spec_path: PathBuf::from("tasks/fix-typo.yaml"),
@@ -188,6 +189,7 @@ pub fn off_chain_events() -> Vec<RunEvent> {
             streamed_uuids: vec!["a-0009".into()],
         },
         RunEvent::PermissionDenied(Denial {
+            uuid: String::new(),
             tool_name: "Bash".into(),
             tool_use_id: "toolu_02".into(),
             tool_input: json!({"command": "rm -rf /"}),
