@@ -19,7 +19,8 @@ use crate::model::{
 };
 use crate::permissions::Policy;
 use crate::retry::{self, Decision, RateGate, RetryPolicy, RetryState};
-use crate::tools::executor::{PendingCall, execute};
+use crate::tools::executor::PendingCall;
+use crate::tools::streaming::StreamingExecutor;
 use crate::tools::{Registry, ToolContext};
 
 /// How many times in a row a `max_tokens` stop is continued before giving up.
@@ -127,6 +128,10 @@ pub struct Agent {
     pub stopper: Stopper,
 }
 
+/// A complete response attempt: the response, the uuids of its streamed blocks, and the
+/// tool calls started while it streamed.
+type Attempt = (ModelResponse, Vec<String>, StreamingExecutor);
+
 /// What starts or resumes the loop.
 #[derive(Debug, Clone)]
 pub enum Input {
@@ -204,10 +209,28 @@ impl Agent {
         None
     }
 
-    /// One model response attempt: stream it, show blocks live, return the whole response.
+    /// One model response attempt: stream it, show blocks live, start concurrency-safe tool
+    /// calls as their blocks complete, return the whole response with those calls. A failed
+    /// attempt's calls are cancelled and discarded before this returns.
     async fn attempt(
         &mut self,
         request: &ModelRequest,
+    ) -> Result<Attempt, (ProviderError, Vec<String>)> {
+        let mut early = StreamingExecutor::new(&self.tool_ctx);
+        match self.stream_response(request, &mut early).await {
+            Ok((response, streamed)) => Ok((response, streamed, early)),
+            Err(e) => {
+                early.abandon().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Stream one response attempt, offering each complete tool_use block to `early`.
+    async fn stream_response(
+        &mut self,
+        request: &ModelRequest,
+        early: &mut StreamingExecutor,
     ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
         let provider = self.provider.clone();
         let token = self.stopper.token().clone();
@@ -240,6 +263,15 @@ impl Agent {
             }
             match asm.push(ev) {
                 Ok(Some((_index, block))) => {
+                    let call = match &block {
+                        ContentBlock::ToolUse { id, name, input } => Some(PendingCall {
+                            id: id.clone(),
+                            name: name.clone(),
+                            input: input.clone(),
+                            invalid_input: asm.invalid_input(id).map(str::to_owned),
+                        }),
+                        _ => None,
+                    };
                     let uuid = new_uuid();
                     streamed.push(uuid.clone());
                     self.emit(RunEvent::AssistantBlockStreamed {
@@ -247,6 +279,11 @@ impl Agent {
                         meta: meta.clone(),
                         block,
                     });
+                    if let Some(call) = call {
+                        early
+                            .offer(&call, &self.registry, &self.policy, &self.tool_ctx)
+                            .await;
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => return Err((e, streamed)),
@@ -295,7 +332,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             max_tokens: agent.max_tokens,
             thinking: agent.thinking.clone(),
         };
-        let (response, streamed_uuids) =
+        let (response, streamed_uuids, early) =
             match request_with_retries(agent, &mut state, &mut retries, request).await {
                 Ok(r) => r,
                 Err(o) => return (o, state),
@@ -490,7 +527,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                     ),
                 );
                 if let Err(o) =
-                    answer_calls(agent, &mut state, &calls, &tool_use_uuids, false).await
+                    answer_calls(agent, &mut state, &calls, &tool_use_uuids, early, false).await
                 {
                     return (o, state);
                 }
@@ -498,7 +535,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             }
         }
 
-        if let Err(fatal) = answer_calls(agent, &mut state, &calls, &tool_use_uuids, true).await {
+        if let Err(fatal) =
+            answer_calls(agent, &mut state, &calls, &tool_use_uuids, early, true).await
+        {
             return (fatal, state);
         }
         if let Some(why) = agent.tool_ctx.hooks.halted() {
@@ -515,14 +554,15 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
 const MAX_TOKENS_LOWERINGS: u32 = 3;
 
 /// Make one model request, retrying the whole response attempt per the retry policy.
-/// Returns the complete response and its streamed block uuids, or the outcome that ends the
-/// task (`api_error`, `context_exhausted`, `interrupted`).
+/// Returns the complete response, its streamed block uuids and the tool calls started while
+/// it streamed, or the outcome that ends the task (`api_error`, `context_exhausted`,
+/// `interrupted`).
 async fn request_with_retries(
     agent: &mut Agent,
     state: &mut State,
     retries: &mut RetryState,
     mut request: ModelRequest,
-) -> Result<(ModelResponse, Vec<String>), Outcome> {
+) -> Result<Attempt, Outcome> {
     let mut attempt_no = 1u32;
     let mut lowered = 0u32;
     loop {
@@ -617,16 +657,21 @@ async fn request_with_retries(
     }
 }
 
-/// Execute `calls` (or, with `run == false`, answer them all as not run) and append the results.
+/// Execute `calls`, continuing what `early` started while the message streamed (or, with
+/// `run == false`, cancel that and answer them all as not run) and append the results.
 async fn answer_calls(
     agent: &mut Agent,
     state: &mut State,
     calls: &[PendingCall],
     tool_use_uuids: &std::collections::HashMap<String, String>,
+    early: StreamingExecutor,
     run: bool,
 ) -> Result<(), Outcome> {
     let outcomes = if run {
-        match execute(calls, &agent.registry, &agent.policy, &agent.tool_ctx).await {
+        match early
+            .finish(calls, &agent.registry, &agent.policy, &agent.tool_ctx)
+            .await
+        {
             Ok(o) => o,
             Err(fatal) => {
                 return Err(Outcome::new(
@@ -636,6 +681,7 @@ async fn answer_calls(
             }
         }
     } else {
+        early.abandon().await;
         calls
             .iter()
             .map(|c| crate::tools::executor::CallOutcome {

@@ -322,6 +322,15 @@ impl Hooks {
         .all(|l| l.is_empty())
     }
 
+    /// Whether a PreToolUse, PostToolUse or PostToolUseFailure hook applies to this call
+    /// (such a call runs user commands around it, so the streaming executor never starts it
+    /// before the whole assistant message has arrived).
+    pub fn has_tool_hooks(&self, tool: &str, input: &Value, cwd: &Path) -> bool {
+        [&self.pre, &self.post, &self.post_failure]
+            .iter()
+            .any(|l| l.iter().any(|h| h.applies(tool, input, cwd)))
+    }
+
     /// The reason a hook gave with `continue: false`, if one did: the run must stop.
     pub fn halted(&self) -> Option<String> {
         self.halt.lock().ok().and_then(|h| h.clone())

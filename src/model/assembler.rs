@@ -108,6 +108,15 @@ impl Assembler {
             .map(|(id, model)| (id.as_str(), model.as_str()))
     }
 
+    /// Why the input of the completed tool_use block `tool_use_id` is unusable (it did not
+    /// parse, or is not an object), if it is; the block itself then carries `{}`.
+    pub fn invalid_input(&self, tool_use_id: &str) -> Option<&str> {
+        self.invalid_tool_inputs
+            .iter()
+            .find(|(id, _)| id == tool_use_id)
+            .map(|(_, e)| e.as_str())
+    }
+
     /// Apply one event. Returns `(index, block)` when a `BlockStop` completes a block.
     pub fn push(
         &mut self,

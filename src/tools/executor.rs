@@ -2,10 +2,13 @@
 //! `validate` → PreToolUse hooks → permission decision → call → PostToolUse hooks, with
 //! concurrency for consecutive concurrency-safe calls and results in the model's order.
 
-use futures_util::future::join_all;
-use serde_json::Value;
+use std::sync::Arc;
 
-use super::{Registry, ToolContext, ToolFatal, ToolOutput};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{Registry, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::events::Denial;
 use crate::hooks::HookDecision;
 use crate::permissions::{Decision, Policy, ToolCall};
@@ -34,8 +37,11 @@ pub struct CallOutcome {
     pub denial: Option<Denial>,
 }
 
-enum Prepared {
+/// A call after the pipeline's first half ([`prepare`]).
+pub(super) enum Prepared {
+    /// Answered without running (invalid input, unknown tool, denied, ...).
     Done(Box<(ToolOutput, Option<Denial>)>),
+    /// Allowed: run it.
     Run {
         /// The input to run with (a PreToolUse hook may have replaced it).
         input: Value,
@@ -63,7 +69,7 @@ fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
     )
 }
 
-fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
+pub(super) fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
     ctx.bash_cwd
         .lock()
         .map(|c| c.clone())
@@ -97,7 +103,7 @@ fn concurrency_safe(
 
 /// The pipeline up to the call: input validation → `validate` → PreToolUse hooks → permission
 /// decision.
-async fn prepare(
+pub(super) async fn prepare(
     call: &PendingCall,
     registry: &Registry,
     policy: &Policy,
@@ -195,11 +201,11 @@ async fn run_one(
     call: &PendingCall,
     input: &Value,
     context: &[String],
-    registry: &Registry,
+    tool: Option<&Arc<dyn Tool>>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
     let started = std::time::Instant::now();
-    let mut out = match registry.get(&call.name) {
+    let mut out = match tool {
         Some(tool) => tool.call(input.clone(), ctx).await?,
         None => ToolOutput::error(format!("No such tool available: {}", call.name)),
     };
@@ -238,10 +244,25 @@ pub async fn execute(
     policy: &Policy,
     ctx: &ToolContext,
 ) -> Result<Vec<CallOutcome>, ToolFatal> {
-    let mut results: Vec<Option<CallOutcome>> = vec![None; calls.len()];
-    // Allowed concurrency-safe calls waiting to run together: (index, input, context).
-    let mut batch: Vec<(usize, Value, Vec<String>)> = Vec::new();
-    for (i, call) in calls.iter().enumerate() {
+    let results = vec![None; calls.len()];
+    let batch = Batch::new(ctx.cancel.clone());
+    execute_from(calls, 0, results, batch, registry, policy, ctx).await
+}
+
+/// [`execute`] for `calls[from..]`, after the calls before `from` were handled already:
+/// their outcomes are in `results`, or they are running in `batch` (the streaming executor
+/// starts calls while the message still streams; see `super::streaming`). `batch` is the
+/// open batch later concurrency-safe calls join, up to [`MAX_CONCURRENT_CALLS`].
+pub(super) async fn execute_from(
+    calls: &[PendingCall],
+    from: usize,
+    mut results: Vec<Option<CallOutcome>>,
+    mut batch: Batch,
+    registry: &Registry,
+    policy: &Policy,
+    ctx: &ToolContext,
+) -> Result<Vec<CallOutcome>, ToolFatal> {
+    for (i, call) in calls.iter().enumerate().skip(from) {
         match prepare(call, registry, policy, ctx).await {
             Prepared::Done(d) => {
                 let (out, denial) = *d;
@@ -257,17 +278,17 @@ pub async fn execute(
                 context,
             } => {
                 if batch.len() == MAX_CONCURRENT_CALLS {
-                    run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
+                    batch.finish(calls, &mut results).await?;
                 }
-                batch.push((i, input, context));
+                batch.start(i, call, input, context, registry, ctx);
             }
             Prepared::Run {
                 input,
                 concurrent: false,
                 context,
             } => {
-                run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
-                let out = run_one(call, &input, &context, registry, ctx).await?;
+                batch.finish(calls, &mut results).await?;
+                let out = run_one(call, &input, &context, registry.get(&call.name), ctx).await?;
                 results[i] = Some(CallOutcome {
                     id: call.id.clone(),
                     output: out,
@@ -276,7 +297,7 @@ pub async fn execute(
             }
         }
     }
-    run_batch(&mut batch, calls, registry, ctx, &mut results).await?;
+    batch.finish(calls, &mut results).await?;
     let mut outcomes: Vec<CallOutcome> = results.into_iter().flatten().collect();
     budget_results(&mut outcomes, ctx).await;
     Ok(outcomes)
@@ -364,49 +385,127 @@ async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx:
 /// The result a call gets when a failing Bash sibling cancelled it.
 pub const SIBLING_CANCELLED: &str = "Cancelled because a sibling Bash call failed: this call was stopped before it finished. Run it again if you still need it.";
 
-/// Run one batch of concurrency-safe calls at once. Each call gets a child token of
-/// `ctx.cancel`; when a Bash call fails (an error result), the siblings still running are
-/// cancelled and answered with [`SIBLING_CANCELLED`]. A failing Read (or Glob, Grep) cancels
-/// nothing: its failure says nothing about its siblings.
-async fn run_batch(
-    batch: &mut Vec<(usize, Value, Vec<String>)>,
-    calls: &[PendingCall],
-    registry: &Registry,
-    ctx: &ToolContext,
-    results: &mut [Option<CallOutcome>],
-) -> Result<(), ToolFatal> {
-    let tokens: Vec<_> = batch.iter().map(|_| ctx.cancel.child_token()).collect();
-    let tokens = &tokens;
-    let outs = join_all(batch.iter().enumerate().map(|(k, (j, input, context))| {
+/// One batch of concurrency-safe calls: each starts (as its own task) when it joins, and
+/// [`Batch::finish`] waits for them all. Each call gets a child token of the batch's token,
+/// itself a child of `parent`; when a Bash call fails (an error result), the batch's token is
+/// cancelled, so the siblings still running (or joining later) are answered with
+/// [`SIBLING_CANCELLED`]. A failing Read (or Glob, Grep) cancels nothing: its failure says
+/// nothing about its siblings. Dropping a batch with calls still running cancels them.
+pub(super) struct Batch {
+    /// Cancelled by an interrupt (the run's token) or an abandoned attempt.
+    parent: CancellationToken,
+    /// Cancelled when a Bash call of this batch fails.
+    token: CancellationToken,
+    /// Started calls: (index in the message's calls, task).
+    running: Vec<(usize, JoinHandle<Result<ToolOutput, ToolFatal>>)>,
+}
+
+impl Batch {
+    /// An empty batch whose calls stop when `parent` is cancelled.
+    pub(super) fn new(parent: CancellationToken) -> Batch {
+        Batch {
+            token: parent.child_token(),
+            parent,
+            running: Vec::new(),
+        }
+    }
+
+    /// How many calls the batch holds.
+    pub(super) fn len(&self) -> usize {
+        self.running.len()
+    }
+
+    /// Whether the batch holds no call.
+    pub(super) fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
+
+    /// Start `call` (index `i`) with its prepared `input` and hook `context`, now.
+    pub(super) fn start(
+        &mut self,
+        i: usize,
+        call: &PendingCall,
+        input: Value,
+        context: Vec<String>,
+        registry: &Registry,
+        ctx: &ToolContext,
+    ) {
+        let call = call.clone();
+        let tool = registry.get(&call.name).cloned();
+        let (parent, batch) = (self.parent.clone(), self.token.clone());
+        let mine = batch.child_token();
         let mut call_ctx = ctx.clone();
-        call_ctx.cancel = tokens[k].clone();
-        async move {
-            let call = &calls[*j];
-            let out = run_one(call, input, context, registry, &call_ctx).await;
-            if tokens[k].is_cancelled() && !ctx.cancel.is_cancelled() {
+        call_ctx.cancel = mine.clone();
+        let task = tokio::spawn(async move {
+            let out = run_one(&call, &input, &context, tool.as_ref(), &call_ctx).await;
+            if mine.is_cancelled() && !parent.is_cancelled() {
                 // A sibling failed while this call ran: whatever it produced is discarded.
                 return out.map(|_| ToolOutput::error(SIBLING_CANCELLED));
             }
             if call.name == "Bash" && matches!(&out, Ok(o) if o.is_error) {
                 tracing::info!(id = %call.id, "a Bash call failed; cancelling its running siblings");
-                for (m, t) in tokens.iter().enumerate() {
-                    if m != k {
-                        t.cancel();
-                    }
-                }
+                batch.cancel();
             }
             out
-        }
-    }))
-    .await;
-    for ((j, _, _), out) in batch.drain(..).zip(outs) {
-        results[j] = Some(CallOutcome {
-            id: calls[j].id.clone(),
-            output: out?,
-            denial: None,
         });
+        self.running.push((i, task));
     }
-    Ok(())
+
+    /// Wait for every call of the batch, put their outcomes in `results`, and leave the batch
+    /// empty (with a fresh token) for the next run of safe calls.
+    pub(super) async fn finish(
+        &mut self,
+        calls: &[PendingCall],
+        results: &mut [Option<CallOutcome>],
+    ) -> Result<(), ToolFatal> {
+        let running = std::mem::take(&mut self.running);
+        self.token = self.parent.child_token();
+        let mut fatal = None;
+        for (j, task) in running {
+            let out = match task.await {
+                Ok(out) => out,
+                Err(e) => Err(ToolFatal {
+                    tool: calls[j].name.clone(),
+                    message: format!("the tool's task failed: {e}"),
+                }),
+            };
+            match out {
+                Ok(output) => {
+                    results[j] = Some(CallOutcome {
+                        id: calls[j].id.clone(),
+                        output,
+                        denial: None,
+                    });
+                }
+                // Keep waiting for the others, so nothing outlives the batch.
+                Err(e) => {
+                    fatal.get_or_insert(e);
+                }
+            }
+        }
+        match fatal {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Cancel every call of the batch and wait until they have all stopped; their results are
+    /// discarded.
+    pub(super) async fn cancel(&mut self) {
+        self.token.cancel();
+        for (_, task) in std::mem::take(&mut self.running) {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if !self.running.is_empty() {
+            // Not waited for (the run is being torn down): stop them rather than leave them.
+            self.token.cancel();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod executor;
 pub mod glob;
 pub mod grep;
 pub mod read;
+pub mod streaming;
 pub mod todo;
 pub mod write;
 
