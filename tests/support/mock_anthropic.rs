@@ -28,9 +28,54 @@ use super::sse_builder::{SseEvent, render_sse};
 /// Default gap between chunks for [`MockTurn::chunked`].
 pub const DEFAULT_CHUNK_GAP: Duration = Duration::from_millis(1);
 
+/// A condition the mock polls while it holds a stream ([`MockTurn::Gated`]), e.g. "a process
+/// has the FIFO open". It runs on the mock's thread every few milliseconds and must not block.
+#[derive(Clone)]
+pub struct Gate(Arc<dyn Fn() -> bool + Send + Sync>);
+
+impl Gate {
+    /// A gate that opens when `f` returns true.
+    pub fn new(f: impl Fn() -> bool + Send + Sync + 'static) -> Gate {
+        Gate(Arc::new(f))
+    }
+
+    /// Whether the gate is open now.
+    pub fn is_open(&self) -> bool {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Gate(..)")
+    }
+}
+
+/// One pause of a [`MockTurn::Gated`] stream.
+#[derive(Debug, Clone)]
+pub struct Hold {
+    /// Index of the event the mock holds back (`events.len()`: the end of the body).
+    pub before: usize,
+    /// Send on once this opens...
+    pub gate: Gate,
+    /// ...or once this much time has passed (the test then sees the gate's own record).
+    pub timeout: Duration,
+}
+
 /// How the mock answers one request.
 #[derive(Debug, Clone)]
 pub enum MockTurn {
+    /// Send `events`, holding before chosen events until a [`Gate`] opens (or its timeout
+    /// passes); with `drop_at`, close the connection abruptly instead of sending that event
+    /// and the rest. Lets a test prove ordering: "the runner did X before the stream went on".
+    Gated {
+        /// The whole stream.
+        events: Vec<SseEvent>,
+        /// Pauses, by the index of the event they hold back.
+        holds: Vec<Hold>,
+        /// Drop the connection before this event (after any hold at that index).
+        drop_at: Option<usize>,
+    },
     /// A well-framed SSE stream (`content-type: text/event-stream`, a `request-id` header).
     Sse(Vec<SseEvent>),
     /// SSE headers, then these bytes verbatim (a fixture file, a stream without its final
@@ -516,6 +561,7 @@ impl Drop for MockAnthropic {
 pub(crate) enum Frame {
     Data(Bytes),
     Sleep(Duration),
+    Until(Gate, Duration),
     Abort,
 }
 
@@ -606,6 +652,28 @@ pub(crate) fn plan(turn: &MockTurn, n: usize) -> Plan {
                 ],
             )
         }
+        MockTurn::Gated {
+            events,
+            holds,
+            drop_at,
+        } => {
+            let mut frames = Vec::new();
+            for k in 0..=events.len() {
+                for h in holds.iter().filter(|h| h.before == k) {
+                    frames.push(Frame::Until(h.gate.clone(), h.timeout));
+                }
+                if *drop_at == Some(k) {
+                    // As in DropAfter: let hyper flush what was sent before the abort.
+                    frames.push(Frame::Sleep(Duration::from_millis(10)));
+                    frames.push(Frame::Abort);
+                    break;
+                }
+                if let Some(e) = events.get(k) {
+                    frames.push(data(e.render()));
+                }
+            }
+            sse_plan(n, frames)
+        }
         MockTurn::Delay(d, inner) => {
             let mut p = plan(inner, n);
             p.delay += *d;
@@ -655,6 +723,12 @@ pub(crate) fn body_stream(frames: Vec<Frame>) -> Body {
         loop {
             match q.pop_front()? {
                 Frame::Sleep(d) => tokio::time::sleep(d).await,
+                Frame::Until(gate, timeout) => {
+                    let deadline = Instant::now() + timeout;
+                    while !gate.is_open() && Instant::now() < deadline {
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                    }
+                }
                 Frame::Data(b) => return Some((Ok::<Bytes, std::io::Error>(b), q)),
                 Frame::Abort => {
                     q.clear();

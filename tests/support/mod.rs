@@ -30,7 +30,7 @@ pub use e2e::*;
 pub use harness::*;
 pub use invariants::{Violation, check_request};
 pub use mock_anthropic::{
-    CapturedRequest, DEFAULT_CHUNK_GAP, MockAnthropic, MockOptions, MockTurn,
+    CapturedRequest, DEFAULT_CHUNK_GAP, Gate, Hold, MockAnthropic, MockOptions, MockTurn,
 };
 pub use mock_openai::*;
 pub use sse_builder::*;
