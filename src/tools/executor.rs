@@ -509,7 +509,7 @@ impl Drop for Batch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
 
@@ -520,7 +520,7 @@ mod tests {
     use crate::tools::util::test_support::ctx;
     use crate::tools::{Tool, ToolOutput};
 
-    type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
+    pub(crate) type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
 
     /// A stand-in tool: sleeps `ms` (or until cancelled), records when it ran, fails when
     /// the input says `fail`, and echoes `out` (or its id) as its result.
@@ -575,7 +575,7 @@ mod tests {
 
     /// A registry of probes standing in for Bash (safe when read-only), Read (always safe)
     /// and Write (never safe), and a bypass policy so every call is allowed.
-    fn setup() -> (Registry, Policy, Log) {
+    pub(crate) fn setup() -> (Registry, Policy, Log) {
         let log: Log = Arc::default();
         let probe = |name, safe| -> Arc<dyn Tool> {
             Arc::new(Probe {
@@ -595,7 +595,7 @@ mod tests {
         (registry, policy, log)
     }
 
-    fn call(name: &str, label: &str, extra: Value) -> PendingCall {
+    pub(crate) fn call(name: &str, label: &str, extra: Value) -> PendingCall {
         let mut input = json!({ "label": label, "file_path": "/tmp/x" });
         if name == "Bash" {
             input["command"] = json!("cat a.txt");
@@ -611,7 +611,7 @@ mod tests {
         }
     }
 
-    fn interval(log: &Log, label: &str) -> (Instant, Instant) {
+    pub(crate) fn interval(log: &Log, label: &str) -> (Instant, Instant) {
         let log = log.lock().unwrap();
         let (_, s, e) = log.iter().find(|(l, _, _)| l == label).unwrap();
         (*s, *e)

@@ -151,3 +151,116 @@ impl StreamingExecutor {
         self.batch.cancel().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::executor::SIBLING_CANCELLED;
+    use crate::tools::executor::tests::{call, interval, setup};
+    use crate::tools::util::test_support::ctx;
+
+    /// Let the spawned calls run up to their first await (the tests run on a current-thread
+    /// runtime, where a spawned task runs only when the test task yields).
+    async fn let_run() {
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn safe_calls_start_when_offered_and_the_rest_wait_for_finish() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Read", "r1", json!({ "ms": 30 })),
+            call("Bash", "b", json!({ "ms": 30 })),
+            call("Write", "w", json!({ "ms": 10 })),
+            call("Read", "r2", json!({ "ms": 10 })),
+        ];
+        let mut ex = StreamingExecutor::new(&ctx);
+        for c in &calls {
+            ex.offer(c, &registry, &policy, &ctx).await;
+        }
+        assert_eq!(
+            ex.started(),
+            2,
+            "r1 and the read-only Bash started; w and r2 wait"
+        );
+        let_run().await;
+        let offered = Instant::now();
+        let out = ex.finish(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids, ["id-r1", "id-b", "id-w", "id-r2"]);
+        assert!(out.iter().all(|o| !o.output.is_error));
+        let [r1, b, w, r2] = ["r1", "b", "w", "r2"].map(|l| interval(&log, l));
+        assert!(
+            r1.0 < offered && b.0 < offered,
+            "started before the message ended"
+        );
+        assert!(w.0 >= r1.1.max(b.1), "the Write ran after the early batch");
+        assert!(r2.0 >= w.1, "the Read after the Write ran after it");
+    }
+
+    #[tokio::test]
+    async fn abandon_cancels_started_calls_and_keeps_the_run_token() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let slow = call("Read", "slow", json!({ "ms": 60_000 }));
+        let mut ex = StreamingExecutor::new(&ctx);
+        ex.offer(&slow, &registry, &policy, &ctx).await;
+        assert_eq!(ex.started(), 1);
+        let_run().await;
+        let started = Instant::now();
+        ex.abandon().await;
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "cancelled, not waited out"
+        );
+        assert_eq!(
+            log.lock().unwrap().len(),
+            1,
+            "the call had stopped when abandon returned"
+        );
+        assert!(!ctx.cancel.is_cancelled());
+    }
+
+    #[tokio::test]
+    async fn a_call_joining_after_a_bash_sibling_failed_is_cancelled() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, log) = setup();
+        let calls = vec![
+            call("Bash", "bad", json!({ "ms": 1, "fail": true })),
+            call("Read", "late", json!({ "ms": 1 })),
+        ];
+        let mut ex = StreamingExecutor::new(&ctx);
+        ex.offer(&calls[0], &registry, &policy, &ctx).await;
+        // Let the failing call finish before the next block "arrives".
+        while log.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        ex.offer(&calls[1], &registry, &policy, &ctx).await;
+        let out = ex.finish(&calls, &registry, &policy, &ctx).await.unwrap();
+        assert_eq!(out[0].output.content, "bad failed");
+        assert_eq!(out[1].output.content, SIBLING_CANCELLED);
+    }
+
+    #[tokio::test]
+    async fn out_of_order_blocks_fall_back_to_the_plain_path() {
+        let (_d, ctx) = ctx();
+        let (registry, policy, _log) = setup();
+        let calls = vec![
+            call("Read", "a", json!({ "ms": 1 })),
+            call("Read", "b", json!({ "ms": 1 })),
+        ];
+        let mut ex = StreamingExecutor::new(&ctx);
+        ex.offer(&calls[1], &registry, &policy, &ctx).await;
+        let out = ex.finish(&calls, &registry, &policy, &ctx).await.unwrap();
+        let ids: Vec<&str> = out.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids, ["id-a", "id-b"]);
+        assert!(out.iter().all(|o| !o.output.is_error));
+    }
+}
