@@ -302,7 +302,8 @@ async fn drop_after_closes_the_connection_mid_body() {
 #[tokio::test]
 async fn stall_goes_silent_then_resumes() {
     let events = Resp::new().text("slow").build();
-    let stall = Duration::from_millis(400);
+    // Long enough that a loaded machine cannot deliver the rest before the silence check.
+    let stall = Duration::from_millis(1500);
     let mock = MockAnthropic::start(vec![MockTurn::Stall {
         events: events.clone(),
         after: 1,
@@ -310,12 +311,12 @@ async fn stall_goes_silent_then_resumes() {
     }]);
     let mut resp = post(&mock, &good_body()).await;
     let first = resp.chunk().await.unwrap().expect("first chunk");
-    let t0 = Instant::now();
     assert_eq!(
         parse_sse(std::str::from_utf8(&first).unwrap()),
         events[..1].to_vec()
     );
-    // Silence: nothing arrives for a while.
+    // Silence: nothing arrives for a while (this, not the elapsed time, is the assertion: the
+    // client's clock starts late on a loaded machine).
     assert!(
         tokio::time::timeout(Duration::from_millis(100), resp.chunk())
             .await
@@ -326,7 +327,6 @@ async fn stall_goes_silent_then_resumes() {
     while let Some(c) = resp.chunk().await.unwrap() {
         rest.extend_from_slice(&c);
     }
-    assert!(t0.elapsed() >= stall - Duration::from_millis(20));
     assert_eq!(
         parse_sse(&String::from_utf8(rest).unwrap()),
         events[1..].to_vec()
