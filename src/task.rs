@@ -543,6 +543,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         },
         sinks,
         stopper: stopper.clone(),
+        context: spec.context.policy(),
     };
 
     let timer = spec.limits.timeout.map(|t| {

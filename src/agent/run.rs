@@ -7,6 +7,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{self, ContextPolicy, Trigger};
 use super::normalize::normalize;
 use super::outcome::{Outcome, OutcomeKind};
 use super::state::State;
@@ -125,6 +126,8 @@ pub struct Agent {
     pub sinks: Sinks,
     /// Stop requests (signals, timeout).
     pub stopper: Stopper,
+    /// Context management (microcompact, autocompact).
+    pub context: ContextPolicy,
 }
 
 /// What starts or resumes the loop.
@@ -204,10 +207,12 @@ impl Agent {
         None
     }
 
-    /// One model response attempt: stream it, show blocks live, return the whole response.
+    /// One model response attempt: stream it, show blocks live (unless `show` is false, as
+    /// for a compaction call), return the whole response.
     async fn attempt(
         &mut self,
         request: &ModelRequest,
+        show: bool,
     ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
         let provider = self.provider.clone();
         let token = self.stopper.token().clone();
@@ -239,7 +244,7 @@ impl Agent {
                 meta.usage = *usage;
             }
             match asm.push(ev) {
-                Ok(Some((_index, block))) => {
+                Ok(Some((_index, block))) if show => {
                     let uuid = new_uuid();
                     streamed.push(uuid.clone());
                     self.emit(RunEvent::AssistantBlockStreamed {
@@ -248,7 +253,7 @@ impl Agent {
                         block,
                     });
                 }
-                Ok(None) => {}
+                Ok(_) => {}
                 Err(e) => return Err((e, streamed)),
             }
         }
@@ -263,6 +268,10 @@ impl Agent {
 /// Re-entrant: verify attempts, Stop hooks and resume call it again with the returned state.
 pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome, State) {
     if let Input::User(text) = input {
+        state
+            .context
+            .task_prompt
+            .get_or_insert_with(|| text.clone());
         agent.push_user_text(&mut state, text);
     }
     let mut pause_resends = 0u32;
@@ -287,17 +296,29 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             return (o, state);
         }
 
+        let tools = agent.registry.specs();
+        let messages = match prepare_context(agent, &mut state, &tools).await {
+            Ok(m) => m,
+            Err(o) => return (o, state),
+        };
         let request = ModelRequest {
             model: agent.model.clone(),
             system: agent.system.clone(),
-            messages: normalize(&state.messages),
-            tools: agent.registry.specs(),
+            messages,
+            tools,
             max_tokens: agent.max_tokens,
             thinking: agent.thinking.clone(),
         };
         let (response, streamed_uuids) =
-            match request_with_retries(agent, &mut state, &mut retries, request).await {
+            match request_with_retries(agent, &mut state, &mut retries, request, true).await {
                 Ok(r) => r,
+                Err(o) if o.kind == OutcomeKind::ContextExhausted => {
+                    // `prompt is too long`: compact and make the request again.
+                    if let Err(o) = compact_after_overflow(agent, &mut state, &o.message).await {
+                        return (o, state);
+                    }
+                    continue;
+                }
                 Err(o) => return (o, state),
             };
 
@@ -371,6 +392,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                 id: Some(response.id.clone()),
             });
         }
+        state
+            .context
+            .calibrate(response.usage.total(), state.messages.len());
 
         let calls: Vec<PendingCall> = response
             .content
@@ -514,14 +538,84 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
 /// How many times one request may lower `max_tokens` after a context error.
 const MAX_TOKENS_LOWERINGS: u32 = 3;
 
+/// The API view of the stored conversation for the next request: normalized, microcompacted,
+/// and autocompacted first when the estimate calls for it (module `context`).
+async fn prepare_context(
+    agent: &mut Agent,
+    state: &mut State,
+    tools: &[crate::model::ToolSpec],
+) -> Result<Vec<Message>, Outcome> {
+    let window = agent.model_info.map(|m| m.context_window);
+    let policy = agent.context;
+    let fixed = || {
+        context::text_tokens(&agent.system)
+            + context::text_tokens(&serde_json::to_string(tools).unwrap_or_default())
+    };
+    let estimate = state.context.estimate(&state.messages, fixed);
+    let mut messages = normalize(&state.messages);
+    let freed = context::microcompact(&mut messages, &mut state.context, &policy, window, estimate);
+    let estimate = estimate.saturating_sub(freed);
+    if state.context.compact_failures < context::MAX_COMPACT_FAILURES
+        && context::needs_autocompact(&policy, window, estimate)
+    {
+        match context::compact(agent, state, Trigger::Threshold, estimate).await {
+            Ok(()) => messages = normalize(&state.messages),
+            Err(context::CompactError::End(o)) => return Err(o),
+            Err(context::CompactError::Failed(why)) => {
+                state.context.compact_failures += 1;
+                tracing::warn!(
+                    failures = state.context.compact_failures,
+                    "autocompact failed, sending the conversation as it is: {why}"
+                );
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// After a `prompt is too long` answer: compact (up to [`context::MAX_COMPACT_FAILURES`]
+/// failures in a row, counting a compaction the API still found too long), or end the task
+/// with `context_exhausted`.
+async fn compact_after_overflow(
+    agent: &mut Agent,
+    state: &mut State,
+    error: &str,
+) -> Result<(), Outcome> {
+    tracing::warn!("the request does not fit the model's context window: {error}");
+    let mut last = error.to_string();
+    if std::mem::take(&mut state.context.just_compacted) {
+        state.context.compact_failures += 1;
+        last = format!("the compacted conversation was still too long: {error}");
+    }
+    let fixed = || context::text_tokens(&agent.system);
+    let pre = state.context.estimate(&state.messages, fixed);
+    while state.context.compact_failures < context::MAX_COMPACT_FAILURES {
+        match context::compact(agent, state, Trigger::PromptTooLong, pre).await {
+            Ok(()) => return Ok(()),
+            Err(context::CompactError::End(o)) => return Err(o),
+            Err(context::CompactError::Failed(why)) => {
+                state.context.compact_failures += 1;
+                tracing::warn!(
+                    failures = state.context.compact_failures,
+                    "compaction failed: {why}"
+                );
+                last = why;
+            }
+        }
+    }
+    Err(context::exhausted(&last))
+}
+
 /// Make one model request, retrying the whole response attempt per the retry policy.
 /// Returns the complete response and its streamed block uuids, or the outcome that ends the
-/// task (`api_error`, `context_exhausted`, `interrupted`).
-async fn request_with_retries(
+/// task (`api_error`, `context_exhausted`, `interrupted`). `show` streams blocks live to the
+/// sinks (false for a compaction call).
+pub(super) async fn request_with_retries(
     agent: &mut Agent,
     state: &mut State,
     retries: &mut RetryState,
     mut request: ModelRequest,
+    show: bool,
 ) -> Result<(ModelResponse, Vec<String>), Outcome> {
     let mut attempt_no = 1u32;
     let mut lowered = 0u32;
@@ -531,7 +625,7 @@ async fn request_with_retries(
             return Err(agent.interrupted(false));
         }
         let started = Instant::now();
-        let result = agent.attempt(&request).await;
+        let result = agent.attempt(&request, show).await;
         state.api_time += started.elapsed();
         let (err, streamed) = match result {
             Ok(r) => {
