@@ -237,9 +237,16 @@ pub fn microcompact(
     }
 }
 
-/// Whether the estimate calls for autocompact.
-pub fn needs_autocompact(policy: &ContextPolicy, window: Option<u64>, estimate: u64) -> bool {
+/// Whether the estimate calls for autocompact. A conversation with no model response yet
+/// (the prompt alone, or a fresh summary) has nothing to summarize and is never compacted.
+pub fn needs_autocompact(
+    policy: &ContextPolicy,
+    window: Option<u64>,
+    estimate: u64,
+    messages: &[Message],
+) -> bool {
     policy.autocompact
+        && messages.iter().any(|m| m.role == Role::Assistant)
         && window.is_some_and(|w| estimate as f64 >= policy.autocompact_threshold * w as f64)
 }
 
@@ -597,14 +604,17 @@ mod tests {
     #[test]
     fn autocompact_threshold() {
         let p = ContextPolicy::default();
-        assert!(!needs_autocompact(&p, Some(1_000), 849));
-        assert!(needs_autocompact(&p, Some(1_000), 850));
-        assert!(!needs_autocompact(&p, None, u64::MAX));
+        let msgs = conversation(1, 10);
+        assert!(!needs_autocompact(&p, Some(1_000), 849, &msgs));
+        assert!(needs_autocompact(&p, Some(1_000), 850, &msgs));
+        assert!(!needs_autocompact(&p, None, u64::MAX, &msgs));
+        // The prompt alone: nothing to summarize.
+        assert!(!needs_autocompact(&p, Some(1_000), 999, &msgs[..1]));
         let off = ContextPolicy {
             autocompact: false,
             ..p
         };
-        assert!(!needs_autocompact(&off, Some(1_000), 999));
+        assert!(!needs_autocompact(&off, Some(1_000), 999, &msgs));
     }
 
     #[test]

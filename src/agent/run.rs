@@ -556,7 +556,7 @@ async fn prepare_context(
     let freed = context::microcompact(&mut messages, &mut state.context, &policy, window, estimate);
     let estimate = estimate.saturating_sub(freed);
     if state.context.compact_failures < context::MAX_COMPACT_FAILURES
-        && context::needs_autocompact(&policy, window, estimate)
+        && context::needs_autocompact(&policy, window, estimate, &state.messages)
     {
         match context::compact(agent, state, Trigger::Threshold, estimate).await {
             Ok(()) => messages = normalize(&state.messages),
