@@ -320,7 +320,6 @@ impl RecordBuilder {
             } => {
                 let mut extra = Map::new();
                 extra.insert("isCompactSummary".into(), true.into());
-                extra.insert("isVisibleInTranscriptOnly".into(), true.into());
                 let message = json!({"role": "user", "content": text});
                 self.last_chain_uuid = Some(uuid.clone());
                 vec![self.record("user", None, Some(parent_uuid), Some(message), uuid, extra)]
