@@ -285,7 +285,10 @@ pub struct Retry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<SpecDuration>,
     /// Stream watchdog: an attempt with no response bytes for this long (before the headers
-    /// or mid-stream) is abandoned and retried (default 5m, or `RUNNER_STREAM_IDLE_TIMEOUT_MS`).
+    /// or mid-stream) is abandoned and retried. Default by endpoint: 2m for Anthropic's public
+    /// API (it sends pings), 5m for OpenAI's, 10m for any other base URL (a local model server
+    /// may stay silent while it reads a long prompt); `RUNNER_STREAM_IDLE_TIMEOUT_MS` replaces
+    /// the default, this setting wins over both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<SpecDuration>,
 }
