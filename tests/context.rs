@@ -320,3 +320,50 @@ fn microcompact_clears_old_results_in_requests_but_not_in_the_transcript() {
     );
     mock.assert_clean();
 }
+
+#[test]
+fn stop_hooks_do_not_run_after_an_api_error() {
+    let mock = MockAnthropic::start(vec![http_error(401)]);
+    let repo = TestRepo::new();
+    let out_dir = tempfile::tempdir().unwrap();
+    let marker = out_dir.path().join("stop-ran");
+    let yaml = format!(
+        "name: t1\nprompt: \"do it\"\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: {:?}\n",
+        format!("touch {}", marker.display())
+    );
+    let r = run_in(&mock, &repo, &yaml);
+    assert_eq!(r.code, Some(4), "stderr: {}", r.stderr);
+    assert_eq!(r.result()["runner_outcome"], "api_error");
+    assert!(!marker.exists(), "a Stop hook ran after an API error");
+    mock.assert_clean();
+}
+
+#[test]
+fn a_failed_autocompact_lets_the_request_go_out_as_it_is() {
+    // The summarizer answers with no text: the compaction fails, the task goes on.
+    let mock = MockAnthropic::start(vec![
+        Resp::new()
+            .tool_use("toolu_1", "Glob", json!({"pattern": "*.txt"}))
+            .usage(900, 20)
+            .turn(),
+        Resp::new()
+            .tool_use("toolu_x", "Glob", json!({"pattern": "*"}))
+            .turn(),
+        Resp::new().text("Done.").usage(200, 5).turn(),
+    ]);
+    let repo = TestRepo::new();
+    let yaml = format!(
+        "name: t1\nprompt: \"do it\"\nmodels:\n  claude-sonnet-4-5:\n    context_window: 1000\n{FAST_RETRY}"
+    );
+    let r = run_in(&mock, &repo, &yaml);
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(is_compaction_request(&reqs[1]));
+    // The main request carries the whole conversation, tool result included.
+    assert!(!is_compaction_request(&reqs[2]));
+    assert!(reqs[2].tool_result_text("toolu_1").is_some());
+    assert!(events_of(&r.frames, "system", Some("compact_boundary")).is_empty());
+    assert!(r.stderr.contains("autocompact failed"), "{}", r.stderr);
+    mock.assert_clean();
+}

@@ -79,6 +79,9 @@ pub struct ContextState {
     pub cleared: BTreeSet<String>,
     /// Compactions that failed in a row (reset by a main-loop response).
     pub compact_failures: u32,
+    /// Autocompacts that failed in a row (reset by a successful compaction); at
+    /// [`MAX_COMPACT_FAILURES`] autocompact stops trying (Claude Code's circuit breaker).
+    pub autocompact_failures: u32,
     /// A compaction just replaced the conversation (a `prompt is too long` right after it
     /// counts as a failed compaction).
     pub just_compacted: bool,
@@ -454,6 +457,7 @@ pub async fn compact(
     state.context.calibration = None;
     state.context.cleared.clear();
     state.context.just_compacted = true;
+    state.context.autocompact_failures = 0;
     state.last_context_tokens = 0;
     tracing::info!(
         pre_tokens,

@@ -555,16 +555,16 @@ async fn prepare_context(
     let mut messages = normalize(&state.messages);
     let freed = context::microcompact(&mut messages, &mut state.context, &policy, window, estimate);
     let estimate = estimate.saturating_sub(freed);
-    if state.context.compact_failures < context::MAX_COMPACT_FAILURES
+    if state.context.autocompact_failures < context::MAX_COMPACT_FAILURES
         && context::needs_autocompact(&policy, window, estimate, &state.messages)
     {
         match context::compact(agent, state, Trigger::Threshold, estimate).await {
             Ok(()) => messages = normalize(&state.messages),
             Err(context::CompactError::End(o)) => return Err(o),
             Err(context::CompactError::Failed(why)) => {
-                state.context.compact_failures += 1;
+                state.context.autocompact_failures += 1;
                 tracing::warn!(
-                    failures = state.context.compact_failures,
+                    failures = state.context.autocompact_failures,
                     "autocompact failed, sending the conversation as it is: {why}"
                 );
             }
