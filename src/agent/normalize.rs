@@ -10,8 +10,12 @@
 //!    attachment and summary records, `isVirtual`, synthetic API-error messages, sidechains);
 //! 2. whitespace-only text blocks are dropped, and messages left empty with them (so a
 //!    whitespace-only assistant message disappears);
-//! 3. assistant messages with the same message id are merged into one, also across user
-//!    messages holding only tool results (per-block records written while tools ran);
+//! 3. adjacent assistant messages with the same message id (per-block records) are merged
+//!    into one. Claude Code also merges a message's blocks across the tool-result messages
+//!    written between them while tools ran; runner does not: it stores each response whole,
+//!    the split form is still a valid conversation (every tool_use is answered in the next
+//!    user message), and servers and recordings that reuse one id for every response (mocks,
+//!    some OpenAI-compatible servers) would have separate responses glued together;
 //! 4. adjacent messages of the same role are merged; a text seam between two user texts gets
 //!    a newline so `2 + 2` and `3 + 3` do not become `2 + 23 + 3`;
 //! 5. assistant messages holding only thinking (orphaned, e.g. by an abandoned attempt or a
@@ -51,12 +55,6 @@ pub fn normalize(messages: &[Message]) -> Vec<Message> {
             .cloned()
             .collect();
         if content.is_empty() {
-            continue;
-        }
-        if msg.role == Role::Assistant
-            && let Some(j) = same_message_before(&out, msg.id.as_deref())
-        {
-            out[j].content.extend(content);
             continue;
         }
         push_merged(
@@ -123,27 +121,6 @@ fn is_thinking_only(m: &Message) -> bool {
                 ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
             )
         })
-}
-
-/// The index of an earlier assistant message with message id `id` that only tool-result user
-/// messages separate from the end of `out`.
-fn same_message_before(out: &[Message], id: Option<&str>) -> Option<usize> {
-    let id = id?;
-    for (j, m) in out.iter().enumerate().rev() {
-        match m.role {
-            Role::Assistant => return (m.id.as_deref() == Some(id)).then_some(j),
-            Role::User => {
-                let only_results = m
-                    .content
-                    .iter()
-                    .all(|b| matches!(b, ContentBlock::ToolResult { .. }));
-                if !only_results {
-                    return None;
-                }
-            }
-        }
-    }
-    None
 }
 
 /// Append `msg`, merging it into the last message when the roles match.
@@ -258,7 +235,7 @@ mod tests {
                 vec![u("go"), a("m1", vec![t("a"), tu("t1")])],
             ),
             (
-                "assistant blocks of one id merge across tool-result messages",
+                "responses that reuse one id across tool results stay apart",
                 vec![
                     u("go"),
                     a("m1", vec![tu("t1")]),
@@ -268,8 +245,10 @@ mod tests {
                 ],
                 vec![
                     u("go"),
-                    a("m1", vec![tu("t1"), tu("t2")]),
-                    user(vec![tr("t1"), tr("t2")]),
+                    a("m1", vec![tu("t1")]),
+                    user(vec![tr("t1")]),
+                    a("m1", vec![tu("t2")]),
+                    user(vec![tr("t2")]),
                 ],
             ),
             (
