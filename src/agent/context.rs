@@ -647,6 +647,17 @@ mod tests {
     }
 
     #[test]
+    fn head_tail_cuts_on_char_boundaries() {
+        let s = "é".repeat(1_000) + "✓";
+        for max in [0, 1, 2, 3, 101, 1_000] {
+            let cut = head_tail(&s, max, 0.2);
+            assert!(cut.contains("characters omitted"), "{max}");
+            assert!(cut.len() <= max + 40, "{max}: {}", cut.len());
+        }
+        assert_eq!(head_tail("short", 10, 0.2), "short");
+    }
+
+    #[test]
     fn summary_message_carries_task_and_summary() {
         let m = summary_message("fix the bug\n", "  read a.rs; next: edit it ");
         assert!(m.contains("<task>\nfix the bug\n</task>"));
