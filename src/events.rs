@@ -253,6 +253,29 @@ pub enum RunEvent {
         /// The failure in full.
         message: String,
     },
+    /// The conversation was compacted (transcript `system/compact_boundary` record, stream-json
+    /// `system/compact_boundary` frame). The chain restarts here: what follows does not link
+    /// back to the records before it.
+    CompactBoundary {
+        /// Record uuid.
+        uuid: String,
+        /// The last record of the chain before the boundary (`logicalParentUuid`).
+        logical_parent_uuid: Option<String>,
+        /// `auto` (runner compacts only by itself).
+        trigger: &'static str,
+        /// Estimated tokens of the conversation before compacting.
+        pre_tokens: u64,
+    },
+    /// The summary that replaces the conversation after a boundary (a user record with
+    /// `isCompactSummary: true`).
+    CompactSummary {
+        /// Record uuid.
+        uuid: String,
+        /// The boundary's uuid.
+        parent_uuid: String,
+        /// The user message text (task prompt and summary).
+        text: String,
+    },
     /// The run ended.
     Result(Box<RunResult>),
 }

@@ -150,17 +150,30 @@ pub fn classify(err: &ProviderError) -> Class {
     }
 }
 
-/// Whether the failure says the conversation no longer fits the context window (outcome
-/// `context_exhausted` rather than `api_error`).
+/// Whether the failure says the conversation no longer fits the context window: the loop
+/// then compacts the conversation and retries, and ends with `context_exhausted` (not
+/// `api_error`) when that does not help. Anthropic's `prompt is too long` and `exceed context
+/// limit`, and the OpenAI-compatible wordings (OpenAI `context_length_exceeded`, vLLM
+/// `maximum context length`, llama.cpp `exceeds the available context size`).
 pub fn context_exhausted(err: &ProviderError) -> bool {
     match err {
         ProviderError::Http {
-            status: 400,
+            status: 400 | 413,
             message,
+            error_type,
             ..
         } => {
             let m = message.to_ascii_lowercase();
-            m.contains("prompt is too long") || m.contains("exceed context limit")
+            [
+                "prompt is too long",
+                "exceed context limit",
+                "maximum context length",
+                "context_length_exceeded",
+                "exceeds the available context size",
+            ]
+            .iter()
+            .any(|p| m.contains(p))
+                || error_type.as_deref() == Some("context_length_exceeded")
         }
         _ => false,
     }
@@ -525,6 +538,38 @@ mod tests {
             panic!()
         };
         assert!(m.contains("request too large (413)"), "{m}");
+    }
+
+    #[test]
+    fn context_overflow_wordings_are_recognized() {
+        let with = |status: u16, message: &str| match http(status) {
+            ProviderError::Http {
+                status,
+                error_type,
+                request_id,
+                ..
+            } => ProviderError::Http {
+                status,
+                error_type,
+                message: message.into(),
+                request_id,
+                retry_after: None,
+                should_retry: None,
+            },
+            other => other,
+        };
+        for m in [
+            "prompt is too long: 210000 tokens > 200000 maximum",
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            "the request exceeds the available context size, try increasing it",
+        ] {
+            assert!(context_exhausted(&with(400, m)), "{m}");
+        }
+        assert!(!context_exhausted(&with(
+            400,
+            "max_tokens must be positive"
+        )));
+        assert!(!context_exhausted(&with(500, "prompt is too long")));
     }
 
     #[test]

@@ -543,6 +543,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         },
         sinks,
         stopper: stopper.clone(),
+        context: spec.context.policy(),
     };
 
     let timer = spec.limits.timeout.map(|t| {
@@ -688,11 +689,14 @@ fn build_provider(
             Arc::new(p)
         }
         ProviderKind::Openai => {
-            let cfg = OpenaiConfig::from_settings(
+            let mut cfg = OpenaiConfig::from_settings(
                 loaded.spec.openai.as_ref(),
                 task.api_key.clone(),
                 |k| std::env::var(k).ok(),
             );
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                cfg.idle_timeout = t.0;
+            }
             tracing::debug!(config = ?cfg, "openai provider");
             Arc::new(OpenaiProvider::new(cfg).map_err(|e| e.to_string())?)
         }

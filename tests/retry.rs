@@ -477,9 +477,9 @@ fn context_errors_lower_max_tokens_and_retry() {
 
 #[test]
 fn prompt_too_long_is_context_exhausted() {
-    let mock = MockAnthropic::start(vec![http_400(
-        "prompt is too long: 210000 tokens > 200000 maximum",
-    )]);
+    // The first answer triggers compaction; three failed compactions end the task.
+    let ptl = || http_400("prompt is too long: 210000 tokens > 200000 maximum");
+    let mock = MockAnthropic::start(vec![ptl(), ptl(), ptl(), ptl()]);
     let r = run(&mock, &spec(FAST_RETRY));
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
     assert_eq!(r.result()["runner_outcome"], "context_exhausted");

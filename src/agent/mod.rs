@@ -1,5 +1,6 @@
 //! The agent loop, its state, and how a run ends.
 
+pub mod context;
 pub mod normalize;
 pub mod outcome;
 pub mod prompt;

@@ -7,6 +7,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::context::{self, ContextPolicy, Trigger};
 use super::normalize::normalize;
 use super::outcome::{Outcome, OutcomeKind};
 use super::state::State;
@@ -126,11 +127,13 @@ pub struct Agent {
     pub sinks: Sinks,
     /// Stop requests (signals, timeout).
     pub stopper: Stopper,
+    /// Context management (microcompact, autocompact).
+    pub context: ContextPolicy,
 }
 
 /// A complete response attempt: the response, the uuids of its streamed blocks, and the
 /// tool calls started while it streamed.
-type Attempt = (ModelResponse, Vec<String>, StreamingExecutor);
+pub(super) type Attempt = (ModelResponse, Vec<String>, StreamingExecutor);
 
 /// What starts or resumes the loop.
 #[derive(Debug, Clone)]
@@ -209,15 +212,17 @@ impl Agent {
         None
     }
 
-    /// One model response attempt: stream it, show blocks live, start concurrency-safe tool
-    /// calls as their blocks complete, return the whole response with those calls. A failed
-    /// attempt's calls are cancelled and discarded before this returns.
+    /// One model response attempt: stream it, show blocks live (unless `show` is false, as
+    /// for a compaction call), start concurrency-safe tool calls as their blocks complete,
+    /// return the whole response with those calls. A failed attempt's calls are cancelled and
+    /// discarded before this returns.
     async fn attempt(
         &mut self,
         request: &ModelRequest,
+        show: bool,
     ) -> Result<Attempt, (ProviderError, Vec<String>)> {
         let mut early = StreamingExecutor::new(&self.tool_ctx);
-        match self.stream_response(request, &mut early).await {
+        match self.stream_response(request, show, &mut early).await {
             Ok((response, streamed)) => Ok((response, streamed, early)),
             Err(e) => {
                 early.abandon().await;
@@ -226,10 +231,12 @@ impl Agent {
         }
     }
 
-    /// Stream one response attempt, offering each complete tool_use block to `early`.
+    /// Stream one response attempt, offering each complete tool_use block to `early` (only
+    /// when `show`: a compaction call offers no tools and shows nothing).
     async fn stream_response(
         &mut self,
         request: &ModelRequest,
+        show: bool,
         early: &mut StreamingExecutor,
     ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
         let provider = self.provider.clone();
@@ -262,7 +269,7 @@ impl Agent {
                 meta.usage = *usage;
             }
             match asm.push(ev) {
-                Ok(Some((_index, block))) => {
+                Ok(Some((_index, block))) if show => {
                     let call = match &block {
                         ContentBlock::ToolUse { id, name, input } => Some(PendingCall {
                             id: id.clone(),
@@ -285,7 +292,7 @@ impl Agent {
                             .await;
                     }
                 }
-                Ok(None) => {}
+                Ok(_) => {}
                 Err(e) => return Err((e, streamed)),
             }
         }
@@ -300,6 +307,10 @@ impl Agent {
 /// Re-entrant: verify attempts, Stop hooks and resume call it again with the returned state.
 pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome, State) {
     if let Input::User(text) = input {
+        state
+            .context
+            .task_prompt
+            .get_or_insert_with(|| text.clone());
         agent.push_user_text(&mut state, text);
     }
     let mut pause_resends = 0u32;
@@ -324,17 +335,29 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             return (o, state);
         }
 
+        let tools = agent.registry.specs();
+        let messages = match prepare_context(agent, &mut state, &tools).await {
+            Ok(m) => m,
+            Err(o) => return (o, state),
+        };
         let request = ModelRequest {
             model: agent.model.clone(),
             system: agent.system.clone(),
-            messages: normalize(&state.messages),
-            tools: agent.registry.specs(),
+            messages,
+            tools,
             max_tokens: agent.max_tokens,
             thinking: agent.thinking.clone(),
         };
         let (response, streamed_uuids, early) =
-            match request_with_retries(agent, &mut state, &mut retries, request).await {
+            match request_with_retries(agent, &mut state, &mut retries, request, true).await {
                 Ok(r) => r,
+                Err(o) if o.kind == OutcomeKind::ContextExhausted => {
+                    // `prompt is too long`: compact and make the request again.
+                    if let Err(o) = compact_after_overflow(agent, &mut state, &o.message).await {
+                        return (o, state);
+                    }
+                    continue;
+                }
                 Err(o) => return (o, state),
             };
 
@@ -408,6 +431,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                 id: Some(response.id.clone()),
             });
         }
+        state
+            .context
+            .calibrate(response.usage.total(), state.messages.len());
 
         let calls: Vec<PendingCall> = response
             .content
@@ -553,15 +579,84 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
 /// How many times one request may lower `max_tokens` after a context error.
 const MAX_TOKENS_LOWERINGS: u32 = 3;
 
+/// The API view of the stored conversation for the next request: normalized, microcompacted,
+/// and autocompacted first when the estimate calls for it (module `context`).
+async fn prepare_context(
+    agent: &mut Agent,
+    state: &mut State,
+    tools: &[crate::model::ToolSpec],
+) -> Result<Vec<Message>, Outcome> {
+    let window = agent.model_info.map(|m| m.context_window);
+    let policy = agent.context;
+    let fixed = || {
+        context::text_tokens(&agent.system)
+            + context::text_tokens(&serde_json::to_string(tools).unwrap_or_default())
+    };
+    let estimate = state.context.estimate(&state.messages, fixed);
+    let mut messages = normalize(&state.messages);
+    let freed = context::microcompact(&mut messages, &mut state.context, &policy, window, estimate);
+    let estimate = estimate.saturating_sub(freed);
+    if state.context.autocompact_failures < context::MAX_COMPACT_FAILURES
+        && context::needs_autocompact(&policy, window, estimate, &state.messages)
+    {
+        match context::compact(agent, state, Trigger::Threshold, estimate).await {
+            Ok(()) => messages = normalize(&state.messages),
+            Err(context::CompactError::End(o)) => return Err(o),
+            Err(context::CompactError::Failed(why)) => {
+                state.context.autocompact_failures += 1;
+                tracing::warn!(
+                    failures = state.context.autocompact_failures,
+                    "autocompact failed, sending the conversation as it is: {why}"
+                );
+            }
+        }
+    }
+    Ok(messages)
+}
+
+/// After a `prompt is too long` answer: compact (up to [`context::MAX_COMPACT_FAILURES`]
+/// failures in a row, counting a compaction the API still found too long), or end the task
+/// with `context_exhausted`.
+async fn compact_after_overflow(
+    agent: &mut Agent,
+    state: &mut State,
+    error: &str,
+) -> Result<(), Outcome> {
+    tracing::warn!("the request does not fit the model's context window: {error}");
+    let mut last = error.to_string();
+    if std::mem::take(&mut state.context.just_compacted) {
+        state.context.compact_failures += 1;
+        last = format!("the compacted conversation was still too long: {error}");
+    }
+    let fixed = || context::text_tokens(&agent.system);
+    let pre = state.context.estimate(&state.messages, fixed);
+    while state.context.compact_failures < context::MAX_COMPACT_FAILURES {
+        match context::compact(agent, state, Trigger::PromptTooLong, pre).await {
+            Ok(()) => return Ok(()),
+            Err(context::CompactError::End(o)) => return Err(o),
+            Err(context::CompactError::Failed(why)) => {
+                state.context.compact_failures += 1;
+                tracing::warn!(
+                    failures = state.context.compact_failures,
+                    "compaction failed: {why}"
+                );
+                last = why;
+            }
+        }
+    }
+    Err(context::exhausted(&last))
+}
+
 /// Make one model request, retrying the whole response attempt per the retry policy.
 /// Returns the complete response, its streamed block uuids and the tool calls started while
 /// it streamed, or the outcome that ends the task (`api_error`, `context_exhausted`,
-/// `interrupted`).
-async fn request_with_retries(
+/// `interrupted`). `show` streams blocks live to the sinks (false for a compaction call).
+pub(super) async fn request_with_retries(
     agent: &mut Agent,
     state: &mut State,
     retries: &mut RetryState,
     mut request: ModelRequest,
+    show: bool,
 ) -> Result<Attempt, Outcome> {
     let mut attempt_no = 1u32;
     let mut lowered = 0u32;
@@ -571,7 +666,7 @@ async fn request_with_retries(
             return Err(agent.interrupted(false));
         }
         let started = Instant::now();
-        let result = agent.attempt(&request).await;
+        let result = agent.attempt(&request, show).await;
         state.api_time += started.elapsed();
         let (err, streamed) = match result {
             Ok(r) => {

@@ -38,6 +38,8 @@ pub struct State {
     pub last_context_tokens: u64,
     /// Consecutive Stop-hook blocks (the loop continued because a Stop hook said so).
     pub stop_blocks: u32,
+    /// Context management state (estimate calibration, cleared tool results, compactions).
+    pub context: super::context::ContextState,
 }
 
 impl State {

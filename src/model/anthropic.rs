@@ -53,8 +53,10 @@ impl AnthropicConfig {
     pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
     /// The API version runner speaks.
     pub const DEFAULT_VERSION: &'static str = "2023-06-01";
-    /// Default stream idle timeout (5 minutes, as Claude Code's watchdog).
-    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    /// Default stream idle timeout for the public API (2 minutes: it sends `ping` events
+    /// every few seconds, so a longer silence is a dead stream). Another base URL defaults to
+    /// [`http::LOCAL_IDLE_TIMEOUT`].
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
     /// Default connect timeout.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
     /// Env var overriding the base URL.
@@ -88,6 +90,11 @@ impl AnthropicConfig {
         if let Some(url) = lookup(Self::ENV_BASE_URL).filter(|u| !u.trim().is_empty()) {
             cfg.base_url = url.trim().to_string();
         }
+        cfg.idle_timeout = http::default_idle_timeout(
+            &cfg.base_url,
+            Self::DEFAULT_BASE_URL,
+            Self::DEFAULT_IDLE_TIMEOUT,
+        );
         if let Some(t) = http::idle_timeout_override(&lookup) {
             cfg.idle_timeout = t;
         }
@@ -241,8 +248,13 @@ mod tests {
         let d = AnthropicConfig::from_lookup("k", |k| {
             (k == "RUNNER_STREAM_IDLE_TIMEOUT_MS").then(|| "abc".to_string())
         });
-        assert_eq!(d.idle_timeout, Duration::from_secs(300));
+        assert_eq!(d.idle_timeout, Duration::from_secs(120));
         assert_eq!(d.messages_url(), "https://api.anthropic.com/v1/messages");
+        // A local server or proxy gets the long default.
+        let l = AnthropicConfig::from_lookup("k", |k| {
+            (k == "ANTHROPIC_BASE_URL").then(|| "http://localhost:4000/".to_string())
+        });
+        assert_eq!(l.idle_timeout, Duration::from_secs(600));
         assert!(!format!("{c:?}").contains("\"k\""));
     }
 

@@ -45,6 +45,22 @@ pub(crate) fn idle_timeout_override(lookup: impl Fn(&str) -> Option<String>) -> 
     }
 }
 
+/// Stream idle timeout for a local or self-hosted server (any base URL other than the
+/// provider's public API): such a server may stay silent for minutes while it reads a long
+/// prompt, and sends no keep-alive.
+pub const LOCAL_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The default stream idle timeout for `base_url`: `hosted` for the provider's public API
+/// (`hosted_url`), [`LOCAL_IDLE_TIMEOUT`] for anything else (localhost, a proxy, a gateway).
+pub(crate) fn default_idle_timeout(base_url: &str, hosted_url: &str, hosted: Duration) -> Duration {
+    let norm = |u: &str| u.trim().trim_end_matches('/').to_ascii_lowercase();
+    if norm(base_url) == norm(hosted_url) {
+        hosted
+    } else {
+        LOCAL_IDLE_TIMEOUT
+    }
+}
+
 /// Parse an endpoint URL built from a configured base URL; only http(s) is accepted.
 pub(crate) fn endpoint_url(full: &str, base_url: &str) -> Result<reqwest::Url, ProviderError> {
     let url = reqwest::Url::parse(full)

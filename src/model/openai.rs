@@ -59,7 +59,9 @@ impl OpenaiConfig {
     pub const ENV_BASE_URL: &'static str = "OPENAI_BASE_URL";
     /// Default API key variable.
     pub const DEFAULT_KEY_VAR: &'static str = "OPENAI_API_KEY";
-    /// Default stream idle timeout (as the Anthropic provider's).
+    /// Default stream idle timeout for the public API (5 minutes: Chat Completions sends no
+    /// keep-alive while a reasoning model thinks before its first token). Another base URL
+    /// (a local model server) defaults to [`http::LOCAL_IDLE_TIMEOUT`].
     pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
     /// Default connect timeout.
     pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -93,6 +95,11 @@ impl OpenaiConfig {
         if let Some(b) = settings.and_then(|s| s.include_usage) {
             cfg.include_usage = b;
         }
+        cfg.idle_timeout = http::default_idle_timeout(
+            &cfg.base_url,
+            Self::DEFAULT_BASE_URL,
+            Self::DEFAULT_IDLE_TIMEOUT,
+        );
         if let Some(t) = http::idle_timeout_override(&lookup) {
             cfg.idle_timeout = t;
         }
@@ -230,6 +237,13 @@ mod tests {
         assert!(c.include_usage);
         assert_eq!(c.max_tokens_field(), MaxTokensField::MaxTokens);
         assert!(!format!("{c:?}").contains("\"k\""));
+        // Without the env override: the public API gets 5 minutes, a local server 10.
+        let hosted = OpenaiConfig::from_settings(None, None, |_| None);
+        assert_eq!(hosted.idle_timeout, Duration::from_secs(300));
+        let local = OpenaiConfig::from_settings(None, None, |k| {
+            (k == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:11434/v1".to_string())
+        });
+        assert_eq!(local.idle_timeout, Duration::from_secs(600));
 
         let s = OpenaiSettings {
             base_url: Some("http://localhost:11434/v1/".into()),

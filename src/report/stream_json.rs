@@ -168,6 +168,27 @@ impl StreamJsonSink {
                 "uuid": (self.new_uuid)(),
                 "session_id": self.session_id,
             })),
+            RunEvent::CompactBoundary {
+                uuid,
+                trigger,
+                pre_tokens,
+                ..
+            } => Some(json!({
+                "type": "system",
+                "subtype": "compact_boundary",
+                "compact_metadata": {"trigger": trigger, "pre_tokens": pre_tokens},
+                "uuid": uuid,
+                "session_id": self.session_id,
+            })),
+            RunEvent::CompactSummary { uuid, text, .. } => Some(json!({
+                "type": "user",
+                "message": {"role": "user", "content": text},
+                "parent_tool_use_id": null,
+                "isSynthetic": true,
+                "runner_compact_summary": true,
+                "session_id": self.session_id,
+                "uuid": uuid,
+            })),
             RunEvent::Result(r) => Some(result_value(r)),
         }
     }

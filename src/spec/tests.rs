@@ -555,3 +555,26 @@ fn missing_name() {
     assert_eq!(pos(&e), (1, 1));
     assert!(e.message.starts_with("missing field `name`"), "{e}");
 }
+
+#[test]
+fn context_section() {
+    let f = Fixture::new();
+    let spec = f
+        .load("name: t\nprompt: hi\ncontext:\n  autocompact_threshold: 0.7\n  microcompact_keep_turns: 5\n")
+        .unwrap()
+        .spec;
+    let p = spec.context.policy();
+    assert_eq!(p.autocompact_threshold, 0.7);
+    assert_eq!(p.microcompact_keep_turns, 5);
+    assert!(p.autocompact, "unset fields keep their defaults");
+    assert_eq!(p.microcompact_threshold, 0.5);
+
+    let e = f.err("name: t\nprompt: hi\ncontext:\n  autocompact_threshold: 1.5\n");
+    assert_eq!(pos(&e), (4, 3));
+    assert!(e.message.contains("at most 1"), "{e}");
+    let e = f.err("name: t\nprompt: hi\ncontext:\n  microcompact_threshold: 0\n");
+    assert_eq!(pos(&e), (4, 3));
+    assert!(e.message.contains("above 0"), "{e}");
+    let e = f.err("name: t\nprompt: hi\ncontext:\n  window: 1000\n");
+    assert!(e.message.contains("window"), "{e}");
+}

@@ -73,6 +73,10 @@ pub struct TaskSpec {
     /// Retries of failed model requests (backoff, limits, stream watchdog).
     #[serde(default, skip_serializing_if = "Retry::is_unset")]
     pub retry: Retry,
+    /// Context management: clearing old tool results and summarizing the conversation when
+    /// it nears the model's context window.
+    #[serde(default, skip_serializing_if = "ContextSettings::is_unset")]
+    pub context: ContextSettings,
     /// Success checks run after the agent finishes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verify: Vec<VerifyCheck>,
@@ -281,7 +285,10 @@ pub struct Retry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<SpecDuration>,
     /// Stream watchdog: an attempt with no response bytes for this long (before the headers
-    /// or mid-stream) is abandoned and retried (default 5m, or `RUNNER_STREAM_IDLE_TIMEOUT_MS`).
+    /// or mid-stream) is abandoned and retried. Default by endpoint: 2m for Anthropic's public
+    /// API (it sends pings), 5m for OpenAI's, 10m for any other base URL (a local model server
+    /// may stay silent while it reads a long prompt); `RUNNER_STREAM_IDLE_TIMEOUT_MS` replaces
+    /// the default, this setting wins over both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<SpecDuration>,
 }
@@ -309,6 +316,61 @@ impl Retry {
         }
         if let Some(d) = self.budget {
             p.budget = d.0;
+        }
+        p
+    }
+}
+
+/// Context management. Every field is optional; unset fields keep the defaults shown.
+/// Fractions are of the model's context window (the model table's `context_window`,
+/// overridable under `models:`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSettings {
+    /// Summarize the conversation with one model call when the estimated context reaches
+    /// `autocompact_threshold` (default true). A `prompt is too long` error compacts even when
+    /// this is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autocompact: Option<bool>,
+    /// Fraction of the context window at which autocompact runs (default 0.85).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autocompact_threshold: Option<f64>,
+    /// Fraction of the context window above which old tool results are cleared from requests
+    /// (default 0.5; 1 or more disables microcompact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcompact_threshold: Option<f64>,
+    /// Tool results of this many most recent turns are never cleared (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcompact_keep_turns: Option<u32>,
+    /// Clear only when it frees at least this many tokens (default 20000), so the one prompt
+    /// cache miss that clearing causes pays off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub microcompact_min_savings_tokens: Option<u64>,
+}
+
+impl ContextSettings {
+    /// Whether nothing is set (the section is then left out of the resolved spec).
+    pub fn is_unset(&self) -> bool {
+        self == &ContextSettings::default()
+    }
+
+    /// The policy: these settings over the defaults.
+    pub fn policy(&self) -> crate::agent::context::ContextPolicy {
+        let mut p = crate::agent::context::ContextPolicy::default();
+        if let Some(b) = self.autocompact {
+            p.autocompact = b;
+        }
+        if let Some(f) = self.autocompact_threshold {
+            p.autocompact_threshold = f;
+        }
+        if let Some(f) = self.microcompact_threshold {
+            p.microcompact_threshold = f;
+        }
+        if let Some(n) = self.microcompact_keep_turns {
+            p.microcompact_keep_turns = n as usize;
+        }
+        if let Some(n) = self.microcompact_min_savings_tokens {
+            p.microcompact_min_savings_tokens = n;
         }
         p
     }

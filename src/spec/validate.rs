@@ -188,6 +188,35 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
         }
     }
 
+    let ctx = &spec.context;
+    for (field, v) in [
+        ("autocompact_threshold", ctx.autocompact_threshold),
+        ("microcompact_threshold", ctx.microcompact_threshold),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && v > 0.0)
+        {
+            return Err(at(
+                &format!("context.{field}"),
+                format!(
+                    "`{field}` is {v}; expected a fraction of the context window above 0, \
+                     e.g. 0.85"
+                ),
+            ));
+        }
+    }
+    if let Some(v) = ctx.autocompact_threshold
+        && v > 1.0
+    {
+        return Err(at(
+            "context.autocompact_threshold",
+            format!(
+                "`autocompact_threshold` is {v}; expected a fraction of the context window \
+                 of at most 1 (set `autocompact: false` to turn autocompact off)"
+            ),
+        ));
+    }
+
     for (model, o) in &spec.models {
         let key = |field: &str| format!("models[\"{model}\"].{field}");
         let prices = [

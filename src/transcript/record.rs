@@ -24,6 +24,9 @@ pub const SUBTYPE_PERMISSION_DENIED: &str = "runner_permission_denied";
 pub const SUBTYPE_RESULT: &str = "runner_result";
 /// Subtype of the record holding one attempt's verify check results.
 pub const SUBTYPE_CHECKS: &str = "runner_checks";
+/// Subtype of the compact boundary record (Claude Code's own subtype: after it, the chain
+/// restarts from the `isCompactSummary` user record).
+pub const SUBTYPE_COMPACT_BOUNDARY: &str = "compact_boundary";
 /// `entrypoint` of every record runner writes.
 pub const ENTRYPOINT: &str = "runner";
 
@@ -280,6 +283,46 @@ impl RecordBuilder {
                 extra.insert("error".into(), error.clone().into());
                 extra.insert("errorMessage".into(), message.clone().into());
                 vec![self.record("system", Some(SUBTYPE_API_RETRY), None, None, uuid, extra)]
+            }
+            RunEvent::CompactBoundary {
+                uuid,
+                logical_parent_uuid,
+                trigger,
+                pre_tokens,
+            } => {
+                let mut extra = Map::new();
+                extra.insert("content".into(), "Conversation compacted".into());
+                extra.insert("level".into(), "info".into());
+                extra.insert(
+                    "logicalParentUuid".into(),
+                    logical_parent_uuid
+                        .clone()
+                        .map_or(Value::Null, Value::String),
+                );
+                extra.insert(
+                    "compactMetadata".into(),
+                    json!({"trigger": trigger, "preTokens": pre_tokens}),
+                );
+                self.last_chain_uuid = Some(uuid.clone());
+                vec![self.record(
+                    "system",
+                    Some(SUBTYPE_COMPACT_BOUNDARY),
+                    None,
+                    None,
+                    uuid,
+                    extra,
+                )]
+            }
+            RunEvent::CompactSummary {
+                uuid,
+                parent_uuid,
+                text,
+            } => {
+                let mut extra = Map::new();
+                extra.insert("isCompactSummary".into(), true.into());
+                let message = json!({"role": "user", "content": text});
+                self.last_chain_uuid = Some(uuid.clone());
+                vec![self.record("user", None, Some(parent_uuid), Some(message), uuid, extra)]
             }
             RunEvent::Result(r) => {
                 let mut extra = self.off_chain();
