@@ -47,21 +47,16 @@ pub fn normalize(messages: &[Message]) -> Vec<Message> {
 }
 
 fn merge_into(prev: &mut Message, content: Vec<ContentBlock>) {
-    let mut iter = content.into_iter();
+    let mut iter = content.into_iter().peekable();
     if prev.role == Role::User {
-        // Join a text seam with a newline so two prompts don't run together.
-        if let (Some(ContentBlock::Text { text: last, .. }), Some(first)) =
-            (prev.content.last_mut(), iter.next())
+        // Join a text seam with a newline so two prompts don't run together. (The next block
+        // is only taken when it is text, so nothing is lost after a tool_result.)
+        if let (Some(ContentBlock::Text { text: last, .. }), Some(ContentBlock::Text { .. })) =
+            (prev.content.last_mut(), iter.peek())
+            && let Some(ContentBlock::Text { text, .. }) = iter.next()
         {
-            match first {
-                ContentBlock::Text { text, .. } => {
-                    last.push('\n');
-                    last.push_str(&text);
-                }
-                other => prev.content.push(other),
-            }
-        } else if let Some(first) = iter.next() {
-            prev.content.push(first);
+            last.push('\n');
+            last.push_str(&text);
         }
     }
     prev.content.extend(iter);

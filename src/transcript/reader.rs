@@ -235,7 +235,9 @@ impl Transcript {
         let abandoned: HashSet<&str> = self
             .records
             .iter()
-            .filter(|r| r.kind() == Some("system") && r.subtype() == Some(SUBTYPE_ATTEMPT_ABANDONED))
+            .filter(|r| {
+                r.kind() == Some("system") && r.subtype() == Some(SUBTYPE_ATTEMPT_ABANDONED)
+            })
             .filter_map(|r| r.value.get("streamedUuids").and_then(Value::as_array))
             .flatten()
             .filter_map(Value::as_str)
@@ -277,7 +279,12 @@ impl Transcript {
                 chain.push(i);
             }
             if r.value.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
-                conv.compact_boundary.get_or_insert(r.line);
+                let boundary = r
+                    .parent_uuid()
+                    .and_then(|p| by_uuid.get(p))
+                    .map(|&j| &self.records[j])
+                    .filter(|b| b.subtype() == Some(SUBTYPE_COMPACT_BOUNDARY));
+                conv.compact_boundary = Some(boundary.map_or(r.line, |b| b.line));
                 break;
             }
             cur = match r.parent_uuid() {
@@ -430,9 +437,12 @@ fn repair_tool_pairs(msgs: &mut Vec<Message>, calls: &[ToolCallRecord]) -> Vec<T
                 .collect(),
             _ => HashSet::new(),
         };
-        let missing: Vec<String> = ids.into_iter().filter(|id| !answered.contains(id)).collect();
-        let last_exchange = i + 1 >= msgs.len()
-            || (i + 2 >= msgs.len() && msgs[i + 1].role == Role::User);
+        let missing: Vec<String> = ids
+            .into_iter()
+            .filter(|id| !answered.contains(id))
+            .collect();
+        let last_exchange =
+            i + 1 >= msgs.len() || (i + 2 >= msgs.len() && msgs[i + 1].role == Role::User);
         if last_exchange {
             unanswered.extend(
                 missing
@@ -507,4 +517,146 @@ pub struct Conversation {
     pub unanswered: Vec<ToolCallRecord>,
     /// How many records the chain holds.
     pub records: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn parse(lines: &[Value]) -> Transcript {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap()
+    }
+
+    fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
+        json!({"type": "user", "uuid": uuid, "parentUuid": parent, "isSidechain": false,
+            "message": {"role": "user", "content": content}})
+    }
+
+    fn assistant(uuid: &str, parent: &str, id: &str, block: Value) -> Value {
+        json!({"type": "assistant", "uuid": uuid, "parentUuid": parent,
+            "message": {"id": id, "role": "assistant", "content": [block]}})
+    }
+
+    fn tool_use(id: &str) -> Value {
+        json!({"type": "tool_use", "id": id, "name": "Bash", "input": {"command": "true"}})
+    }
+
+    fn result(id: &str) -> Value {
+        json!([{"type": "tool_result", "tool_use_id": id, "content": "ok"}])
+    }
+
+    fn texts(c: &Conversation) -> Vec<String> {
+        c.messages.iter().map(Message::text).collect()
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped_and_a_cut_last_line_is_truncated() {
+        let text = "{\"type\":\"user\"}\nnot json\n[1]\n\n{\"type\":\"assistant\"}\n{\"type\":\"us";
+        let t = parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap();
+        assert_eq!(t.records.len(), 2);
+        assert_eq!(
+            t.skipped.iter().map(|s| s.line).collect::<Vec<_>>(),
+            vec![2, 3]
+        );
+        assert_eq!(t.truncated.as_ref().map(|s| s.line), Some(6));
+    }
+
+    #[test]
+    fn chain_skips_sidechains_abandoned_attempts_and_other_branches() {
+        let t = parse(&[
+            user("u1", None, json!("first")),
+            assistant(
+                "a1",
+                "u1",
+                "m1",
+                json!({"type": "text", "text": "old branch"}),
+            ),
+            assistant("a2", "u1", "m2", json!({"type": "text", "text": "answer"})),
+            json!({"type": "user", "uuid": "s1", "parentUuid": "a2", "isSidechain": true,
+                "message": {"role": "user", "content": "subagent"}}),
+            json!({"type": "system", "subtype": "runner_attempt_abandoned", "uuid": "x",
+                "parentUuid": null, "streamedUuids": ["a3"]}),
+            assistant(
+                "a3",
+                "a2",
+                "m3",
+                json!({"type": "text", "text": "abandoned"}),
+            ),
+            json!({"type": "system", "subtype": "runner_result", "uuid": "r", "parentUuid": null}),
+        ]);
+        let c = t.conversation().unwrap();
+        assert_eq!(texts(&c), vec!["first", "answer"]);
+        assert_eq!(c.last_uuid.as_deref(), Some("a2"));
+        assert_eq!(c.records, 2);
+    }
+
+    #[test]
+    fn chain_restarts_at_the_last_compact_boundary() {
+        let t = parse(&[
+            user("u1", None, json!("before")),
+            assistant("a1", "u1", "m1", json!({"type": "text", "text": "old"})),
+            json!({"type": "system", "subtype": "compact_boundary", "uuid": "b1",
+                "parentUuid": null, "logicalParentUuid": "a1"}),
+            json!({"type": "user", "uuid": "u2", "parentUuid": "b1", "isCompactSummary": true,
+                "message": {"role": "user", "content": "summary of the work"}}),
+            assistant("a2", "u2", "m2", json!({"type": "text", "text": "after"})),
+        ]);
+        let c = t.conversation().unwrap();
+        assert_eq!(texts(&c), vec!["summary of the work", "after"]);
+        assert_eq!(c.compact_boundary, Some(3));
+    }
+
+    #[test]
+    fn tool_calls_are_paired_and_the_tail_reported() {
+        let t = parse(&[
+            user("u1", None, json!("go")),
+            // Mid-conversation: t1 answered, t2 never.
+            assistant("a1", "u1", "m1", tool_use("t1")),
+            assistant("a2", "a1", "m1", tool_use("t2")),
+            user("u2", Some("a2"), result("t1")),
+            // A result for a call that is not in the message before it is dropped.
+            user("u3", Some("u2"), result("t9")),
+            // Tail: t3 answered, t4 not.
+            assistant("a3", "u3", "m2", tool_use("t3")),
+            assistant("a4", "a3", "m2", tool_use("t4")),
+            user("u4", Some("a4"), result("t3")),
+        ]);
+        let c = t.conversation().unwrap();
+        assert_eq!(c.messages.len(), 5);
+        let ids = |m: &Message| -> Vec<String> {
+            m.content
+                .iter()
+                .filter_map(|b| match b {
+                    ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(ids(&c.messages[2]), vec!["t2", "t1"]);
+        assert_eq!(ids(&c.messages[4]), vec!["t3"]);
+        let tail: Vec<&str> = c.unanswered.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(tail, vec!["t4"]);
+        assert_eq!(c.unanswered[0].assistant_uuid, "a4");
+        assert_eq!(c.tool_calls.len(), 4);
+        assert_eq!(c.tool_calls[0].result_is_error, Some(false));
+        assert_eq!(c.tool_calls[1].result_is_error, None);
+    }
+
+    #[test]
+    fn claude_code_fixture_loads() {
+        let p = Path::new(
+            "/work/shared/fixtures/transcripts/claude-code-viewer_session_fe5e1c67_v1.0.98_first40lines.jsonl",
+        );
+        if !p.exists() {
+            return;
+        }
+        let t = read_transcript(p).unwrap();
+        assert!(t.init_info().is_none());
+        let c = t.conversation().unwrap();
+        assert_eq!(c.unanswered.len(), 2, "{:?}", c.unanswered);
+        assert!(c.messages.iter().all(|m| !m.content.is_empty()));
+    }
 }

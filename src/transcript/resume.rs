@@ -8,7 +8,7 @@
 //! transcript. Claude Code's own transcripts resume too, with the spec given on the command
 //! line.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -170,9 +170,7 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
         state,
         input,
         system_prompt: recorded.map(|i| i.system_prompt.clone()),
-        tool_specs: recorded
-            .map(|i| i.tools.clone())
-            .filter(|t| !t.is_empty()),
+        tool_specs: recorded.map(|i| i.tools.clone()).filter(|t| !t.is_empty()),
         read_files: read_files(&conv.tool_calls),
         todos: todos(&conv.tool_calls),
         unanswered: conv.unanswered,
@@ -185,7 +183,10 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
 /// killed mid-write leaves a partial last line, which then stays a skipped malformed line).
 fn end_last_line(path: &Path) -> std::io::Result<()> {
     use std::io::{Read, Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new().read(true).append(true).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(path)?;
     if f.metadata()?.len() == 0 {
         return Ok(());
     }
@@ -234,7 +235,8 @@ fn runner_spec(
         )
     })?;
     let workdir = workdir(t, info)?;
-    let loaded = recorded_loaded(&info.spec_path, recorded, workdir).map_err(|m| invalid(&t.path, m))?;
+    let loaded =
+        recorded_loaded(&info.spec_path, recorded, workdir).map_err(|m| invalid(&t.path, m))?;
     let prepared = task::prepare(loaded, o)?;
     match current {
         Some(Ok(cur)) => {
@@ -304,7 +306,11 @@ fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, Re
 
 /// A [`LoadedSpec`] from the run's recorded resolved spec. Settings files were merged into it
 /// when the run started, so they are not read again.
-fn recorded_loaded(spec_path: &Path, mut spec: TaskSpec, workdir: PathBuf) -> Result<LoadedSpec, String> {
+fn recorded_loaded(
+    spec_path: &Path,
+    mut spec: TaskSpec,
+    workdir: PathBuf,
+) -> Result<LoadedSpec, String> {
     spec.settings = None;
     let dir = std::path::absolute(spec_path)
         .ok()
@@ -335,14 +341,22 @@ fn recorded_loaded(spec_path: &Path, mut spec: TaskSpec, workdir: PathBuf) -> Re
 }
 
 /// Turn, usage, cost and denial totals over the whole file (every completed response of every
-/// earlier run and resume; one per `message.id`), so budgets continue where they stopped.
+/// earlier run and resume), so budgets continue where they stopped. A response is written as
+/// one record per block: consecutive assistant records with the same `message.id` are one
+/// response, counted once.
 fn totals(t: &Transcript, spec: &TaskSpec) -> State {
     let mut state = State::default();
-    let mut seen: HashSet<&str> = HashSet::new();
+    let mut prev_id: Option<&str> = None;
     let mut last: Option<&Record> = None;
     for r in &t.records {
         if r.kind() == Some("system") && r.subtype() == Some(SUBTYPE_PERMISSION_DENIED) {
-            let s = |k: &str| r.value.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            let s = |k: &str| {
+                r.value
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             state.denials.push(Denial {
                 uuid: s("uuid"),
                 tool_name: s("toolName"),
@@ -352,26 +366,36 @@ fn totals(t: &Transcript, spec: &TaskSpec) -> State {
             });
             continue;
         }
-        if r.kind() != Some("assistant") || r.is_sidechain() {
+        if r.is_sidechain() {
+            continue;
+        }
+        if r.kind() == Some("user") {
+            prev_id = None;
+        }
+        if r.kind() != Some("assistant") {
             continue;
         }
         let Some(msg) = r.message() else { continue };
         let id = msg.get("id").and_then(Value::as_str);
-        if let Some(id) = id
-            && !seen.insert(id)
-        {
+        if id.is_some() && id == prev_id {
             continue;
         }
+        prev_id = id;
         last = Some(r);
         let usage: Usage = msg
             .get("usage")
             .cloned()
             .and_then(|u| serde_json::from_value(u).ok())
             .unwrap_or_default();
-        let model = msg.get("model").and_then(Value::as_str).unwrap_or(&spec.model);
+        let model = msg
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(&spec.model);
         let info = table::lookup(model, &spec.models);
         let cost = info.as_ref().and_then(|m| m.cost_usd(&usage));
-        let window = info.as_ref().map(|m| (m.context_window, m.max_output_tokens));
+        let window = info
+            .as_ref()
+            .map(|m| (m.context_window, m.max_output_tokens));
         state.record_usage(model, &usage, cost, window);
         if msg.get("stop_reason").and_then(Value::as_str) != Some("pause_turn") {
             state.turns += 1;
@@ -402,8 +426,10 @@ fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)> {
             continue;
         }
         let full = match c.name.as_str() {
-            "Read" => c.input.get("offset").is_none_or(Value::is_null)
-                && c.input.get("limit").is_none_or(Value::is_null),
+            "Read" => {
+                c.input.get("offset").is_none_or(Value::is_null)
+                    && c.input.get("limit").is_none_or(Value::is_null)
+            }
             "Write" | "Edit" => true,
             _ => continue,
         };
@@ -427,7 +453,13 @@ fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)> {
         let mtime = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
         match mtime {
             Some(m) if m <= at => {
-                out.insert(path, ReadRecord { mtime: Some(m), full });
+                out.insert(
+                    path,
+                    ReadRecord {
+                        mtime: Some(m),
+                        full,
+                    },
+                );
             }
             _ => {
                 out.remove(&path);
@@ -509,10 +541,38 @@ mod tests {
     fn totals_count_each_message_once_and_skip_pause_turn() {
         let t = transcript(&[
             serde_json::json!({"type": "user", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "hi"}}),
-            assistant("a1", "u1", "m1", serde_json::json!({"type": "text", "text": "x"}), "tool_use", 5),
-            assistant("a2", "a1", "m1", serde_json::json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}), "tool_use", 5),
-            assistant("a3", "a2", "m2", serde_json::json!({"type": "text", "text": "y"}), "pause_turn", 1),
-            assistant("a4", "a3", "m3", serde_json::json!({"type": "text", "text": "z"}), "end_turn", 2),
+            assistant(
+                "a1",
+                "u1",
+                "m1",
+                serde_json::json!({"type": "text", "text": "x"}),
+                "tool_use",
+                5,
+            ),
+            assistant(
+                "a2",
+                "a1",
+                "m1",
+                serde_json::json!({"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}),
+                "tool_use",
+                5,
+            ),
+            assistant(
+                "a3",
+                "a2",
+                "m2",
+                serde_json::json!({"type": "text", "text": "y"}),
+                "pause_turn",
+                1,
+            ),
+            assistant(
+                "a4",
+                "a3",
+                "m3",
+                serde_json::json!({"type": "text", "text": "z"}),
+                "end_turn",
+                2,
+            ),
             serde_json::json!({"type": "system", "subtype": "runner_permission_denied", "uuid": "d1", "toolName": "Bash", "toolUseId": "t1", "toolInput": {"command": "rm"}, "reason": "no"}),
         ]);
         let spec: TaskSpec = yaml_serde::from_str("name: t\nprompt: hi\n").unwrap();
@@ -570,7 +630,8 @@ mod tests {
             result_is_error: Some(err),
             result_timestamp: None,
         };
-        let one = serde_json::json!([{"content": "one", "status": "pending", "activeForm": "doing one"}]);
+        let one =
+            serde_json::json!([{"content": "one", "status": "pending", "activeForm": "doing one"}]);
         let two = serde_json::json!([{"content": "two", "status": "completed", "activeForm": "doing two"}]);
         let t = todos(&[todo(one, false), todo(two, true)]).unwrap();
         assert_eq!(t[0].content, "one");
