@@ -221,6 +221,11 @@ impl Transcript {
             .and_then(|r| r.value.get("result"))
     }
 
+    /// The conversation's messages ([`Transcript::conversation`] without the details).
+    pub fn messages(&self) -> Result<Vec<Message>, TranscriptError> {
+        Ok(self.conversation()?.messages)
+    }
+
     /// Rebuild the conversation to resume from: follow the `parentUuid` chain back from the
     /// last conversation record (user or assistant, not a sidechain, not part of an abandoned
     /// attempt) to its root, a compact boundary (`system`/`compact_boundary`, whose summary

@@ -118,13 +118,13 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
             task::prepare(crate::spec::load(spec).map_err(PrepareError::from)?, o)?
         }
     };
-    if let Some(outcome) = t.result().and_then(|r| r.get("runner_outcome")) {
-        if outcome == "success" && req.prompt.is_none() {
-            return Err(invalid(
-                &path,
-                "the run already finished successfully; give --prompt TEXT to continue the conversation anyway",
-            ));
-        }
+    if t.result().and_then(|r| r.get("runner_outcome")) == Some(&Value::from("success"))
+        && req.prompt.is_none()
+    {
+        return Err(invalid(
+            &path,
+            "the run already finished successfully; give --prompt TEXT to continue the conversation anyway",
+        ));
     }
 
     let session_id = init
