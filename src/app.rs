@@ -238,6 +238,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     });
 
     let out = stdout_writer();
+    let out_after = out.clone();
     let opts = RunOptions {
         transcript_dir: args.transcript_dir.clone(),
         record: args.record.clone(),
@@ -294,6 +295,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
         _ = second.notified() => true,
     };
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
+    let mut unfinished = Vec::new();
     let finished: Vec<RunResult> = {
         let guard = match results.lock() {
             Ok(g) => g,
@@ -309,11 +311,23 @@ pub async fn exec(args: ExecArgs) -> i32 {
                         "cut short by a second signal before the task finished",
                     );
                     o.signal = Some(sig);
-                    task::not_run_result(l, o)
+                    let r = task::not_run_result(l, o);
+                    unfinished.push(r.clone());
+                    r
                 })
             })
             .collect()
     };
+    // Tasks cut short still get their result on stdout, in the chosen format.
+    for r in &unfinished {
+        let text = match format {
+            OutputFormat::Text => crate::report::text::render_text(r, multi),
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                format!("{}\n", crate::report::json::result_value(r))
+            }
+        };
+        write_out(&out_after, &text);
+    }
     if cut_short {
         tracing::warn!(
             "reports written for {} task(s); unfinished tasks are marked interrupted",

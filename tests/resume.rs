@@ -56,18 +56,27 @@ fn one_turn_run(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir) -> Value {
 #[test]
 fn sigint_mid_tool_then_resume_to_completion() {
     let repo = TestRepo::new();
+    let after = repo.path().join("after.txt");
     let mock = MockAnthropic::start(vec![
-        tool_turn(
-            "toolu_slow",
-            "Bash",
-            json!({"command": "touch started.marker && sleep 30 && touch finished.marker"}),
-        ),
+        Resp::new()
+            .tool_use(
+                "toolu_slow",
+                "Bash",
+                json!({"command": "touch started.marker && sleep 30 && touch finished.marker"}),
+            )
+            // Runs after the Bash call (not concurrency-safe): the signal comes first.
+            .tool_use(
+                "toolu_write",
+                "Write",
+                json!({"file_path": after, "content": "x"}),
+            )
+            .turn(),
         text_turn("all done"),
     ]);
     let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
-        "name: sig\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\"]\n",
+        "name: sig\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\", \"Edit\"]\n",
     );
     let mut cmd = runner_std_cmd();
     cmd.env("ANTHROPIC_BASE_URL", mock.url())
@@ -107,8 +116,16 @@ fn sigint_mid_tool_then_resume_to_completion() {
         .into_iter()
         .filter(|r| r["message"]["content"][0]["type"] == "tool_result")
         .collect();
-    assert_eq!(results.len(), 1, "the interrupted call has a result");
-    assert_eq!(results[0]["message"]["content"][0]["is_error"], true);
+    assert_eq!(results.len(), 2, "both calls have a result");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["message"]["content"][0]["is_error"] == true)
+    );
+    assert!(
+        !after.exists(),
+        "a call not yet started when the signal came is not run"
+    );
     assert_eq!(t.last().unwrap()["subtype"], "runner_result");
 
     let path = transcript_path(&first);
@@ -148,6 +165,12 @@ fn sigint_mid_tool_then_resume_to_completion() {
         .tool_result("toolu_slow")
         .expect("the tool result is sent");
     assert_eq!(result["is_error"], true);
+    assert!(
+        b.tool_result_text("toolu_write")
+            .unwrap()
+            .contains("interrupted before this tool call started")
+    );
+    assert!(!after.exists(), "resuming does not run the call again");
     assert_eq!(a.system_text(), b.system_text());
     assert_eq!(a.tool_names(), b.tool_names());
     assert_eq!(a.body["tools"], b.body["tools"]);
