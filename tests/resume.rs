@@ -438,3 +438,71 @@ fn claude_code_transcript_resumes_with_the_given_spec() {
     assert_eq!(subtypes(&appended, "runner_resume"), 1);
     mock.assert_clean();
 }
+
+#[test]
+fn resume_continues_in_the_recorded_worktree() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![
+        tool_turn("toolu_1", "Bash", json!({"command": "echo one"})),
+        text_turn("done there"),
+    ]);
+    let out = OutDir::new();
+    let first = one_turn_run(&mock, &repo, &out);
+    let path = transcript_path(&first);
+
+    // exec --resume continues one run: two specs are refused before anything runs.
+    let spec = repo.path().join("task.yaml");
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &[
+            "--resume",
+            path.to_str().unwrap(),
+            spec.to_str().unwrap(),
+            spec.to_str().unwrap(),
+        ],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("at most one task spec"),
+        "{}",
+        run.stderr
+    );
+
+    // A worktree recorded by the run (as `git:` isolation writes it) is where it continues.
+    let worktree = TestRepo::new();
+    let record = json!({"type": "system", "subtype": "runner_worktree", "parentUuid": null,
+        "uuid": "w-1", "worktreePath": worktree.path()});
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("{record}\n"));
+    std::fs::write(&path, text).unwrap();
+    let run = runner_in(
+        &mock,
+        &repo,
+        &[
+            "resume",
+            path.to_str().unwrap(),
+            "--max-turns",
+            "2",
+            "--output-format",
+            "json",
+        ],
+    );
+    run.expect_code(0);
+    let t = read_json_lines(&path);
+    let resumed = t.iter().find(|r| r["subtype"] == "runner_resume").unwrap();
+    let canon = std::fs::canonicalize(worktree.path()).unwrap();
+    assert_eq!(resumed["cwd"], canon.display().to_string());
+
+    // A workdir that is gone cannot be resumed.
+    drop(worktree);
+    let run = runner_in(
+        &mock,
+        &repo,
+        &["resume", path.to_str().unwrap(), "--prompt", "x"],
+    );
+    run.expect_code(2);
+    assert!(run.stderr.contains("no longer exists"), "{}", run.stderr);
+    mock.assert_clean();
+}
