@@ -127,6 +127,27 @@ fn overrides(args: &ExecArgs) -> Overrides {
     }
 }
 
+/// The task continuing `transcript` (`exec --resume TRANSCRIPT [SPEC]`, `runner resume`).
+fn resume_task(
+    args: &ExecArgs,
+    transcript: &std::path::Path,
+    o: &Overrides,
+) -> Result<PreparedTask, String> {
+    if args.paths.len() > 1 {
+        return Err(format!(
+            "--resume continues one run; give at most one task spec (got {})",
+            args.paths.len()
+        ));
+    }
+    let req = crate::transcript::resume::ResumeRequest {
+        transcript: transcript.to_path_buf(),
+        spec: args.paths.first().cloned(),
+        use_current_spec: args.use_current_spec,
+        prompt: args.prompt.clone(),
+    };
+    crate::transcript::resume::prepare_resume(&req, o).map_err(|e| e.to_string())
+}
+
 /// Listen for SIGINT/SIGTERM: the first stops every task; the second wakes `second`.
 fn spawn_signal_listener(
     stoppers: Vec<Stopper>,
@@ -172,17 +193,24 @@ fn spawn_signal_listener(
 
 /// `runner exec PATH...`. Returns the exit code.
 pub async fn exec(args: ExecArgs) -> i32 {
-    let loaded = match load_all(&args.paths) {
-        Ok(l) => l,
-        Err(errors) => return report_errors(&errors),
-    };
     let o = overrides(&args);
     let mut prepared: Vec<PreparedTask> = Vec::new();
     let mut errors = Vec::new();
-    for l in loaded {
-        match task::prepare(l, &o) {
+    if let Some(transcript) = &args.resume {
+        match resume_task(&args, transcript, &o) {
             Ok(p) => prepared.push(p),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => return report_errors(&[e]),
+        }
+    } else {
+        let loaded = match load_all(&args.paths) {
+            Ok(l) => l,
+            Err(errors) => return report_errors(&errors),
+        };
+        for l in loaded {
+            match task::prepare(l, &o) {
+                Ok(p) => prepared.push(p),
+                Err(e) => errors.push(e.to_string()),
+            }
         }
     }
     if args.record.is_some() && prepared.len() + errors.len() > 1 {
@@ -210,6 +238,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     });
 
     let out = stdout_writer();
+    let out_after = out.clone();
     let opts = RunOptions {
         transcript_dir: args.transcript_dir.clone(),
         record: args.record.clone(),
@@ -266,6 +295,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
         _ = second.notified() => true,
     };
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
+    let mut unfinished = Vec::new();
     let finished: Vec<RunResult> = {
         let guard = match results.lock() {
             Ok(g) => g,
@@ -281,11 +311,23 @@ pub async fn exec(args: ExecArgs) -> i32 {
                         "cut short by a second signal before the task finished",
                     );
                     o.signal = Some(sig);
-                    task::not_run_result(l, o)
+                    let r = task::not_run_result(l, o);
+                    unfinished.push(r.clone());
+                    r
                 })
             })
             .collect()
     };
+    // Tasks cut short still get their result on stdout, in the chosen format.
+    for r in &unfinished {
+        let text = match format {
+            OutputFormat::Text => crate::report::text::render_text(r, multi),
+            OutputFormat::Json | OutputFormat::StreamJson => {
+                format!("{}\n", crate::report::json::result_value(r))
+            }
+        };
+        write_out(&out_after, &text);
+    }
     if cut_short {
         tracing::warn!(
             "reports written for {} task(s); unfinished tasks are marked interrupted",

@@ -23,6 +23,18 @@ Exit codes: 0 success, 1 agent error or failed checks, 2 invalid input (nothing 
 3 limit reached (turns, tokens, cost, time, context), 4 API error, 5 denied tool calls
 (with permissions.fail_on_denial), 130/143 interrupted by SIGINT/SIGTERM.";
 
+const RESUME_EXAMPLES: &str = "\
+Examples:
+  runner resume .runner/fix-clippy-20260820T102154-1f2e3d4c/transcript.jsonl
+      Continue an interrupted run with the spec it ran with; budgets continue from its totals.
+  runner resume transcript.jsonl task.yaml --use-current-spec --max-turns 40
+      Continue with the spec file as it is now and a higher turn limit.
+  runner resume ~/.claude/projects/p/SESSION.jsonl task.yaml
+      Continue a Claude Code session under the task spec's tools, permissions and limits.
+
+The run appends to the same transcript and keeps its session id. Exit codes as for exec;
+2 if the transcript cannot be resumed (nothing ran).";
+
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
 #[derive(Debug, Parser)]
 #[command(name = "runner", version, about, propagate_version = true)]
@@ -45,6 +57,9 @@ pub enum Command {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
+    /// Continue an interrupted run from its transcript (same as `exec --resume`).
+    #[command(after_help = RESUME_EXAMPLES)]
+    Resume(Box<ResumeArgs>),
     /// Print the task spec JSON Schema on stdout.
     #[command(after_help = "Example:\n  runner schema > schema/task.schema.json")]
     Schema,
@@ -65,9 +80,20 @@ pub enum OutputFormat {
 /// `runner exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Task spec files or directories of them.
-    #[arg(required = true, value_name = "PATH")]
+    /// Task spec files or directories of them (with --resume: at most one spec file).
+    #[arg(required_unless_present = "resume", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Continue the run recorded in TRANSCRIPT instead of starting fresh (see `runner resume`).
+    #[arg(long, value_name = "TRANSCRIPT")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: use the spec file as it is now even if it changed since the run
+    /// (default: the run's recorded spec).
+    #[arg(long, requires = "resume")]
+    pub use_current_spec: bool,
+    /// With --resume: the user message to continue with (default: none when the run stopped
+    /// mid-task; a short "continue" note when it stopped after the model's answer).
+    #[arg(long, requires = "resume", value_name = "TEXT")]
+    pub prompt: Option<String>,
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
@@ -138,4 +164,72 @@ fn parse_mode(s: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(s).ok_or_else(|| {
         format!("unknown permission mode `{s}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)")
     })
+}
+
+/// `runner resume` arguments: the transcript, an optional spec, and the `exec` flags that make
+/// sense for a continued run.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run's transcript (`transcript.jsonl` under --transcript-dir), or a Claude Code
+    /// session file.
+    #[arg(value_name = "TRANSCRIPT")]
+    pub transcript: PathBuf,
+    /// Task spec: required for a Claude Code transcript; for runner's own, the file compared
+    /// with the recorded spec (default: the path the run recorded).
+    #[arg(value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+    /// Use the spec file as it is now even if it changed since the run (default: the run's
+    /// recorded spec).
+    #[arg(long)]
+    pub use_current_spec: bool,
+    /// The user message to continue with.
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// What stdout carries.
+    #[arg(long, value_enum, default_value = "text")]
+    pub output_format: OutputFormat,
+    /// Write a JUnit XML report to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Turn limit, counting the turns taken before (replaces the spec's).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Cost limit in USD, counting the cost so far (replaces the spec's).
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<f64>,
+    /// Token limit, counting the tokens so far (replaces the spec's).
+    #[arg(long, value_name = "N")]
+    pub max_total_tokens: Option<u64>,
+    /// Wall-clock limit for this resumed run, e.g. 30m (replaces the spec's).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<SpecDuration>,
+    /// Most retries of a failed model request (replaces the spec's).
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+}
+
+impl ResumeArgs {
+    /// The equivalent `runner exec --resume TRANSCRIPT [SPEC] ...` arguments (every other exec
+    /// flag at its default).
+    pub fn into_exec_args(self) -> Result<ExecArgs, clap::Error> {
+        use clap::FromArgMatches;
+        let cmd = ExecArgs::augment_args(clap::Command::new("exec"));
+        let matches = cmd.try_get_matches_from([
+            std::ffi::OsString::from("exec"),
+            "--resume".into(),
+            self.transcript.clone().into_os_string(),
+        ])?;
+        let mut e = ExecArgs::from_arg_matches(&matches)?;
+        e.paths = self.spec.into_iter().collect();
+        e.use_current_spec = self.use_current_spec;
+        e.prompt = self.prompt;
+        e.output_format = self.output_format;
+        e.junit = self.junit;
+        e.max_turns = self.max_turns;
+        e.max_cost_usd = self.max_cost_usd;
+        e.max_total_tokens = self.max_total_tokens;
+        e.timeout = self.timeout;
+        e.max_retries = self.max_retries;
+        Ok(e)
+    }
 }

@@ -32,6 +32,13 @@ fn main() -> anyhow::Result<()> {
                 .build()?;
             rt.block_on(runner::app::exec(*args))
         }
+        Command::Resume(args) => {
+            let args = args.into_exec_args()?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(runner::app::exec(args))
+        }
     };
     std::process::exit(code);
 }

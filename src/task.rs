@@ -174,6 +174,8 @@ pub struct PreparedTask {
     pub model_info: Option<ModelInfo>,
     /// Hooks from the spec and settings files (session facts are attached when it runs).
     pub hooks: Hooks,
+    /// Set when the task continues a transcript (`runner resume`) instead of starting fresh.
+    pub resume: Option<Box<crate::transcript::resume::Resume>>,
 }
 
 /// Check everything a task needs before any task starts: the spec (again, after overrides),
@@ -224,6 +226,7 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
         api_key,
         model_info,
         loaded,
+        resume: None,
     })
 }
 
@@ -391,20 +394,30 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     let now = chrono::Local::now();
     let loaded = &task.loaded;
     let spec = &loaded.spec;
-    let session_id = agent::run::new_uuid();
+    let resume = task.resume.clone();
+    let session_id = resume
+        .as_ref()
+        .map_or_else(agent::run::new_uuid, |r| r.session_id.clone());
     let mut result = not_run_result(loaded, Outcome::new(OutcomeKind::AgentError, "not started"));
     result.session_id = session_id.clone();
     result.started_at = now.format("%Y-%m-%dT%H:%M:%S").to_string();
 
-    let run_dir = opts.transcript_dir.join(format!(
-        "{}-{}-{}",
-        spec.name,
-        now.format("%Y%m%dT%H%M%S"),
-        &session_id[..8]
-    ));
-    if let Err(e) =
+    let run_dir = match resume.as_ref().and_then(|r| r.transcript_path.parent()) {
+        // A resumed run appends to its transcript and keeps its output directory.
+        Some(dir) => dir.to_path_buf(),
+        None => opts.transcript_dir.join(format!(
+            "{}-{}-{}",
+            spec.name,
+            now.format("%Y%m%dT%H%M%S"),
+            session_id.get(..8).unwrap_or(&session_id)
+        )),
+    };
+    let made = if resume.is_some() {
+        std::fs::create_dir_all(&run_dir)
+    } else {
         prepare_output_root(&opts.transcript_dir).and_then(|_| std::fs::create_dir_all(&run_dir))
-    {
+    };
+    if let Err(e) = made {
         let msg = format!(
             "cannot create the output directory {}: {e}",
             run_dir.display()
@@ -414,7 +427,10 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         return result;
     }
     let run_dir = std::fs::canonicalize(&run_dir).unwrap_or(run_dir);
-    let transcript_path = run_dir.join("transcript.jsonl");
+    let transcript_path = match &resume {
+        Some(r) => r.transcript_path.clone(),
+        None => run_dir.join("transcript.jsonl"),
+    };
 
     let (repo_root, git_branch, git_commit) = git_info(&loaded.workdir);
     let roots = Arc::new(SessionRoots {
@@ -452,6 +468,9 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     for t in task.policy.removed_tools() {
         registry.remove(&t);
     }
+    if let Some(r) = &resume {
+        resume_tool_state(r, &tool_ctx, &mut registry);
+    }
     let system = agent::prompt::system_prompt(
         &loaded.workdir,
         &registry.names(),
@@ -459,6 +478,11 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         repo_root.is_some(),
         spec.system_prompt_append.as_deref(),
     );
+    // A resumed run sends exactly the system prompt the run started with.
+    let system = match resume.as_ref().and_then(|r| r.system_prompt.clone()) {
+        Some(recorded) => recorded,
+        None => system,
+    };
 
     let provider: Arc<dyn Provider> = match build_provider(&task, &redactor, opts) {
         Ok(p) => p,
@@ -470,7 +494,13 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     };
 
     let mut sinks = Sinks::default();
-    match TranscriptSink::create(&transcript_path, redactor.clone()) {
+    let sink = TranscriptSink::create(&transcript_path, redactor.clone()).map(|t| match &resume {
+        Some(r) => t.with_builder(
+            crate::transcript::RecordBuilder::new().resuming(r.state.last_uuid.clone()),
+        ),
+        None => t,
+    });
+    match sink {
         Ok(t) => {
             sinks.push(Box::new(t));
             result.transcript_path = Some(transcript_path.clone());
@@ -555,9 +585,17 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     });
     tracing::info!(task = %spec.name, model = %spec.model, workdir = %loaded.workdir.display(), "task started");
     let hooks = agent.tool_ctx.hooks.clone();
-    let (mut outcome, mut state) = match first_prompt(&hooks, &loaded.prompt, &spec.model).await {
-        Ok(prompt) => agent::run(&mut agent, State::default(), Input::User(prompt)).await,
-        Err(o) => (o, State::default()),
+    let (mut outcome, mut state) = match resume {
+        Some(r) => {
+            let r = *r;
+            let mut state = r.state;
+            crate::transcript::resume::answer_unanswered(&mut agent, &mut state, &r.unanswered);
+            agent::run(&mut agent, state, r.input).await
+        }
+        None => match first_prompt(&hooks, &loaded.prompt, &spec.model).await {
+            Ok(prompt) => agent::run(&mut agent, State::default(), Input::User(prompt)).await,
+            Err(o) => (o, State::default()),
+        },
     };
     let mut attempt = 1;
     while !spec.verify.is_empty() {
@@ -649,6 +687,35 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     agent.emit(RunEvent::Result(Box::new(result.clone())));
     hooks.session_end("other").await;
     result
+}
+
+/// Restore what a resumed run's tools knew: read-before-write state, todos, and the tool
+/// schemas that were sent (kept when the same tools are offered).
+fn resume_tool_state(
+    r: &crate::transcript::resume::Resume,
+    ctx: &ToolContext,
+    registry: &mut Registry,
+) {
+    if let Ok(mut state) = ctx.read_state.lock() {
+        for (path, record) in &r.read_files {
+            state.record(path.clone(), record.clone());
+        }
+    }
+    if let (Some(todos), Ok(mut t)) = (&r.todos, ctx.todos.lock()) {
+        *t = todos.clone();
+    }
+    if let Some(specs) = &r.tool_specs {
+        let recorded: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        if recorded == registry.names() {
+            registry.set_specs(specs.clone());
+        } else {
+            tracing::warn!(
+                recorded = ?recorded,
+                now = ?registry.names(),
+                "the tools offered differ from the run's; sending the current tool schemas"
+            );
+        }
+    }
 }
 
 /// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with

@@ -88,3 +88,78 @@ fn sigint_writes_reports_and_exits_130() {
 fn sigterm_writes_reports_and_exits_143() {
     interrupt_with("-TERM", 143);
 }
+
+#[test]
+fn second_signal_cuts_reports_short_but_writes_junit() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![tool_turn(
+        "toolu_1",
+        "Bash",
+        serde_json::json!({"command": "touch tool.marker && sleep 30"}),
+    )]);
+    let out = OutDir::new();
+    // A SessionEnd hook that hangs: after the first signal the task is stuck in it.
+    let spec = write_spec(
+        repo.path(),
+        "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
+    );
+    let mut cmd = runner_std_cmd();
+    cmd.env("ANTHROPIC_BASE_URL", mock.url())
+        .current_dir(repo.path())
+        .arg("exec")
+        .arg("--transcript-dir")
+        .arg(out.transcripts())
+        .arg("--junit")
+        .arg(out.junit())
+        .args(["--output-format", "json"])
+        .arg(&spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let wait_for = |name: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !repo.exists(name) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name} never appeared"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let kill = || {
+        let st = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    wait_for("tool.marker");
+    kill();
+    wait_for("hook.marker");
+    assert!(!out.junit().exists(), "reports wait for the task");
+    kill();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("second signal"), "{stderr}");
+    let xml = std::fs::read_to_string(out.junit()).unwrap();
+    assert!(
+        xml.contains("<error type=\"interrupted\"") && xml.contains("second signal"),
+        "{xml}"
+    );
+    let r = json_lines(&o.stdout).remove(0);
+    assert_eq!(r["runner_outcome"], "interrupted");
+    assert_eq!(r["runner_exit_code"], 130);
+    // The first signal already ended the task's loop: its transcript has the result record.
+    let t = read_json_lines(
+        &std::fs::read_dir(out.transcripts())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path().join("transcript.jsonl"))
+            .find(|p| p.exists())
+            .unwrap(),
+    );
+    assert_eq!(t.last().unwrap()["subtype"], "runner_result");
+    assert_eq!(mock.served(), 1);
+    mock.assert_clean();
+}

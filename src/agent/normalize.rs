@@ -132,18 +132,16 @@ fn push_merged(out: &mut Vec<Message>, msg: Message) {
 }
 
 fn merge_into(prev: &mut Message, content: Vec<ContentBlock>) {
-    let mut iter = content.into_iter();
-    if prev.role == Role::User
-        && let Some(ContentBlock::Text { text: last, .. }) = prev.content.last_mut()
-    {
-        // Join a text seam with a newline so two prompts don't run together.
-        match iter.next() {
-            Some(ContentBlock::Text { text, .. }) => {
-                last.push('\n');
-                last.push_str(&text);
-            }
-            Some(other) => prev.content.push(other),
-            None => {}
+    let mut iter = content.into_iter().peekable();
+    if prev.role == Role::User {
+        // Join a text seam with a newline so two prompts don't run together. (The next block
+        // is only taken when it is text, so nothing is lost after a tool_result.)
+        if let (Some(ContentBlock::Text { text: last, .. }), Some(ContentBlock::Text { .. })) =
+            (prev.content.last_mut(), iter.peek())
+            && let Some(ContentBlock::Text { text, .. }) = iter.next()
+        {
+            last.push('\n');
+            last.push_str(&text);
         }
     }
     prev.content.extend(iter);

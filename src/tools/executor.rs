@@ -204,6 +204,12 @@ async fn run_one(
     tool: Option<&Arc<dyn Tool>>,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
+    if ctx.cancel.is_cancelled() {
+        // The run was interrupted (or a sibling failed) before this call started.
+        return Ok(ToolOutput::error(
+            "Not run: the run was interrupted before this tool call started.",
+        ));
+    }
     let started = std::time::Instant::now();
     let mut out = match tool {
         Some(tool) => tool.call(input.clone(), ctx).await?,

@@ -246,6 +246,20 @@ impl Registry {
         self.tools.retain(|t| t.name() != name);
     }
 
+    /// Offer these recorded schemas instead of the tools' own, matched by name (a resumed run
+    /// sends exactly what the run sent, even if this runner version words them differently).
+    /// Tools without a recorded schema keep their own.
+    pub fn set_specs(&mut self, specs: Vec<ToolSpec>) {
+        for t in &mut self.tools {
+            if let Some(spec) = specs.iter().find(|s| s.name == t.name()) {
+                *t = Arc::new(RecordedSpec {
+                    inner: t.clone(),
+                    spec: spec.clone(),
+                });
+            }
+        }
+    }
+
     /// The tool called `name`, if offered.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.tools.iter().find(|t| t.name() == name)
@@ -259,5 +273,43 @@ impl Registry {
     /// Names of the offered tools.
     pub fn names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.name().to_string()).collect()
+    }
+}
+
+/// A tool offered with a recorded schema (see [`Registry::set_specs`]); it runs as the tool it
+/// wraps.
+struct RecordedSpec {
+    inner: Arc<dyn Tool>,
+    spec: ToolSpec,
+}
+
+#[async_trait::async_trait]
+impl Tool for RecordedSpec {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn description(&self) -> &'static str {
+        self.inner.description()
+    }
+    fn input_schema(&self) -> Value {
+        self.spec.input_schema.clone()
+    }
+    fn is_read_only(&self, input: &Value) -> bool {
+        self.inner.is_read_only(input)
+    }
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.inner.is_concurrency_safe(input)
+    }
+    fn needs_permission(&self) -> bool {
+        self.inner.needs_permission()
+    }
+    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
+        self.inner.validate(input, ctx)
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+        self.inner.call(input, ctx).await
+    }
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
     }
 }

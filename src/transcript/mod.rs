@@ -5,8 +5,12 @@
 
 pub mod reader;
 pub mod record;
+pub mod resume;
 pub mod writer;
 
-pub use reader::{Record, Transcript, TranscriptError, TruncatedLine, read_transcript};
+pub use reader::{
+    Conversation, Record, ToolCallRecord, Transcript, TranscriptError, TruncatedLine,
+    read_transcript,
+};
 pub use record::RecordBuilder;
 pub use writer::TranscriptSink;

@@ -24,9 +24,14 @@ pub const SUBTYPE_PERMISSION_DENIED: &str = "runner_permission_denied";
 pub const SUBTYPE_RESULT: &str = "runner_result";
 /// Subtype of the record holding one attempt's verify check results.
 pub const SUBTYPE_CHECKS: &str = "runner_checks";
-/// Subtype of the compact boundary record (Claude Code's own subtype: after it, the chain
-/// restarts from the `isCompactSummary` user record).
+/// `system` subtype of Claude Code's compact boundary: the conversation restarts from the
+/// summary record after it.
 pub const SUBTYPE_COMPACT_BOUNDARY: &str = "compact_boundary";
+/// `system` subtype of the record a resumed run starts with (instead of a second
+/// `runner_init`).
+pub const SUBTYPE_RESUME: &str = "runner_resume";
+/// `system` subtype of the record naming the git worktree a task runs in.
+pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
 /// `entrypoint` of every record runner writes.
 pub const ENTRYPOINT: &str = "runner";
 
@@ -38,6 +43,7 @@ pub struct RecordBuilder {
     version: String,
     git_branch: String,
     last_chain_uuid: Option<String>,
+    resuming: bool,
     clock: Box<dyn FnMut() -> String + Send>,
     new_uuid: Box<dyn FnMut() -> String + Send>,
 }
@@ -64,6 +70,7 @@ impl RecordBuilder {
             version: crate::VERSION.to_string(),
             git_branch: String::new(),
             last_chain_uuid: None,
+            resuming: false,
             clock: Box::new(now_timestamp),
             new_uuid: Box::new(|| uuid::Uuid::new_v4().to_string()),
         }
@@ -82,6 +89,15 @@ impl RecordBuilder {
         self
     }
 
+    /// A builder for a resumed run appending to an existing transcript: the `Init` event
+    /// becomes a `runner_resume` record (the file already starts with its `runner_init`), and
+    /// off-chain records point at `last_chain_uuid` until the conversation moves on.
+    pub fn resuming(mut self, last_chain_uuid: Option<String>) -> Self {
+        self.resuming = true;
+        self.last_chain_uuid = last_chain_uuid;
+        self
+    }
+
     /// The records for `event` (none, one, or one per assistant block), not redacted.
     pub fn records(&mut self, event: &RunEvent) -> Vec<Value> {
         match event {
@@ -96,12 +112,18 @@ impl RecordBuilder {
                     info.uuid.clone()
                 };
                 let mut extra = init_fields(info);
+                let (subtype, verb) = if self.resuming {
+                    extra.extend(self.off_chain());
+                    (SUBTYPE_RESUME, "resumed")
+                } else {
+                    (SUBTYPE_INIT, "started")
+                };
                 extra.insert(
                     "content".into(),
-                    format!("runner {} started task {}", info.version, info.task_name).into(),
+                    format!("runner {} {verb} task {}", info.version, info.task_name).into(),
                 );
                 extra.insert("level".into(), "info".into());
-                vec![self.record("system", Some(SUBTYPE_INIT), None, None, &uuid, extra)]
+                vec![self.record("system", Some(subtype), None, None, &uuid, extra)]
             }
             RunEvent::UserText {
                 uuid,

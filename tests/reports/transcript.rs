@@ -187,19 +187,14 @@ fn parse(bytes: &[u8]) -> Result<runner::transcript::Transcript, TranscriptError
 }
 
 #[test]
-fn malformed_middle_line_is_an_error_with_its_line() {
-    let text = b"{\"type\":\"user\"}\n\n{\"type\": oops}\n{\"type\":\"user\"}\n";
-    let err = parse(text).unwrap_err();
-    match &err {
-        TranscriptError::Malformed { line, .. } => assert_eq!(*line, 3),
-        other => panic!("unexpected {other:?}"),
-    }
-    assert!(
-        err.to_string()
-            .starts_with("t.jsonl:3: malformed transcript record")
-    );
-    let err = parse(b"[1,2]\n{}\n").unwrap_err();
-    assert!(matches!(err, TranscriptError::NotObject { line: 1, .. }));
+fn malformed_middle_lines_are_skipped_with_their_line() {
+    let text = b"{\"type\":\"user\"}\n\n{\"type\": oops}\n[1,2]\n{\"type\":\"user\"}\n";
+    let t = parse(text).unwrap();
+    assert_eq!(t.records.len(), 2);
+    assert_eq!(t.records[1].line, 5);
+    let lines: Vec<usize> = t.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(lines, vec![3, 4]);
+    assert!(t.truncated.is_none());
 }
 
 #[test]
