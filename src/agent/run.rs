@@ -20,6 +20,7 @@ use crate::model::{
 use crate::permissions::Policy;
 use crate::retry::{self, Decision, RateGate, RetryPolicy, RetryState};
 use crate::tools::executor::{PendingCall, execute};
+use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext};
 
 /// How many times in a row a `max_tokens` stop is continued before giving up.
@@ -125,6 +126,8 @@ pub struct Agent {
     pub sinks: Sinks,
     /// Stop requests (signals, timeout).
     pub stopper: Stopper,
+    /// The `StructuredOutput` state when the spec sets `output:` (see [`super::structured`]).
+    pub structured: Option<StructuredOutputHandle>,
 }
 
 /// What starts or resumes the loop.
@@ -265,6 +268,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
     if let Input::User(text) = input {
         agent.push_user_text(&mut state, text);
     }
+    super::structured::on_entry(agent.structured.as_ref());
     let mut pause_resends = 0u32;
     let mut retries = RetryState::new(agent.retry);
     loop {
@@ -451,6 +455,14 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                     continue;
                 }
                 _ => {
+                    match super::structured::on_end_turn(agent.structured.as_ref()) {
+                        super::structured::EndTurn::Fail(o) => return (o, state),
+                        super::structured::EndTurn::Remind(text) => {
+                            agent.push_user_text(&mut state, text);
+                            continue;
+                        }
+                        super::structured::EndTurn::Proceed => {}
+                    }
                     let hooks = agent.tool_ctx.hooks.clone();
                     let last = state.final_text();
                     let active = state.stop_blocks > 0;
@@ -506,6 +518,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
         }
         if agent.stopper.cause().is_some() {
             let o = agent.interrupted(true);
+            return (o, state);
+        }
+        if let Some(o) = super::structured::after_tools(agent.structured.as_ref()) {
             return (o, state);
         }
     }
