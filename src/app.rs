@@ -297,6 +297,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
     {
         tracing::error!("cannot write the JUnit report {}: {e}", path.display());
     }
+    if let Some(path) = &args.output_file
+        && let Err(e) = crate::report::structured::write_output_file(path, &finished)
+    {
+        tracing::error!("cannot write the output file {}: {e}", path.display());
+    }
     if let (Some(env), Some(token)) = (&github, &command_token) {
         github::resume_commands(token);
         github::finish(env, &finished, args.junit.as_deref(), &args.transcript_dir);

@@ -97,8 +97,7 @@ pub fn check(schema: &Value) -> Result<(), (String, String)> {
     let Some(obj) = schema.as_object() else {
         return Err((
             String::new(),
-            "the output schema must be a mapping (a JSON Schema object) with `type: object`"
-                .into(),
+            "the output schema must be a mapping (a JSON Schema object) with `type: object`".into(),
         ));
     };
     if obj.get("type").and_then(Value::as_str) != Some("object") {
@@ -172,7 +171,12 @@ mod tests {
 
     #[test]
     fn rejects_non_object_roots_and_bad_keywords() {
-        assert!(check(&json!({"type": "string"})).unwrap_err().1.contains("type: object"));
+        assert!(
+            check(&json!({"type": "string"}))
+                .unwrap_err()
+                .1
+                .contains("type: object")
+        );
         assert!(check(&json!([1])).is_err());
         let (ptr, msg) =
             check(&json!({"type": "object", "properties": {"a": {"type": "strin"}}})).unwrap_err();
