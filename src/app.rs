@@ -185,6 +185,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
             Err(e) => errors.push(e.to_string()),
         }
     }
+    if args.output_file.is_some() && !prepared.iter().any(|p| p.loaded.spec.output.is_some()) {
+        tracing::warn!(
+            "--output-file: no task sets `output:`, so the file will hold only null (see README \"Structured output\")"
+        );
+    }
     if args.record.is_some() && prepared.len() + errors.len() > 1 {
         errors.push("--record records one task; give a single task spec".to_string());
     }

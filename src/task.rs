@@ -455,8 +455,9 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         registry.remove(&t);
     }
     let structured = match structured_output_tool(loaded) {
-        Ok(Some((tool, handle))) => {
-            registry.add(tool);
+        Ok(Some(tool)) => {
+            let handle = tool.handle();
+            registry.add(Arc::new(tool));
             Some(handle)
         }
         Ok(None) => None,
@@ -671,16 +672,13 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     result
 }
 
-/// The `StructuredOutput` tool and its handle, for a spec with `output:`.
-fn structured_output_tool(
-    loaded: &LoadedSpec,
-) -> Result<Option<(Arc<dyn crate::tools::Tool>, StructuredOutputHandle)>, String> {
+/// The `StructuredOutput` tool for a spec with `output:` (its handle is [`StructuredOutputTool::handle`]).
+fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutputTool>, String> {
     let (Some(out), Some(schema)) = (&loaded.spec.output, &loaded.output_schema) else {
         return Ok(None);
     };
     let handle = StructuredOutputHandle::new(out.max_retries);
-    let tool = StructuredOutputTool::new(schema.clone(), handle.clone())?;
-    Ok(Some((Arc::new(tool), handle)))
+    StructuredOutputTool::new(schema.clone(), handle).map(Some)
 }
 
 /// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with

@@ -435,3 +435,19 @@ fn spec_errors_name_the_place() {
     );
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn text_output_prints_the_value() {
+    let mock = MockAnthropic::start(vec![so_turn(
+        "toolu_so",
+        json!({"verdict": "fail", "score": 2}),
+    )]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let s = spec(&repo, "");
+    let run = exec_in(&mock, &repo, &out, &[s.to_str().unwrap()]);
+    run.expect_code(0);
+    let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    assert_eq!(v, json!({"verdict": "fail", "score": 2}));
+    mock.assert_clean();
+}

@@ -110,6 +110,11 @@ impl StructuredOutputTool {
         })
     }
 
+    /// The handle the tool records into.
+    pub fn handle(&self) -> StructuredOutputHandle {
+        self.handle.clone()
+    }
+
     /// Every validation error of `input`, as `path: message` lines (`(root)` for the root).
     pub fn errors(&self, input: &Value) -> Vec<String> {
         self.validator
