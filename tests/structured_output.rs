@@ -451,3 +451,26 @@ fn text_output_prints_the_value() {
     assert_eq!(v, json!({"verdict": "fail", "score": 2}));
     mock.assert_clean();
 }
+
+#[test]
+fn a_failed_check_fed_back_asks_for_a_new_value() {
+    let mock = MockAnthropic::start(vec![
+        so_turn("toolu_1", json!({"verdict": "pass", "score": 1})),
+        // After the check's feedback a text-only turn does not reuse the old value...
+        text_turn("Fixed it."),
+        // ...the model is reminded and gives a new one.
+        so_turn("toolu_2", json!({"verdict": "pass", "score": 2})),
+    ]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let s = spec(
+        &repo,
+        "attempts: 2\nverify:\n  - run: \"if [ -f .seen ]; then exit 0; else touch .seen; exit 1; fi\"\n",
+    );
+    let run = exec(&mock, &repo, &out, &s, &[]);
+    run.expect_code(0);
+    let r = run.result();
+    assert_eq!(r["structured_output"], json!({"verdict": "pass", "score": 2}));
+    assert_eq!(mock.served(), 3);
+    mock.assert_clean();
+}
