@@ -470,7 +470,10 @@ fn a_failed_check_fed_back_asks_for_a_new_value() {
     let run = exec(&mock, &repo, &out, &s, &[]);
     run.expect_code(0);
     let r = run.result();
-    assert_eq!(r["structured_output"], json!({"verdict": "pass", "score": 2}));
+    assert_eq!(
+        r["structured_output"],
+        json!({"verdict": "pass", "score": 2})
+    );
     assert_eq!(mock.served(), 3);
     mock.assert_clean();
 }
