@@ -213,6 +213,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
             }
         }
     }
+    if args.output_file.is_some() && !prepared.iter().any(|p| p.loaded.spec.output.is_some()) {
+        tracing::warn!(
+            "--output-file: no task sets `output:`, so the file will hold only null (see README \"Structured output\")"
+        );
+    }
     if args.record.is_some() && prepared.len() + errors.len() > 1 {
         errors.push("--record records one task; give a single task spec".to_string());
     }
@@ -338,6 +343,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
         && let Err(e) = crate::report::junit::write_junit(path, &finished)
     {
         tracing::error!("cannot write the JUnit report {}: {e}", path.display());
+    }
+    if let Some(path) = &args.output_file
+        && let Err(e) = crate::report::structured::write_output_file(path, &finished)
+    {
+        tracing::error!("cannot write the output file {}: {e}", path.display());
     }
     if let (Some(env), Some(token)) = (&github, &command_token) {
         github::resume_commands(token);

@@ -100,6 +100,10 @@ pub struct ExecArgs {
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Write the structured output (tasks with `output:`) to FILE as JSON: with one task its
+    /// value, with several an object keyed by task name; `null` for a task without a value.
+    #[arg(long, value_name = "FILE")]
+    pub output_file: Option<PathBuf>,
     /// Directory for transcripts and other run outputs.
     #[arg(long, value_name = "DIR", default_value = ".runner")]
     pub transcript_dir: PathBuf,

@@ -171,6 +171,9 @@ pub struct RunResult {
     /// Verify checks of the last attempt that ran them.
     #[serde(default)]
     pub checks: Vec<CheckResult>,
+    /// The value of the model's valid `StructuredOutput` call (tasks with `output:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_output: Option<Value>,
 }
 
 /// One event of a task run.

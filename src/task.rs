@@ -27,6 +27,7 @@ use crate::report::stream_json::StreamJsonSink;
 use crate::retry::RateGate;
 use crate::session::SessionRoots;
 use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, ReplayMode, SpecDuration, SpecError};
+use crate::tools::structured_output::{StructuredOutputHandle, StructuredOutputTool};
 use crate::tools::{EnvPolicy, Registry, ToolContext};
 use crate::transcript::TranscriptSink;
 use crate::verify;
@@ -384,6 +385,7 @@ pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
         started_at: chrono::Local::now().format("%Y-%m-%dT%H:%M:%S").to_string(),
         uuid: agent::run::new_uuid(),
         checks: vec![],
+        structured_output: None,
     }
 }
 
@@ -468,16 +470,34 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     for t in task.policy.removed_tools() {
         registry.remove(&t);
     }
+    let structured = match structured_output_tool(loaded) {
+        Ok(Some(tool)) => {
+            let handle = tool.handle();
+            registry.add(Arc::new(tool));
+            Some(handle)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            result.outcome = Outcome::new(OutcomeKind::AgentError, e.clone());
+            result.errors = vec![e];
+            return result;
+        }
+    };
     if let Some(r) = &resume {
         resume_tool_state(r, &tool_ctx, &mut registry);
     }
-    let system = agent::prompt::system_prompt(
+    let mut system = agent::prompt::system_prompt(
         &loaded.workdir,
         &registry.names(),
         &now.format("%Y-%m-%d").to_string(),
         repo_root.is_some(),
         spec.system_prompt_append.as_deref(),
     );
+    if structured.is_some() {
+        system.push('\n');
+        system.push_str(crate::tools::structured_output::SYSTEM_PROMPT_NOTE);
+        system.push('\n');
+    }
     // A resumed run sends exactly the system prompt the run started with.
     let system = match resume.as_ref().and_then(|r| r.system_prompt.clone()) {
         Some(recorded) => recorded,
@@ -574,6 +594,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         sinks,
         stopper: stopper.clone(),
         context: spec.context.policy(),
+        structured: structured.clone(),
     };
 
     let timer = spec.limits.timeout.map(|t| {
@@ -666,6 +687,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     result.permission_denials = state.denials.clone();
     result.stop_reason = state.last_stop_reason.clone();
     result.result_text = state.final_text();
+    result.structured_output = structured.as_ref().and_then(|h| h.value());
     if spec.permissions.fail_on_denial
         && result.outcome.kind == OutcomeKind::Success
         && !result.permission_denials.is_empty()
@@ -716,6 +738,15 @@ fn resume_tool_state(
             );
         }
     }
+}
+
+/// The `StructuredOutput` tool for a spec with `output:` (its handle is [`StructuredOutputTool::handle`]).
+fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutputTool>, String> {
+    let (Some(out), Some(schema)) = (&loaded.spec.output, &loaded.output_schema) else {
+        return Ok(None);
+    };
+    let handle = StructuredOutputHandle::new(out.max_retries);
+    StructuredOutputTool::new(schema.clone(), handle).map(Some)
 }
 
 /// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with

@@ -6,6 +6,7 @@ pub mod outcome;
 pub mod prompt;
 pub mod run;
 pub mod state;
+pub mod structured;
 
 pub use outcome::{Outcome, OutcomeKind};
 pub use run::{Agent, Input, LoopLimits, StopCause, Stopper, hook_stopped, run};

@@ -62,6 +62,10 @@ pub struct Outcome {
     /// For `AgentError`: the terminal reason when it is not `model_error` (e.g. `hook_stopped`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal_override: Option<String>,
+    /// For `AgentError`: the result `subtype` when it is not `error_during_execution` (e.g.
+    /// `error_max_structured_output_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtype_override: Option<String>,
 }
 
 impl Outcome {
@@ -73,6 +77,7 @@ impl Outcome {
             signal: None,
             during_tools: false,
             terminal_override: None,
+            subtype_override: None,
         }
     }
 
@@ -108,8 +113,11 @@ impl Outcome {
     }
 
     /// The SDK's result `subtype`.
-    pub fn subtype(&self) -> &'static str {
+    pub fn subtype(&self) -> &str {
         use OutcomeKind::*;
+        if let (AgentError, Some(s)) = (self.kind, &self.subtype_override) {
+            return s;
+        }
         match self.kind {
             Success => "success",
             MaxTurns => "error_max_turns",

@@ -22,6 +22,7 @@ use crate::permissions::Policy;
 use crate::retry::{self, Decision, RateGate, RetryPolicy, RetryState};
 use crate::tools::executor::PendingCall;
 use crate::tools::streaming::StreamingExecutor;
+use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext};
 
 /// How many times in a row a `max_tokens` stop is continued before giving up.
@@ -129,6 +130,8 @@ pub struct Agent {
     pub stopper: Stopper,
     /// Context management (microcompact, autocompact).
     pub context: ContextPolicy,
+    /// The `StructuredOutput` state when the spec sets `output:` (see [`super::structured`]).
+    pub structured: Option<StructuredOutputHandle>,
 }
 
 /// A complete response attempt: the response, the uuids of its streamed blocks, and the
@@ -313,6 +316,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             .get_or_insert_with(|| text.clone());
         agent.push_user_text(&mut state, text);
     }
+    super::structured::on_entry(agent.structured.as_ref());
     let mut pause_resends = 0u32;
     let mut retries = RetryState::new(agent.retry);
     loop {
@@ -514,6 +518,14 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                     continue;
                 }
                 _ => {
+                    match super::structured::on_end_turn(agent.structured.as_ref()) {
+                        super::structured::EndTurn::Fail(o) => return (o, state),
+                        super::structured::EndTurn::Remind(text) => {
+                            agent.push_user_text(&mut state, text);
+                            continue;
+                        }
+                        super::structured::EndTurn::Proceed => {}
+                    }
                     let hooks = agent.tool_ctx.hooks.clone();
                     let last = state.final_text();
                     let active = state.stop_blocks > 0;
@@ -571,6 +583,9 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
         }
         if agent.stopper.cause().is_some() {
             let o = agent.interrupted(true);
+            return (o, state);
+        }
+        if let Some(o) = super::structured::after_tools(agent.structured.as_ref()) {
             return (o, state);
         }
     }

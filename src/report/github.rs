@@ -222,7 +222,7 @@ pub fn finish(env: &GithubEnv, results: &[RunResult], junit: Option<&Path>, tran
             .iter()
             .map(|r| r.total_cost_usd)
             .try_fold(0.0, |acc, c| c.map(|c| acc + c));
-        let pairs = [
+        let mut pairs = vec![
             (
                 "conclusion",
                 if ok { "success" } else { "failure" }.to_string(),
@@ -237,6 +237,12 @@ pub fn finish(env: &GithubEnv, results: &[RunResult], junit: Option<&Path>, tran
                 cost.map_or("unknown".to_string(), |c| format!("{c:.6}")),
             ),
         ];
+        if crate::report::structured::any(results) {
+            pairs.push((
+                "structured_output",
+                crate::report::structured::combined(results).to_string(),
+            ));
+        }
         if let Err(e) = write_outputs(p, &pairs) {
             tracing::warn!("cannot write step outputs {}: {e}", p.display());
         }

@@ -28,6 +28,9 @@ pub fn result_value(r: &RunResult) -> Value {
     } else {
         m.insert("result".into(), r.result_text.clone().into());
     }
+    if let Some(v) = &r.structured_output {
+        m.insert("structured_output".into(), v.clone());
+    }
     m.insert(
         "stop_reason".into(),
         r.stop_reason

@@ -10,6 +10,7 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod stream_json;
+pub mod structured;
 pub mod text;
 pub mod xml_text;
 

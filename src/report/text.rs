@@ -5,12 +5,16 @@ use crate::report::json::error_texts;
 
 /// What `text` prints for one task (expects an already redacted result).
 ///
-/// With one task: the final answer, or on failure the error text (as `claude -p` prints its
+/// With one task: the final answer (the structured output as compact JSON for a task with
+/// `output:`), or on failure the error text (as `claude -p` prints its
 /// failure text to stdout). With several (`multi`): a block `== NAME (outcome) ==` followed by
 /// that. The string always ends with a newline.
 pub fn render_text(result: &RunResult, multi: bool) -> String {
     let body = if result.outcome.is_error() {
         error_texts(result).join("\n")
+    } else if let Some(v) = &result.structured_output {
+        // A task with `output:`: its answer is the value.
+        v.to_string()
     } else {
         result.result_text.clone()
     };

@@ -98,6 +98,8 @@ pub struct LoadedSpec {
     pub additional_directories: Vec<PathBuf>,
     /// Absolute cassette path, for replay.
     pub cassette: Option<PathBuf>,
+    /// The checked structured-output JSON Schema (`output.schema` or `output.schema_file`).
+    pub output_schema: Option<serde_json::Value>,
     /// 1-based line of the `name:` key (for annotations and JUnit `line`).
     pub name_line: usize,
     /// The spec file's text, kept so later errors can be positioned ([`LoadedSpec::locate`]).
@@ -187,6 +189,17 @@ pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
         ));
     }
 
+    let output_schema = match &spec.output {
+        None => None,
+        Some(o) => Some(super::output::resolve(
+            path,
+            &source,
+            &dir,
+            o,
+            |file, what| read_text(file, path, what),
+        )?),
+    };
+
     let name_line = locate(&source, "name").0;
     let loaded = LoadedSpec {
         path: path.to_path_buf(),
@@ -196,6 +209,7 @@ pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
         workdir,
         additional_directories,
         cassette,
+        output_schema,
         name_line,
         source,
     };

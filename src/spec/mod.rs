@@ -4,6 +4,7 @@ pub mod discover;
 pub mod duration;
 pub mod load;
 pub mod locate;
+pub mod output;
 pub mod schema;
 pub mod types;
 pub mod validate;

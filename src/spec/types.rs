@@ -92,6 +92,36 @@ pub struct TaskSpec {
     /// Model table entries that add to or override the built-in table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelInfoOverride>,
+    /// Structured output: the final answer must be a JSON value valid against a JSON Schema.
+    /// The model is offered a `StructuredOutput` tool with that schema and finishes by calling
+    /// it; the value is reported as `structured_output`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputSpec>,
+}
+
+/// `output:`: the JSON Schema the agent's final answer must match. Exactly one of `schema` and
+/// `schema_file` is required.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// The JSON Schema, inline (a mapping whose root has `type: object`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<serde_json::Value>,
+    /// A JSON (or YAML) file holding the JSON Schema, relative to the spec file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_file: Option<PathBuf>,
+    /// How many invalid `StructuredOutput` calls (or turns ending without one) are answered
+    /// with the validation errors before the task fails with
+    /// `error_max_structured_output_retries` (default 3).
+    #[serde(default = "default_output_retries")]
+    pub max_retries: u32,
+}
+
+/// Default of `output.max_retries`.
+pub const DEFAULT_OUTPUT_RETRIES: u32 = 3;
+
+fn default_output_retries() -> u32 {
+    DEFAULT_OUTPUT_RETRIES
 }
 
 /// Which model API a task uses.

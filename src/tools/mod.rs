@@ -11,6 +11,7 @@ pub mod glob;
 pub mod grep;
 pub mod read;
 pub mod streaming;
+pub mod structured_output;
 pub mod todo;
 pub mod write;
 
@@ -239,6 +240,13 @@ impl Registry {
             }
         }
         Ok(Registry { tools })
+    }
+
+    /// Offer one more tool (e.g. `StructuredOutput`), after the built-ins; a tool of the same
+    /// name is replaced.
+    pub fn add(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.retain(|t| t.name() != tool.name());
+        self.tools.push(tool);
     }
 
     /// Remove a tool (a bare-name deny rule removes it from what the model is offered).

@@ -327,6 +327,18 @@ fn recorded_loaded(
         .collect::<Result<Vec<_>, _>>()?;
     let cassette = spec.cassette.as_ref().map(|c| dir.join(c));
     let prompt = spec.prompt.clone().unwrap_or_default();
+    // The structured-output schema, as the run resolved it (inline, or the file beside the spec).
+    let output_schema = match &spec.output {
+        None => None,
+        Some(o) => Some(
+            crate::spec::output::resolve(spec_path, "", &dir, o, |file, what| {
+                std::fs::read_to_string(file).map_err(|e| {
+                    crate::spec::load::SpecError::file(file, format!("{what} cannot be read: {e}"))
+                })
+            })
+            .map_err(|e| e.to_string())?,
+        ),
+    };
     Ok(LoadedSpec {
         path: spec_path.to_path_buf(),
         dir,
@@ -335,6 +347,7 @@ fn recorded_loaded(
         workdir,
         additional_directories,
         cassette,
+        output_schema,
         name_line: 1,
         source: String::new(),
     })
