@@ -10,6 +10,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use crate::agent::outcome::combined_exit_code;
 use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
+use crate::batch;
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
 use crate::report::{SharedOut, github};
@@ -96,6 +97,28 @@ pub fn validate(paths: &[PathBuf]) -> i32 {
     }
 }
 
+/// `runner report merge INPUT... -o OUTPUT`.
+pub fn report_merge(inputs: &[PathBuf], output: &std::path::Path) -> i32 {
+    match crate::report::merge::merge_files(inputs, output) {
+        Ok(t) => {
+            tracing::info!(
+                suites = t.suites,
+                tests = t.tests,
+                failures = t.failures,
+                errors = t.errors,
+                skipped = t.skipped,
+                output = %output.display(),
+                "JUnit reports merged"
+            );
+            0
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            EXIT_INVALID
+        }
+    }
+}
+
 /// `runner schema`.
 pub fn schema() -> i32 {
     write_out(&stdout_writer(), &spec::schema::task_schema_pretty());
@@ -170,6 +193,33 @@ fn spawn_signal_listener(
     });
 }
 
+/// Print a finished (or skipped) task's result in the chosen format. A skipped task has no
+/// stream-json sink, so its `result` frame is written here.
+fn print_result(
+    format: OutputFormat,
+    out: &SharedOut,
+    result: &RunResult,
+    multi: bool,
+    skipped: bool,
+) {
+    match format {
+        OutputFormat::Text => write_out(out, &crate::report::text::render_text(result, multi)),
+        OutputFormat::Json => {
+            write_out(
+                out,
+                &format!("{}\n", crate::report::json::result_value(result)),
+            );
+        }
+        OutputFormat::StreamJson if skipped => {
+            let frame = crate::report::json::result_value(result);
+            if let Err(e) = crate::report::write_json_line(out, &frame) {
+                tracing::error!("writing to stdout failed: {e}");
+            }
+        }
+        OutputFormat::StreamJson => {}
+    }
+}
+
 /// `runner exec PATH...`. Returns the exit code.
 pub async fn exec(args: ExecArgs) -> i32 {
     let loaded = match load_all(&args.paths) {
@@ -191,6 +241,16 @@ pub async fn exec(args: ExecArgs) -> i32 {
     if !errors.is_empty() {
         return report_errors(&errors);
     }
+    let plan = match batch::plan(prepared, &args) {
+        Ok(p) => p,
+        Err(errors) => return report_errors(&errors),
+    };
+    let (prepared, mut pre_skipped): (Vec<PreparedTask>, Vec<Option<String>>) =
+        plan.into_iter().unzip();
+    let gate = Arc::new(batch::BatchGate::new(
+        args.fail_fast,
+        args.max_total_cost_usd,
+    ));
     crate::model::anthropic::install_crypto_provider();
     let github = github::GithubEnv::detect();
     let command_token = github.as_ref().map(|_| {
@@ -236,24 +296,25 @@ pub async fn exec(args: ExecArgs) -> i32 {
             let Ok(permit) = sem.clone().acquire_owned().await else {
                 break;
             };
+            // Decided once the permit is held, so with --jobs 1 the previous task has finished.
+            if let Some(why) = pre_skipped[i].take().or_else(|| gate.skip_reason()) {
+                tracing::info!(task = %task.loaded.spec.name, "skipped: {why}");
+                let result = batch::skipped_result(&task.loaded, why);
+                print_result(format, &out, &result, multi, true);
+                if let Ok(mut r) = results_for_tasks.lock() {
+                    r[i] = Some(result);
+                }
+                continue;
+            }
             let opts = opts.clone();
             let results = results_for_tasks.clone();
             let out = out.clone();
+            let gate = gate.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = permit;
                 let result = task::run_task(task, &opts, stopper).await;
-                match format {
-                    OutputFormat::Text => {
-                        write_out(&out, &crate::report::text::render_text(&result, multi))
-                    }
-                    OutputFormat::Json => {
-                        write_out(
-                            &out,
-                            &format!("{}\n", crate::report::json::result_value(&result)),
-                        );
-                    }
-                    OutputFormat::StreamJson => {}
-                }
+                gate.record(&result);
+                print_result(format, &out, &result, multi, false);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(result);
                 }

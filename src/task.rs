@@ -347,6 +347,13 @@ fn prepare_output_root(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The spec digest recorded in the transcript and `result.json`: SHA-256 of the resolved spec
+/// (after command-line overrides) as JSON.
+pub fn spec_digest(spec: &crate::spec::TaskSpec) -> String {
+    let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
+    sha256_hex(spec_json.to_string().as_bytes())
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -491,6 +498,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
 
     let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
     let spec_digest = sha256_hex(spec_json.to_string().as_bytes());
+    let result_file_facts = (spec_digest.clone(), git_commit.clone());
     let init = InitInfo {
         uuid: agent::run::new_uuid(),
         session_id: session_id.clone(),
@@ -645,6 +653,13 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         vec![]
     };
     let result = redactor.redact_result(&result);
+    let (digest, base) = &result_file_facts;
+    if let Err(e) = crate::batch::write_result_file(&run_dir, &result, digest, base.as_deref()) {
+        tracing::error!(
+            "cannot write {}: {e}",
+            run_dir.join(crate::batch::RESULT_FILE).display()
+        );
+    }
     agent.emit(RunEvent::Result(Box::new(result.clone())));
     hooks.session_end("other").await;
     result
