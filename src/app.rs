@@ -41,8 +41,8 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Vec<String>> {
     let mut loaded = Vec::new();
     let mut errors = Vec::new();
     for f in &files {
-        match spec::load(f) {
-            Ok(l) => loaded.push(l),
+        match spec::load_all(f) {
+            Ok(l) => loaded.extend(l),
             Err(e) => errors.push(e.to_string()),
         }
     }

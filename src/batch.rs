@@ -69,6 +69,26 @@ impl Shard {
     }
 }
 
+/// `name` as one file name component: characters other than letters, digits, `-`, `_`, `.`,
+/// `=`, `,`, `[` and `]` become `_` (a `matrix:` parameter may hold `/`).
+pub fn file_safe(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '=' | ',' | '[' | ']') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.chars().all(|c| c == '.') {
+        s.replace('.', "_")
+    } else {
+        s
+    }
+}
+
 /// What each task leaves in its output directory as `result.json`, and what `--skip-passed`
 /// reads back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -405,7 +405,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
 
     let run_dir = opts.transcript_dir.join(format!(
         "{}-{}-{}",
-        spec.name,
+        crate::batch::file_safe(&spec.name),
         now.format("%Y%m%dT%H%M%S"),
         &session_id[..8]
     ));
@@ -581,6 +581,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
             &spec.verify,
             &loaded.workdir,
             &agent.tool_ctx.env,
+            &spec.params,
             stopper.token(),
             &agent.tool_ctx.spill_dir,
             attempt,

@@ -88,6 +88,17 @@ pub struct TaskSpec {
     /// Model table entries that add to or override the built-in table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelInfoOverride>,
+    /// Expand this spec into one task per parameter set: a list of maps
+    /// (`[{crate: core}, {crate: cli}]`) or `{glob: "crates/*"}` (parameters `path` and
+    /// `basename`). `{{param}}` is substituted in `name`, `prompt`/`prompt_file`, `workdir` and
+    /// verify checks' `name` and `run` (shell-quoted there); checks also get
+    /// `RUNNER_PARAM_<NAME>`. Without `{{…}}` in `name`, tasks are named `NAME[k=v,…]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<super::matrix::Matrix>,
+    /// The matrix parameters this task was expanded with (set by loading; not a YAML field).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub params: Vec<(String, String)>,
 }
 
 /// Which model API a task uses.
