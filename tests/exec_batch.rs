@@ -478,3 +478,145 @@ fn result_json_and_skip_passed() {
 fn task_of_first(mock: &MockAnthropic) -> String {
     mock.request(0).message_text(0)
 }
+
+#[test]
+fn matrix_list_expands_substitutes_and_quotes() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join("crates/core")).unwrap();
+    std::fs::create_dir_all(repo.path().join("crates/cli")).unwrap();
+    let spec = write_spec(
+        repo.path(),
+        r#"name: fix
+prompt: "fix {{dir}} ({{ label }})"
+model: claude-sonnet-4-5
+workdir: crates/{{dir}}
+matrix:
+  - {dir: core, label: "it's; touch pwned"}
+  - {dir: cli, label: 7}
+verify:
+  - name: check-{{dir}}
+    run: test {{label}} = "$RUNNER_PARAM_LABEL" && test "$(basename "$PWD")" = {{dir}}
+"#,
+    );
+    let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
+    let out = OutDir::new();
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", spec.to_str().unwrap()],
+    );
+    run.expect_code(0);
+    assert_eq!(
+        outcomes(&run),
+        pairs(&[
+            ("fix[dir=core,label=it's; touch pwned]", "success"),
+            ("fix[dir=cli,label=7]", "success"),
+        ])
+    );
+    let checks: Vec<String> = run
+        .json()
+        .iter()
+        .map(|r| r["runner_checks"][0]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(checks, ["check-core", "check-cli"]);
+    assert_eq!(
+        mock.request(0).message_text(0),
+        "fix core (it's; touch pwned)"
+    );
+    assert_eq!(mock.request(1).message_text(0), "fix cli (7)");
+    assert!(!repo.exists("crates/core/pwned") && !repo.exists("pwned"));
+    // Each expanded task has its own result.json with its own digest.
+    let files = result_files(&out.transcripts());
+    assert_eq!(files.len(), 2);
+    assert_ne!(files[0]["spec_digest"], files[1]["spec_digest"]);
+    mock.assert_clean();
+}
+
+#[test]
+fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
+    let repo = TestRepo::new();
+    for c in ["crates/alpha", "crates/beta"] {
+        std::fs::create_dir_all(repo.path().join(c)).unwrap();
+        repo.write(&format!("{c}/Cargo.toml"), "[package]\n");
+    }
+    let spec = write_spec(
+        repo.path(),
+        "name: lint-{{basename}}\nprompt: lint {{path}}\nmodel: claude-sonnet-4-5\nworkdir: \"{{path}}\"\nmatrix:\n  glob: crates/*\nverify:\n  - run: test -f Cargo.toml && test \"$RUNNER_PARAM_PATH\" = {{path}}\n",
+    );
+    let v = runner_cmd().arg("validate").arg(&spec).output().unwrap();
+    assert_eq!(v.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        listed.contains("(lint-alpha)") && listed.contains("(lint-beta)"),
+        "{listed}"
+    );
+    let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
+    let out = OutDir::new();
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", spec.to_str().unwrap()],
+    );
+    run.expect_code(0);
+    assert_eq!(
+        outcomes(&run),
+        pairs(&[("lint-alpha", "success"), ("lint-beta", "success")])
+    );
+    assert_eq!(mock.request(1).message_text(0), "lint crates/beta");
+}
+
+#[test]
+fn matrix_unknown_placeholder_is_a_spec_error_and_nothing_runs() {
+    let repo = TestRepo::new();
+    let good = write_spec_named(repo.path(), "good.yaml", &task("good", ""));
+    let bad = write_spec_named(
+        repo.path(),
+        "bad.yaml",
+        "name: t\nprompt: hi\nmatrix:\n  - {a: 1}\nverify:\n  - run: echo {{a}} {{b}}\n",
+    );
+    let mock = MockAnthropic::start(vec![text_turn("never")]);
+    let out = OutDir::new();
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &[good.to_str().unwrap(), bad.to_str().unwrap()],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains(
+            "bad.yaml:6:21: `{{b}}` in `verify[0].run` names no matrix parameter; expected one of: a"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+    // Duplicate expanded names are caught too.
+    let dup = write_spec_named(
+        repo.path(),
+        "dup.yaml",
+        "name: same-{{a}}\nprompt: hi\nmatrix:\n  - {a: 1, b: 1}\n  - {a: 1, b: 2}\n",
+    );
+    let run = exec_in(&mock, &repo, &out, &[dup.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("task name `same-1` is also used"),
+        "{}",
+        run.stderr
+    );
+    let empty = write_spec_named(
+        repo.path(),
+        "e.yaml",
+        "name: t\nprompt: hi\nmatrix:\n  glob: nope/*\n",
+    );
+    let run = exec_in(&mock, &repo, &out, &[empty.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("e.yaml:4:3: glob \"nope/*\" matched nothing"),
+        "{}",
+        run.stderr
+    );
+}
