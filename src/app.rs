@@ -277,6 +277,14 @@ pub async fn exec(args: ExecArgs) -> i32 {
         gate: Arc::new(crate::retry::RateGate::new()),
     };
     let multi = prepared.len() > 1;
+    let groups = command_token
+        .clone()
+        .map(|t| Arc::new(batch::group::Groups::new(t, multi && args.jobs > 1)));
+    let groups_at_end = groups.clone();
+    let show_progress = multi && batch::progress::wanted();
+    if show_progress {
+        batch::progress::start(prepared.len());
+    }
     let stoppers: Vec<Stopper> = prepared.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());
     let last_signal = Arc::new(Mutex::new(2));
@@ -300,6 +308,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
             if let Some(why) = pre_skipped[i].take().or_else(|| gate.skip_reason()) {
                 tracing::info!(task = %task.loaded.spec.name, "skipped: {why}");
                 let result = batch::skipped_result(&task.loaded, why);
+                batch::progress::task_finished(&result, false);
                 print_result(format, &out, &result, multi, true);
                 if let Ok(mut r) = results_for_tasks.lock() {
                     r[i] = Some(result);
@@ -310,9 +319,10 @@ pub async fn exec(args: ExecArgs) -> i32 {
             let results = results_for_tasks.clone();
             let out = out.clone();
             let gate = gate.clone();
+            let groups = groups.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = permit;
-                let result = task::run_task(task, &opts, stopper).await;
+                let result = batch::run_one(task, &opts, stopper, groups.as_deref()).await;
                 gate.record(&result);
                 print_result(format, &out, &result, multi, false);
                 if let Ok(mut r) = results.lock() {
@@ -358,8 +368,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
     {
         tracing::error!("cannot write the JUnit report {}: {e}", path.display());
     }
-    if let (Some(env), Some(token)) = (&github, &command_token) {
-        github::resume_commands(token);
+    if show_progress {
+        batch::progress::finish();
+    }
+    if let (Some(env), Some(groups)) = (&github, &groups_at_end) {
+        github::resume_commands(&groups.token());
         github::finish(env, &finished, args.junit.as_deref(), &args.transcript_dir);
     }
     for r in &finished {

@@ -9,6 +9,9 @@
 //!   that have finished. Tasks already running finish under their own limits (`--max-cost-usd`
 //!   bounds each), so the batch can overshoot the cap by at most what the running tasks spend.
 
+pub mod group;
+pub mod progress;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -321,6 +324,35 @@ pub fn plan(
             (t, why)
         })
         .collect())
+}
+
+/// Run one task with the batch's log grouping (GitHub Actions) and progress accounting.
+pub async fn run_one(
+    task: PreparedTask,
+    opts: &crate::task::RunOptions,
+    stopper: crate::agent::Stopper,
+    groups: Option<&group::Groups>,
+) -> RunResult {
+    let name = task.loaded.spec.name.clone();
+    progress::task_started();
+    let result = match groups {
+        Some(g) if g.buffered => {
+            let buf = std::sync::Arc::new(Mutex::new(Vec::new()));
+            let r = group::buffered(buf.clone(), crate::task::run_task(task, opts, stopper)).await;
+            let log = std::mem::take(&mut *buf.lock().unwrap_or_else(|e| e.into_inner()));
+            g.write_buffered(&name, r.outcome.name(), &log);
+            r
+        }
+        Some(g) => {
+            g.open(&name);
+            let r = crate::task::run_task(task, opts, stopper).await;
+            g.close();
+            r
+        }
+        None => crate::task::run_task(task, opts, stopper).await,
+    };
+    progress::task_finished(&result, true);
+    result
 }
 
 /// Decides whether the next task starts: `--fail-fast` after a failure, `--max-total-cost-usd`

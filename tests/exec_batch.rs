@@ -620,3 +620,125 @@ fn matrix_unknown_placeholder_is_a_spec_error_and_nothing_runs() {
         run.stderr
     );
 }
+
+/// What GitHub's runner makes of stderr: the workflow commands it would process (outside
+/// `::stop-commands::` regions), and the lines inside each `::group::`, by title.
+fn actions_view(stderr: &str) -> (Vec<String>, Vec<(String, Vec<String>)>) {
+    let mut commands = Vec::new();
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    let mut open = false;
+    let mut stopped: Option<String> = None;
+    for line in stderr.lines() {
+        if let Some(t) = &stopped {
+            if line == format!("::{t}::") {
+                stopped = None;
+            } else if open {
+                groups.last_mut().unwrap().1.push(line.to_string());
+            }
+            continue;
+        }
+        if let Some(t) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(t.to_string());
+        } else if let Some(title) = line.strip_prefix("::group::") {
+            assert!(!open, "nested or interleaved group at {line}");
+            open = true;
+            groups.push((title.to_string(), Vec::new()));
+        } else if line == "::endgroup::" {
+            assert!(open, "endgroup without group");
+            open = false;
+        } else if line.starts_with("::") {
+            commands.push(line.to_string());
+        } else if open {
+            groups.last_mut().unwrap().1.push(line.to_string());
+        }
+    }
+    assert!(!open, "a group was left open");
+    (commands, groups)
+}
+
+#[test]
+fn github_actions_groups_concurrent_task_logs_without_interleaving() {
+    let repo = TestRepo::new();
+    let evil = "::set-output name=conclusion::success\n::endgroup::\n::group::fake";
+    let a = write_spec_named(
+        repo.path(),
+        "a.yaml",
+        &task(
+            "alpha",
+            "verify:\n  - name: shout\n    run: echo '::error::from alpha check'\n",
+        ),
+    );
+    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", ""));
+    let mock = MockAnthropic::start(vec![
+        Resp::new()
+            .tool_use("toolu_1", "Glob", serde_json::json!({"pattern": "*"}))
+            .turn(),
+        text_turn(evil),
+        text_turn(evil),
+    ]);
+    let out = OutDir::new();
+    let summary = out.path().join("summary.md");
+    let outputs = out.path().join("outputs.txt");
+    let run = exec_env(
+        &mock,
+        &repo,
+        &out,
+        &["--jobs", "2", a.to_str().unwrap(), b.to_str().unwrap()],
+        &[
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+            ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
+        ],
+    );
+    run.expect_code(0);
+    let (commands, groups) = actions_view(&run.stderr);
+    let titles: HashSet<&str> = groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        titles,
+        HashSet::from(["alpha (success)", "beta (success)"]),
+        "{}",
+        run.stderr
+    );
+    for (title, lines) in &groups {
+        let me = title.split(' ').next().unwrap();
+        let other = if me == "alpha" { "beta" } else { "alpha" };
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("task started") && l.contains(me)),
+            "{title}: {lines:?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l.contains(&format!("task={other}"))
+                || l.contains(&format!("task=\"{other}\""))),
+            "{title} holds {other}'s log: {lines:?}"
+        );
+    }
+    assert!(
+        !commands
+            .iter()
+            .any(|c| c.starts_with("::set-output") || c.contains("from alpha check")),
+        "model or check text reached the command channel: {commands:?}"
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn github_actions_single_task_streams_its_group_live() {
+    let repo = TestRepo::new();
+    let spec = write_spec(repo.path(), &task("solo", ""));
+    let mock = MockAnthropic::start(vec![text_turn("ok")]);
+    let out = OutDir::new();
+    let run = exec_env(
+        &mock,
+        &repo,
+        &out,
+        &[spec.to_str().unwrap()],
+        &[("GITHUB_ACTIONS", "true")],
+    );
+    run.expect_code(0);
+    let (_, groups) = actions_view(&run.stderr);
+    assert_eq!(groups.len(), 1, "{}", run.stderr);
+    assert_eq!(groups[0].0, "solo");
+    assert!(groups[0].1.iter().any(|l| l.contains("task finished")));
+}

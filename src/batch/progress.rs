@@ -1,0 +1,134 @@
+//! Progress of a batch on stderr. On a terminal (and outside GitHub Actions) with several
+//! tasks: one status line, redrawn in place, of tasks running/done/failed/skipped, tokens and
+//! cost; log lines are written above it. Elsewhere: the plain one-line-per-event logs
+//! (`task started`, `task finished`, `skipped`) and nothing else.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::Mutex;
+
+use crate::agent::OutcomeKind;
+use crate::events::RunResult;
+
+/// The live status, when one is shown.
+static STATUS: Mutex<Option<Status>> = Mutex::new(None);
+
+/// Counters of the status line.
+#[derive(Debug, Default, Clone)]
+struct Status {
+    total: usize,
+    running: usize,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    tokens: u64,
+    cost_usd: f64,
+    cost_unknown: bool,
+}
+
+impl Status {
+    fn line(&self) -> String {
+        let cost = if self.cost_unknown {
+            format!("${:.4}+ (some costs unknown)", self.cost_usd)
+        } else {
+            format!("${:.4}", self.cost_usd)
+        };
+        format!(
+            "runner: {}/{} done · {} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
+            self.passed + self.failed + self.skipped,
+            self.total,
+            self.running,
+            self.passed,
+            self.failed,
+            self.skipped,
+            self.tokens
+        )
+    }
+}
+
+/// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
+/// and `RUNNER_PROGRESS` is not `0`.
+pub fn wanted() -> bool {
+    io::stderr().is_terminal()
+        && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
+        && std::env::var("RUNNER_PROGRESS").as_deref() != Ok("0")
+}
+
+/// Start showing the status line for `total` tasks.
+pub fn start(total: usize) {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    *s = Some(Status {
+        total,
+        ..Default::default()
+    });
+    draw(s.as_ref());
+}
+
+/// A task started.
+pub fn task_started() {
+    update(|s| s.running += 1);
+}
+
+/// A task finished (or was skipped without starting, `started == false`).
+pub fn task_finished(r: &RunResult, started: bool) {
+    update(|s| {
+        if started {
+            s.running = s.running.saturating_sub(1);
+        }
+        match r.outcome.kind {
+            OutcomeKind::Success => s.passed += 1,
+            OutcomeKind::Skipped => s.skipped += 1,
+            _ => s.failed += 1,
+        }
+        let u = &r.usage;
+        s.tokens += u.input_tokens
+            + u.output_tokens
+            + u.cache_creation_input_tokens
+            + u.cache_read_input_tokens;
+        match r.total_cost_usd {
+            Some(c) => s.cost_usd += c,
+            None if r.num_turns > 0 => s.cost_unknown = true,
+            None => {}
+        }
+    });
+}
+
+/// Stop showing the status line (leaves its last state on its own line).
+pub fn finish() {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(st) = s.take() {
+        let mut err = io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}\n", st.line());
+        let _ = err.flush();
+    }
+}
+
+fn update(f: impl FnOnce(&mut Status)) {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(st) = s.as_mut() {
+        f(st);
+        draw(Some(st));
+    }
+}
+
+fn draw(s: Option<&Status>) {
+    if let Some(st) = s {
+        let mut err = io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}", st.line());
+        let _ = err.flush();
+    }
+}
+
+/// Write log `bytes` to stderr; with a status line shown, clear it first and redraw it after.
+pub fn write_around(bytes: &[u8]) -> io::Result<()> {
+    let s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut err = io::stderr().lock();
+    match s.as_ref() {
+        None => err.write_all(bytes),
+        Some(st) => {
+            err.write_all(b"\r\x1b[2K")?;
+            err.write_all(bytes)?;
+            write!(err, "{}", st.line())?;
+            err.flush()
+        }
+    }
+}
