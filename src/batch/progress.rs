@@ -132,3 +132,31 @@ pub fn write_around(bytes: &[u8]) -> io::Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_line_counts() {
+        let s = Status {
+            total: 5,
+            running: 1,
+            passed: 2,
+            failed: 1,
+            skipped: 1,
+            tokens: 1234,
+            cost_usd: 0.5,
+            cost_unknown: false,
+        };
+        assert_eq!(
+            s.line(),
+            "runner: 4/5 done · 1 running · 2 passed · 1 failed · 1 skipped · 1234 tokens · $0.5000"
+        );
+        let u = Status {
+            cost_unknown: true,
+            ..s
+        };
+        assert!(u.line().ends_with("$0.5000+ (some costs unknown)"));
+    }
+}
