@@ -359,7 +359,7 @@ fn shard_and_merge_errors_are_clear() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("no <testsuite> element found"),
+        String::from_utf8_lossy(&o.stderr).contains("no <testsuites> or <testsuite> element found"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

@@ -35,9 +35,9 @@ pub enum MergeError {
         /// What was wrong.
         message: String,
     },
-    /// An input holds no `<testsuite>`.
+    /// An input's root is neither `<testsuites>` nor `<testsuite>`.
     #[error(
-        "{}: no <testsuite> element found; expected a JUnit report (root <testsuites> or <testsuite>)",
+        "{}: no <testsuites> or <testsuite> element found; expected a JUnit report",
         path.display()
     )]
     NoSuites {
@@ -100,9 +100,8 @@ pub fn merge(docs: &[(PathBuf, String)]) -> Result<(String, Totals), MergeError>
     let mut body = Writer::new(Vec::new());
     let mut totals = Totals::default();
     for (path, text) in docs {
-        let before = totals.suites;
-        copy_suites(path, text, &mut body, &mut totals)?;
-        if totals.suites == before {
+        // An empty <testsuites/> (e.g. a shard with no tasks) is fine.
+        if !copy_suites(path, text, &mut body, &mut totals)? {
             return Err(MergeError::NoSuites { path: path.clone() });
         }
     }
@@ -139,12 +138,14 @@ struct Case {
     skipped: bool,
 }
 
+/// Copy the suites of one document; returns whether it was a JUnit document at all (its root
+/// is `<testsuites>` or `<testsuite>`).
 fn copy_suites(
     path: &Path,
     text: &str,
     out: &mut Writer<Vec<u8>>,
     totals: &mut Totals,
-) -> Result<(), MergeError> {
+) -> Result<bool, MergeError> {
     let mut reader = Reader::from_str(text);
     let xml_err = |reader: &Reader<&[u8]>, message: String| MergeError::Xml {
         path: path.to_path_buf(),
@@ -159,6 +160,7 @@ fn copy_suites(
     let mut depth = 0usize;
     let mut in_suite: Option<usize> = None;
     let mut case: Option<(usize, Case)> = None;
+    let mut junit_root = false;
     loop {
         let event = reader
             .read_event()
@@ -169,6 +171,9 @@ fn copy_suites(
                 let empty = matches!(event, Event::Empty(_));
                 let name = e.local_name();
                 let name = name.as_ref();
+                if depth == 0 && matches!(name, "testsuites" | "testsuite") {
+                    junit_root = true;
+                }
                 if in_suite.is_none() && name == "testsuite" {
                     in_suite = Some(depth);
                     totals.suites += 1;
@@ -236,7 +241,7 @@ fn copy_suites(
             "the document ends inside an element".into(),
         ));
     }
-    Ok(())
+    Ok(junit_root)
 }
 
 fn attr_f64(e: &BytesStart<'_>, key: &str) -> f64 {
@@ -304,7 +309,15 @@ mod tests {
     #[test]
     fn rejects_non_junit_and_broken_xml() {
         let e = merge(&[("x.xml".into(), "<html><body/></html>".into())]).unwrap_err();
-        assert!(e.to_string().contains("no <testsuite> element"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("no <testsuites> or <testsuite> element"),
+            "{e}"
+        );
+        // An empty report (a shard without tasks) merges as nothing.
+        let empty = r#"<?xml version="1.0"?><testsuites name="runner" tests="0"></testsuites>"#;
+        let (_, t) = merge(&[("e.xml".into(), empty.into()), ("b.xml".into(), B.into())]).unwrap();
+        assert_eq!((t.suites, t.tests), (1, 2));
         let e = merge(&[("y.xml".into(), "<testsuites><testsuite name='a'>".into())])
             .unwrap_err()
             .to_string();
