@@ -495,6 +495,11 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     if let Some(out) = &opts.stream_out {
         sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
     }
+    if crate::batch::progress::active() {
+        sinks.push(Box::new(crate::batch::progress::ProgressSink::new(
+            task.model_info,
+        )));
+    }
 
     let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
     let spec_digest = sha256_hex(spec_json.to_string().as_bytes());

@@ -1,13 +1,16 @@
 //! Progress of a batch on stderr. On a terminal (and outside GitHub Actions) with several
 //! tasks: one status line, redrawn in place, of tasks running/done/failed/skipped, tokens and
-//! cost; log lines are written above it. Elsewhere: the plain one-line-per-event logs
+//! cost (tokens and cost grow with each model response, see [`ProgressSink`]); log lines are
+//! written above it. Elsewhere: the plain one-line-per-event logs
 //! (`task started`, `task finished`, `skipped`) and nothing else.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 
 use crate::agent::OutcomeKind;
-use crate::events::RunResult;
+use crate::events::{RunEvent, RunResult, Sink};
+use crate::model::Usage;
+use crate::model::table::ModelInfo;
 
 /// The live status, when one is shown.
 static STATUS: Mutex<Option<Status>> = Mutex::new(None);
@@ -79,17 +82,69 @@ pub fn task_finished(r: &RunResult, started: bool) {
             OutcomeKind::Skipped => s.skipped += 1,
             _ => s.failed += 1,
         }
-        let u = &r.usage;
-        s.tokens += u.input_tokens
-            + u.output_tokens
-            + u.cache_creation_input_tokens
-            + u.cache_read_input_tokens;
-        match r.total_cost_usd {
-            Some(c) => s.cost_usd += c,
-            None if r.num_turns > 0 => s.cost_unknown = true,
-            None => {}
-        }
     });
+}
+
+/// Whether a status line is being shown.
+pub fn active() -> bool {
+    STATUS.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+fn total_tokens(u: &Usage) -> u64 {
+    u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+}
+
+/// Feeds one task's tokens and cost to the status line as responses complete; on the task's
+/// result, replaces its running figures with the final ones.
+pub struct ProgressSink {
+    info: Option<ModelInfo>,
+    tokens: u64,
+    cost_usd: f64,
+}
+
+impl ProgressSink {
+    /// A sink for a task whose model is `info` (for prices).
+    pub fn new(info: Option<ModelInfo>) -> ProgressSink {
+        ProgressSink {
+            info,
+            tokens: 0,
+            cost_usd: 0.0,
+        }
+    }
+}
+
+impl Sink for ProgressSink {
+    fn emit(&mut self, event: &RunEvent) -> io::Result<()> {
+        match event {
+            RunEvent::AssistantResponse { meta, .. } => {
+                let t = total_tokens(&meta.usage);
+                let c = self.info.and_then(|i| i.cost_usd(&meta.usage));
+                self.tokens += t;
+                self.cost_usd += c.unwrap_or(0.0);
+                update(|s| {
+                    s.tokens += t;
+                    match c {
+                        Some(c) => s.cost_usd += c,
+                        None => s.cost_unknown = true,
+                    }
+                });
+            }
+            RunEvent::Result(r) => {
+                let (t, c) = (self.tokens, self.cost_usd);
+                update(|s| {
+                    s.tokens = s.tokens.saturating_sub(t) + total_tokens(&r.usage);
+                    s.cost_usd = (s.cost_usd - c).max(0.0) + r.total_cost_usd.unwrap_or(0.0);
+                    if r.total_cost_usd.is_none() && r.num_turns > 0 {
+                        s.cost_unknown = true;
+                    }
+                });
+                self.tokens = 0;
+                self.cost_usd = 0.0;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Stop showing the status line (leaves its last state on its own line).
@@ -158,5 +213,38 @@ mod tests {
             ..s
         };
         assert!(u.line().ends_with("$0.5000+ (some costs unknown)"));
+    }
+
+    #[test]
+    fn sink_adds_tokens_and_cost_per_response() {
+        // The only test that touches the process-wide status.
+        start(1);
+        task_started();
+        let info = crate::model::table::builtin("claude-sonnet-4-5");
+        let mut sink = ProgressSink::new(info);
+        let meta = crate::events::AssistantMeta {
+            message_id: "m".into(),
+            model: "claude-sonnet-4-5".into(),
+            request_id: None,
+            usage: Usage {
+                input_tokens: 1_000_000,
+                output_tokens: 0,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 0,
+            },
+            stop_reason: None,
+            stop_sequence: None,
+        };
+        let event = RunEvent::AssistantResponse {
+            meta,
+            blocks: vec![],
+        };
+        sink.emit(&event).unwrap();
+        sink.emit(&event).unwrap();
+        let line = STATUS.lock().unwrap().as_ref().unwrap().line();
+        assert!(line.contains("1 running"), "{line}");
+        assert!(line.contains("2000000 tokens · $6.0000"), "{line}");
+        finish();
+        assert!(!active());
     }
 }
