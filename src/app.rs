@@ -10,6 +10,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use crate::agent::outcome::combined_exit_code;
 use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
+use crate::batch;
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
 use crate::report::{SharedOut, github};
@@ -40,8 +41,8 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Vec<String>> {
     let mut loaded = Vec::new();
     let mut errors = Vec::new();
     for f in &files {
-        match spec::load(f) {
-            Ok(l) => loaded.push(l),
+        match spec::load_all(f) {
+            Ok(l) => loaded.extend(l),
             Err(e) => errors.push(e.to_string()),
         }
     }
@@ -93,6 +94,28 @@ pub fn validate(paths: &[PathBuf]) -> i32 {
             0
         }
         Err(errors) => report_errors(&errors),
+    }
+}
+
+/// `runner report merge INPUT... -o OUTPUT`.
+pub fn report_merge(inputs: &[PathBuf], output: &std::path::Path) -> i32 {
+    match crate::report::merge::merge_files(inputs, output) {
+        Ok(t) => {
+            tracing::info!(
+                suites = t.suites,
+                tests = t.tests,
+                failures = t.failures,
+                errors = t.errors,
+                skipped = t.skipped,
+                output = %output.display(),
+                "JUnit reports merged"
+            );
+            0
+        }
+        Err(e) => {
+            tracing::error!("{e}");
+            EXIT_INVALID
+        }
     }
 }
 
@@ -191,6 +214,33 @@ fn spawn_signal_listener(
     });
 }
 
+/// Print a finished (or skipped) task's result in the chosen format. A skipped task has no
+/// stream-json sink, so its `result` frame is written here.
+fn print_result(
+    format: OutputFormat,
+    out: &SharedOut,
+    result: &RunResult,
+    multi: bool,
+    skipped: bool,
+) {
+    match format {
+        OutputFormat::Text => write_out(out, &crate::report::text::render_text(result, multi)),
+        OutputFormat::Json => {
+            write_out(
+                out,
+                &format!("{}\n", crate::report::json::result_value(result)),
+            );
+        }
+        OutputFormat::StreamJson if skipped => {
+            let frame = crate::report::json::result_value(result);
+            if let Err(e) = crate::report::write_json_line(out, &frame) {
+                tracing::error!("writing to stdout failed: {e}");
+            }
+        }
+        OutputFormat::StreamJson => {}
+    }
+}
+
 /// `runner exec PATH...`. Returns the exit code.
 pub async fn exec(args: ExecArgs) -> i32 {
     let o = overrides(&args);
@@ -224,6 +274,16 @@ pub async fn exec(args: ExecArgs) -> i32 {
     if !errors.is_empty() {
         return report_errors(&errors);
     }
+    let plan = match batch::plan(prepared, &args) {
+        Ok(p) => p,
+        Err(errors) => return report_errors(&errors),
+    };
+    let (prepared, mut pre_skipped): (Vec<PreparedTask>, Vec<Option<String>>) =
+        plan.into_iter().unzip();
+    let gate = Arc::new(batch::BatchGate::new(
+        args.fail_fast,
+        args.max_total_cost_usd,
+    ));
     crate::model::anthropic::install_crypto_provider();
     let github = github::GithubEnv::detect();
     let command_token = github.as_ref().map(|_| {
@@ -251,6 +311,14 @@ pub async fn exec(args: ExecArgs) -> i32 {
         gate: Arc::new(crate::retry::RateGate::new()),
     };
     let multi = prepared.len() > 1;
+    let groups = command_token
+        .clone()
+        .map(|t| Arc::new(batch::group::Groups::new(t, multi && args.jobs > 1)));
+    let groups_at_end = groups.clone();
+    let show_progress = multi && batch::progress::wanted();
+    if show_progress {
+        batch::progress::start(prepared.len());
+    }
     let stoppers: Vec<Stopper> = prepared.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());
     let last_signal = Arc::new(Mutex::new(2));
@@ -270,24 +338,27 @@ pub async fn exec(args: ExecArgs) -> i32 {
             let Ok(permit) = sem.clone().acquire_owned().await else {
                 break;
             };
+            // Decided once the permit is held, so with --jobs 1 the previous task has finished.
+            if let Some(why) = pre_skipped[i].take().or_else(|| gate.skip_reason()) {
+                tracing::info!(task = %task.loaded.spec.name, "skipped: {why}");
+                let result = batch::skipped_result(&task.loaded, why);
+                batch::progress::task_finished(&result, false);
+                print_result(format, &out, &result, multi, true);
+                if let Ok(mut r) = results_for_tasks.lock() {
+                    r[i] = Some(result);
+                }
+                continue;
+            }
             let opts = opts.clone();
             let results = results_for_tasks.clone();
             let out = out.clone();
+            let gate = gate.clone();
+            let groups = groups.clone();
             handles.push(tokio::spawn(async move {
                 let _permit = permit;
-                let result = task::run_task(task, &opts, stopper).await;
-                match format {
-                    OutputFormat::Text => {
-                        write_out(&out, &crate::report::text::render_text(&result, multi))
-                    }
-                    OutputFormat::Json => {
-                        write_out(
-                            &out,
-                            &format!("{}\n", crate::report::json::result_value(&result)),
-                        );
-                    }
-                    OutputFormat::StreamJson => {}
-                }
+                let result = batch::run_one(task, &opts, stopper, groups.as_deref()).await;
+                gate.record(&result);
+                print_result(format, &out, &result, multi, false);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(result);
                 }
@@ -349,8 +420,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
     {
         tracing::error!("cannot write the output file {}: {e}", path.display());
     }
-    if let (Some(env), Some(token)) = (&github, &command_token) {
-        github::resume_commands(token);
+    if show_progress {
+        batch::progress::finish();
+    }
+    if let (Some(env), Some(groups)) = (&github, &groups_at_end) {
+        github::resume_commands(&groups.token());
         github::finish(env, &finished, args.junit.as_deref(), &args.transcript_dir);
     }
     for r in &finished {

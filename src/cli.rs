@@ -63,6 +63,25 @@ pub enum Command {
     /// Print the task spec JSON Schema on stdout.
     #[command(after_help = "Example:\n  runner schema > schema/task.schema.json")]
     Schema,
+    /// Work with reports of earlier runs.
+    #[command(subcommand)]
+    Report(ReportCommand),
+}
+
+/// `runner report ...`.
+#[derive(Debug, Subcommand)]
+pub enum ReportCommand {
+    /// Merge JUnit reports (e.g. one per shard) into one <testsuites> document with
+    /// recomputed totals.
+    #[command(after_help = "Example:\n  runner report merge shard-*/junit.xml -o junit.xml")]
+    Merge {
+        /// JUnit XML files to merge, in order.
+        #[arg(required = true, value_name = "FILE")]
+        inputs: Vec<PathBuf>,
+        /// Where to write the merged report.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 /// What stdout carries.
@@ -145,6 +164,22 @@ pub struct ExecArgs {
     /// Record the model's responses to a cassette FILE (one task only).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Stop starting new tasks after the first task that does not succeed; tasks not started
+    /// are reported as `skipped`.
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Cost cap in USD for the whole batch: once the finished tasks have spent this much, tasks
+    /// not started yet are `skipped`. Running tasks finish under their own limits.
+    #[arg(long, value_name = "USD", value_parser = parse_positive_usd)]
+    pub max_total_cost_usd: Option<f64>,
+    /// Run only shard I of N (1-based) of the expanded task list. Tasks are assigned by a hash
+    /// of their name, so assignments survive reordering and added tasks.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::batch::Shard>,
+    /// Skip tasks whose earlier `result.json` under DIR passed with the same spec digest and
+    /// base commit (e.g. a previous run's --transcript-dir).
+    #[arg(long, value_name = "DIR")]
+    pub skip_passed: Option<PathBuf>,
     /// Replay responses from a cassette FILE instead of calling a model.
     #[arg(long, value_name = "FILE", conflicts_with = "record")]
     pub replay: Option<PathBuf>,
@@ -153,6 +188,13 @@ pub struct ExecArgs {
     /// `replay_mode`.
     #[arg(long, value_name = "MODE", value_parser = parse_replay_mode)]
     pub replay_mode: Option<ReplayMode>,
+}
+
+fn parse_positive_usd(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a positive amount in USD")),
+    }
 }
 
 fn parse_duration(s: &str) -> Result<SpecDuration, String> {

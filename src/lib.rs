@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod batch;
 pub mod cli;
 pub mod events;
 pub mod hooks;

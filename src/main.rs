@@ -3,7 +3,7 @@
 use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
-use runner::cli::{Cli, Command};
+use runner::cli::{Cli, Command, ReportCommand};
 
 fn init_logging() {
     let filter = EnvFilter::try_from_env("RUNNER_LOG")
@@ -26,6 +26,9 @@ fn main() -> anyhow::Result<()> {
     let code = match cli.command {
         Command::Schema => runner::app::schema(),
         Command::Validate { paths } => runner::app::validate(&paths),
+        Command::Report(ReportCommand::Merge { inputs, output }) => {
+            runner::app::report_merge(&inputs, &output)
+        }
         Command::Exec(args) => {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -183,14 +183,15 @@ impl std::io::Write for LogWriter {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        let mut stderr = std::io::stderr().lock();
+        // Routed by the batch module: a task's buffered log group, or stderr (around the
+        // progress line).
         if secrets.is_empty() {
-            stderr.write_all(buf)?;
+            crate::batch::group::write_log(buf)?;
         } else {
             let red = Redactor {
                 secrets: secrets.clone(),
             };
-            stderr.write_all(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
+            crate::batch::group::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
         }
         Ok(buf.len())
     }

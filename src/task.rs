@@ -351,6 +351,13 @@ fn prepare_output_root(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The spec digest recorded in the transcript and `result.json`: SHA-256 of the resolved spec
+/// (after command-line overrides) as JSON.
+pub fn spec_digest(spec: &crate::spec::TaskSpec) -> String {
+    let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
+    sha256_hex(spec_json.to_string().as_bytes())
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -409,7 +416,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         Some(dir) => dir.to_path_buf(),
         None => opts.transcript_dir.join(format!(
             "{}-{}-{}",
-            spec.name,
+            crate::batch::file_safe(&spec.name),
             now.format("%Y%m%dT%H%M%S"),
             session_id.get(..8).unwrap_or(&session_id)
         )),
@@ -538,9 +545,15 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     if let Some(out) = &opts.stream_out {
         sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
     }
+    if crate::batch::progress::active() {
+        sinks.push(Box::new(crate::batch::progress::ProgressSink::new(
+            task.model_info,
+        )));
+    }
 
     let spec_json = serde_json::to_value(spec).unwrap_or(Value::Null);
     let spec_digest = sha256_hex(spec_json.to_string().as_bytes());
+    let result_file_facts = (spec_digest.clone(), git_commit.clone());
     let init = InitInfo {
         uuid: agent::run::new_uuid(),
         session_id: session_id.clone(),
@@ -633,6 +646,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
             &spec.verify,
             &loaded.workdir,
             &agent.tool_ctx.env,
+            &spec.params,
             stopper.token(),
             &agent.tool_ctx.spill_dir,
             attempt,
@@ -706,6 +720,13 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         vec![]
     };
     let result = redactor.redact_result(&result);
+    let (digest, base) = &result_file_facts;
+    if let Err(e) = crate::batch::write_result_file(&run_dir, &result, digest, base.as_deref()) {
+        tracing::error!(
+            "cannot write {}: {e}",
+            run_dir.join(crate::batch::RESULT_FILE).display()
+        );
+    }
     agent.emit(RunEvent::Result(Box::new(result.clone())));
     hooks.session_end("other").await;
     result

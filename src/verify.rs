@@ -56,10 +56,14 @@ fn cap(text: &str, max: usize) -> String {
 }
 
 /// Run every check in order (all of them, even after a failure, so the report is complete).
+/// `params` (a `matrix:` task's parameters) are exported as `RUNNER_PARAM_<NAME>`, before the
+/// check's own `env:`.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_checks(
     checks: &[VerifyCheck],
     workdir: &Path,
     env: &EnvPolicy,
+    params: &[(String, String)],
     cancel: &CancellationToken,
     spill_dir: &Path,
     attempt: u32,
@@ -68,10 +72,10 @@ pub async fn run_checks(
     let mut results = Vec::with_capacity(checks.len());
     for (i, check) in checks.iter().enumerate() {
         let name = check.name.clone().unwrap_or_else(|| check.run.clone());
-        let extra: Vec<(String, String)> = check
-            .env
+        let extra: Vec<(String, String)> = params
             .iter()
-            .map(|(k, v)| (k.clone(), expand_env(v)))
+            .map(|(k, v)| (crate::spec::matrix::env_name(k), v.clone()))
+            .chain(check.env.iter().map(|(k, v)| (k.clone(), expand_env(v))))
             .collect();
         let timeout = check.timeout.map_or(DEFAULT_CHECK_TIMEOUT, |t| t.0);
         tracing::info!(check = %name, attempt, "verify check started");
@@ -221,6 +225,7 @@ mod tests {
             &checks,
             dir.path(),
             &EnvPolicy::default(),
+            &[],
             &CancellationToken::new(),
             &spill,
             1,

@@ -75,6 +75,12 @@ pub fn result_value(r: &RunResult) -> Value {
             .map_or(Value::Null, |p| p.display().to_string().into()),
     );
     m.insert("runner_exit_code".into(), r.outcome.exit_code().into());
+    if r.outcome.kind == crate::agent::OutcomeKind::Skipped {
+        m.insert(
+            "runner_skip_reason".into(),
+            r.outcome.message.clone().into(),
+        );
+    }
     if !r.checks.is_empty() {
         m.insert(
             "runner_checks".into(),

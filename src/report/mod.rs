@@ -9,6 +9,7 @@
 pub mod github;
 pub mod json;
 pub mod junit;
+pub mod merge;
 pub mod stream_json;
 pub mod structured;
 pub mod text;

@@ -10,6 +10,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::locate::locate;
+use super::matrix;
 use super::types::{ProviderKind, TaskSpec};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
@@ -114,10 +115,48 @@ impl LoadedSpec {
     }
 }
 
-/// Load one spec file: parse, check, and resolve its paths.
+/// Load one spec file that holds one task: parse, check, and resolve its paths. A spec with a
+/// `matrix:` expanding into several tasks is an error here; use [`load_all`].
 pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
+    let mut all = load_all(path)?;
+    if all.len() == 1 {
+        return Ok(all.remove(0));
+    }
+    Err(SpecError::file(
+        path,
+        format!(
+            "the spec's `matrix:` expands into {} tasks; expected a single task here",
+            all.len()
+        ),
+    ))
+}
+
+/// Load a spec file: one task, or one per parameter set of its `matrix:` (each expanded task
+/// checked and resolved like a spec of its own).
+pub fn load_all(path: &Path) -> Result<Vec<LoadedSpec>, SpecError> {
     let source = read_text(path, path, "spec file")?;
     let spec = parse(path, &source)?;
+    let Some(m) = spec.matrix.clone() else {
+        return Ok(vec![finish(path, source, spec)?]);
+    };
+    let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
+    // The template's own name must be valid once its placeholders are filled.
+    let written = matrix::substitute_any(&spec.name, "x");
+    if let Some(why) = super::validate::name_problem(&written) {
+        return Err(at("name", why));
+    }
+    let dir = spec_dir(path)?;
+    let sets = matrix::param_sets(&m, &dir, &at)?;
+    let mut out = Vec::with_capacity(sets.len());
+    for params in &sets {
+        let expanded = matrix::expand_one(&spec, params, path, &source)?;
+        out.push(finish(path, source.clone(), expanded)?);
+    }
+    Ok(out)
+}
+
+/// Check and resolve one (possibly expanded) task of the spec file at `path`.
+fn finish(path: &Path, source: String, spec: TaskSpec) -> Result<LoadedSpec, SpecError> {
     super::validate::check_static(path, &source, &spec)?;
 
     let dir = spec_dir(path)?;
@@ -142,7 +181,25 @@ pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
                     ),
                 ));
             }
-            text
+            if spec.params.is_empty() {
+                text
+            } else {
+                matrix::substitute(&text, &spec.params, false).map_err(|u| {
+                    at(
+                        "prompt_file",
+                        format!(
+                            "`{}` in prompt_file {} names no matrix parameter; expected one of: {}",
+                            u.written,
+                            full.display(),
+                            spec.params
+                                .iter()
+                                .map(|(k, _)| k.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?
+            }
         }
         // check_static guarantees one of them.
         (None, None) => String::new(),

@@ -4,6 +4,7 @@ pub mod discover;
 pub mod duration;
 pub mod load;
 pub mod locate;
+pub mod matrix;
 pub mod output;
 pub mod schema;
 pub mod types;
@@ -11,7 +12,7 @@ pub mod validate;
 
 pub use discover::discover;
 pub use duration::SpecDuration;
-pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load};
+pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load, load_all};
 pub use types::*;
 
 #[cfg(test)]

@@ -97,6 +97,17 @@ pub struct TaskSpec {
     /// it; the value is reported as `structured_output`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputSpec>,
+    /// Expand this spec into one task per parameter set: a list of maps
+    /// (`[{crate: core}, {crate: cli}]`) or `{glob: "crates/*"}` (parameters `path` and
+    /// `basename`). `{{param}}` is substituted in `name`, `prompt`/`prompt_file`, `workdir` and
+    /// verify checks' `name` and `run` (shell-quoted there); checks also get
+    /// `RUNNER_PARAM_<NAME>`. Without `{{…}}` in `name`, tasks are named `NAME[k=v,…]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<super::matrix::Matrix>,
+    /// The matrix parameters this task was expanded with (set by loading; not a YAML field).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub params: Vec<(String, String)>,
 }
 
 /// `output:`: the JSON Schema the agent's final answer must match. Exactly one of `schema` and

@@ -47,6 +47,29 @@ pub fn name_problem(name: &str) -> Option<String> {
     None
 }
 
+/// Why the name of a task expanded from `matrix:` is not valid, if it is not: parameter
+/// values may add any printable characters (the output directory uses a file-safe form).
+pub fn expanded_name_problem(name: &str) -> Option<String> {
+    if name.trim().is_empty() {
+        return Some(
+            "the expanded task name is empty; expected a `name` with letters or digits".into(),
+        );
+    }
+    if name.chars().any(char::is_control) {
+        return Some(format!(
+            "the expanded task name {name:?} holds a control character"
+        ));
+    }
+    if name.len() > 2 * MAX_NAME_LEN {
+        return Some(format!(
+            "the expanded task name is {} characters long; expected at most {}",
+            name.len(),
+            2 * MAX_NAME_LEN
+        ));
+    }
+    None
+}
+
 fn is_env_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -59,7 +82,12 @@ fn is_env_name(s: &str) -> bool {
 pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
     let at = |key: &str, msg: String| SpecError::in_source(path, source, key, msg);
 
-    if let Some(why) = name_problem(&spec.name) {
+    let name_check = if spec.params.is_empty() {
+        name_problem(&spec.name)
+    } else {
+        expanded_name_problem(&spec.name)
+    };
+    if let Some(why) = name_check {
         return Err(at("name", why));
     }
 

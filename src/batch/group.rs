@@ -1,0 +1,109 @@
+//! Per-task log sections for GitHub Actions (`::group::`), and the route every log line takes
+//! to stderr ([`write_log`]): into the running task's buffer when its log is being buffered,
+//! else to stderr, clearing and redrawing the progress line around it.
+//!
+//! Workflow commands are off for the whole run (`::stop-commands::TOKEN`, see
+//! [`report::github`](crate::report::github)), so each group marker briefly resumes commands
+//! with the current token, writes the marker, and stops them again with a fresh token. Model
+//! and tool text therefore never reaches the command channel.
+//!
+//! With one task at a time (`--jobs 1` or a single task) the group is opened when the task
+//! starts and its log streams live; with concurrent tasks each task's log is buffered and
+//! written as one group when the task ends, so groups never interleave. Logs written outside
+//! the task's own future (e.g. by tasks it spawns) go straight to stderr.
+
+use std::future::Future;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use crate::report::github;
+
+tokio::task_local! {
+    static TASK_LOG: Arc<Mutex<Vec<u8>>>;
+}
+
+/// Write one log line: to the current task's buffer if it has one, else to stderr (around the
+/// progress line, if one is shown).
+pub fn write_log(bytes: &[u8]) -> io::Result<()> {
+    let buffered = TASK_LOG.try_with(|b| {
+        b.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(bytes)
+    });
+    if buffered.is_ok() {
+        return Ok(());
+    }
+    super::progress::write_around(bytes)
+}
+
+/// Run `f` with its log lines collected in `buffer`.
+pub async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
+    TASK_LOG.scope(buffer, f).await
+}
+
+/// The `::group::` writer of one run; holds the current stop-commands token.
+#[derive(Debug)]
+pub struct Groups {
+    token: Mutex<String>,
+    /// Whether each task's log is buffered (concurrent tasks) rather than streamed.
+    pub buffered: bool,
+}
+
+impl Groups {
+    /// Groups for a run whose commands were stopped with `token`.
+    pub fn new(token: String, buffered: bool) -> Groups {
+        Groups {
+            token: Mutex::new(token),
+            buffered,
+        }
+    }
+
+    /// The current stop-commands token (to resume commands at the end of the run).
+    pub fn token(&self) -> String {
+        self.token.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Resume commands, write `commands`, stop them again with a fresh token, then write
+    /// `body` — all under one stderr lock.
+    fn emit(&self, commands: &[String], body: &[u8]) {
+        let mut token = self.token.lock().unwrap_or_else(|e| e.into_inner());
+        let next = github::random_token();
+        let mut text = format!("::{token}::\n");
+        for c in commands {
+            text.push_str(c);
+            text.push('\n');
+        }
+        text.push_str(&format!("::stop-commands::{next}\n"));
+        let mut err = io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.write_all(body);
+        let _ = err.flush();
+        *token = next;
+    }
+
+    /// Open a live group for `task` (one task at a time).
+    pub fn open(&self, task: &str) {
+        self.emit(&[format!("::group::{}", group_title(task))], b"");
+    }
+
+    /// Close the live group.
+    pub fn close(&self) {
+        self.emit(&["::endgroup::".to_string()], b"");
+    }
+
+    /// Write a finished task's buffered log as one group titled with its outcome.
+    pub fn write_buffered(&self, task: &str, outcome: &str, log: &[u8]) {
+        let title = group_title(&format!("{task} ({outcome})"));
+        let mut body = log.to_vec();
+        if !body.is_empty() && !body.ends_with(b"\n") {
+            body.push(b'\n');
+        }
+        self.emit(&[format!("::group::{title}")], &body);
+        self.emit(&["::endgroup::".to_string()], b"");
+    }
+}
+
+/// A group title on one line, with command-data escaping.
+fn group_title(s: &str) -> String {
+    github::escape_data(s)
+}

@@ -1,0 +1,250 @@
+//! Progress of a batch on stderr. On a terminal (and outside GitHub Actions) with several
+//! tasks: one status line, redrawn in place, of tasks running/done/failed/skipped, tokens and
+//! cost (tokens and cost grow with each model response, see [`ProgressSink`]); log lines are
+//! written above it. Elsewhere: the plain one-line-per-event logs
+//! (`task started`, `task finished`, `skipped`) and nothing else.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::Mutex;
+
+use crate::agent::OutcomeKind;
+use crate::events::{RunEvent, RunResult, Sink};
+use crate::model::Usage;
+use crate::model::table::ModelInfo;
+
+/// The live status, when one is shown.
+static STATUS: Mutex<Option<Status>> = Mutex::new(None);
+
+/// Counters of the status line.
+#[derive(Debug, Default, Clone)]
+struct Status {
+    total: usize,
+    running: usize,
+    passed: usize,
+    failed: usize,
+    skipped: usize,
+    tokens: u64,
+    cost_usd: f64,
+    cost_unknown: bool,
+}
+
+impl Status {
+    fn line(&self) -> String {
+        let cost = if self.cost_unknown {
+            format!("${:.4}+ (some costs unknown)", self.cost_usd)
+        } else {
+            format!("${:.4}", self.cost_usd)
+        };
+        format!(
+            "runner: {}/{} done · {} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
+            self.passed + self.failed + self.skipped,
+            self.total,
+            self.running,
+            self.passed,
+            self.failed,
+            self.skipped,
+            self.tokens
+        )
+    }
+}
+
+/// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
+/// and `RUNNER_PROGRESS` is not `0`.
+pub fn wanted() -> bool {
+    io::stderr().is_terminal()
+        && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
+        && std::env::var("RUNNER_PROGRESS").as_deref() != Ok("0")
+}
+
+/// Start showing the status line for `total` tasks.
+pub fn start(total: usize) {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    *s = Some(Status {
+        total,
+        ..Default::default()
+    });
+    draw(s.as_ref());
+}
+
+/// A task started.
+pub fn task_started() {
+    update(|s| s.running += 1);
+}
+
+/// A task finished (or was skipped without starting, `started == false`).
+pub fn task_finished(r: &RunResult, started: bool) {
+    update(|s| {
+        if started {
+            s.running = s.running.saturating_sub(1);
+        }
+        match r.outcome.kind {
+            OutcomeKind::Success => s.passed += 1,
+            OutcomeKind::Skipped => s.skipped += 1,
+            _ => s.failed += 1,
+        }
+    });
+}
+
+/// Whether a status line is being shown.
+pub fn active() -> bool {
+    STATUS.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+fn total_tokens(u: &Usage) -> u64 {
+    u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+}
+
+/// Feeds one task's tokens and cost to the status line as responses complete; on the task's
+/// result, replaces its running figures with the final ones.
+pub struct ProgressSink {
+    info: Option<ModelInfo>,
+    tokens: u64,
+    cost_usd: f64,
+}
+
+impl ProgressSink {
+    /// A sink for a task whose model is `info` (for prices).
+    pub fn new(info: Option<ModelInfo>) -> ProgressSink {
+        ProgressSink {
+            info,
+            tokens: 0,
+            cost_usd: 0.0,
+        }
+    }
+}
+
+impl Sink for ProgressSink {
+    fn emit(&mut self, event: &RunEvent) -> io::Result<()> {
+        match event {
+            RunEvent::AssistantResponse { meta, .. } => {
+                let t = total_tokens(&meta.usage);
+                let c = self.info.and_then(|i| i.cost_usd(&meta.usage));
+                self.tokens += t;
+                self.cost_usd += c.unwrap_or(0.0);
+                update(|s| {
+                    s.tokens += t;
+                    match c {
+                        Some(c) => s.cost_usd += c,
+                        None => s.cost_unknown = true,
+                    }
+                });
+            }
+            RunEvent::Result(r) => {
+                let (t, c) = (self.tokens, self.cost_usd);
+                update(|s| {
+                    s.tokens = s.tokens.saturating_sub(t) + total_tokens(&r.usage);
+                    s.cost_usd = (s.cost_usd - c).max(0.0) + r.total_cost_usd.unwrap_or(0.0);
+                    if r.total_cost_usd.is_none() && r.num_turns > 0 {
+                        s.cost_unknown = true;
+                    }
+                });
+                self.tokens = 0;
+                self.cost_usd = 0.0;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Stop showing the status line (leaves its last state on its own line).
+pub fn finish() {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(st) = s.take() {
+        let mut err = io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}\n", st.line());
+        let _ = err.flush();
+    }
+}
+
+fn update(f: impl FnOnce(&mut Status)) {
+    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(st) = s.as_mut() {
+        f(st);
+        draw(Some(st));
+    }
+}
+
+fn draw(s: Option<&Status>) {
+    if let Some(st) = s {
+        let mut err = io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{}", st.line());
+        let _ = err.flush();
+    }
+}
+
+/// Write log `bytes` to stderr; with a status line shown, clear it first and redraw it after.
+pub fn write_around(bytes: &[u8]) -> io::Result<()> {
+    let s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut err = io::stderr().lock();
+    match s.as_ref() {
+        None => err.write_all(bytes),
+        Some(st) => {
+            err.write_all(b"\r\x1b[2K")?;
+            err.write_all(bytes)?;
+            write!(err, "{}", st.line())?;
+            err.flush()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_line_counts() {
+        let s = Status {
+            total: 5,
+            running: 1,
+            passed: 2,
+            failed: 1,
+            skipped: 1,
+            tokens: 1234,
+            cost_usd: 0.5,
+            cost_unknown: false,
+        };
+        assert_eq!(
+            s.line(),
+            "runner: 4/5 done · 1 running · 2 passed · 1 failed · 1 skipped · 1234 tokens · $0.5000"
+        );
+        let u = Status {
+            cost_unknown: true,
+            ..s
+        };
+        assert!(u.line().ends_with("$0.5000+ (some costs unknown)"));
+    }
+
+    #[test]
+    fn sink_adds_tokens_and_cost_per_response() {
+        // The only test that touches the process-wide status.
+        start(1);
+        task_started();
+        let info = crate::model::table::builtin("claude-sonnet-4-5");
+        let mut sink = ProgressSink::new(info);
+        let meta = crate::events::AssistantMeta {
+            message_id: "m".into(),
+            model: "claude-sonnet-4-5".into(),
+            request_id: None,
+            usage: Usage {
+                input_tokens: 1_000_000,
+                output_tokens: 0,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 0,
+            },
+            stop_reason: None,
+            stop_sequence: None,
+        };
+        let event = RunEvent::AssistantResponse {
+            meta,
+            blocks: vec![],
+        };
+        sink.emit(&event).unwrap();
+        sink.emit(&event).unwrap();
+        let line = STATUS.lock().unwrap().as_ref().unwrap().line();
+        assert!(line.contains("1 running"), "{line}");
+        assert!(line.contains("2000000 tokens · $6.0000"), "{line}");
+        finish();
+        assert!(!active());
+    }
+}
