@@ -188,6 +188,18 @@ pub async fn exec(args: ExecArgs) -> i32 {
     if args.record.is_some() && prepared.len() + errors.len() > 1 {
         errors.push("--record records one task; give a single task spec".to_string());
     }
+    let patch_dir = args
+        .patch_dir
+        .clone()
+        .unwrap_or_else(|| args.transcript_dir.join("patches"));
+    let git_outputs = [args.transcript_dir.clone(), patch_dir.clone()];
+    let several = prepared.len() + errors.len() > 1;
+    for p in &mut prepared {
+        match crate::git::plan(&p.loaded, several, &patch_dir, &git_outputs) {
+            Ok(g) => p.git = g,
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
     if !errors.is_empty() {
         return report_errors(&errors);
     }

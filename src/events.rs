@@ -171,6 +171,10 @@ pub struct RunResult {
     /// Verify checks of the last attempt that ran them.
     #[serde(default)]
     pub checks: Vec<CheckResult>,
+    /// What git made of the task (patch, changes, branch commit), when its workdir is in a
+    /// git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<crate::git::GitSummary>,
 }
 
 /// One event of a task run.
@@ -252,6 +256,16 @@ pub enum RunEvent {
         error: String,
         /// The failure in full.
         message: String,
+    },
+    /// The task runs in a git worktree of its own (transcript `system/runner_worktree`), so a
+    /// resumed run can continue there if the task does not finish.
+    Worktree {
+        /// The worktree's path.
+        path: PathBuf,
+        /// The repository it belongs to.
+        repo_root: PathBuf,
+        /// The commit it was checked out from.
+        base_commit: String,
     },
     /// The run ended.
     Result(Box<RunResult>),

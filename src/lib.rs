@@ -10,6 +10,7 @@ pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod events;
+pub mod git;
 pub mod hooks;
 pub mod model;
 pub mod permissions;

@@ -96,6 +96,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         started_at: "2026-01-02T03:04:05".into(),
         uuid: "99999999-9999-4999-8999-999999999999".into(),
         checks: vec![],
+        git: None,
     }
 }
 
