@@ -187,6 +187,9 @@ pub fn plan(
             });
         }
     }
+    if isolate && g.base == GitBase::Head {
+        check_workdir_in_head(loaded, &root)?;
+    }
     Ok(GitPlan {
         repo_root: Some(root),
         isolate,
@@ -197,6 +200,42 @@ pub fn plan(
         patch_dir: absolute(patch_dir),
         exclude,
     })
+}
+
+/// An isolated task's worktree starts from HEAD: its workdir must be a directory there.
+fn check_workdir_in_head(loaded: &LoadedSpec, root: &Path) -> Result<(), GitError> {
+    let Ok(rel) = loaded.workdir.strip_prefix(root) else {
+        return Ok(());
+    };
+    if rel.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let what = || {
+        format!(
+            "look up the workdir in the HEAD commit of {}",
+            root.display()
+        )
+    };
+    let repo = Repository::open(root).map_err(git_err(what()))?;
+    let tree = repo
+        .head()
+        .and_then(|h| h.peel_to_tree())
+        .map_err(git_err(what()))?;
+    let is_dir = tree
+        .get_path(rel)
+        .is_ok_and(|e| e.kind() == Some(git2::ObjectType::Tree));
+    if is_dir {
+        return Ok(());
+    }
+    Err(SpecError::at(
+        loaded,
+        "workdir",
+        format!(
+            "the task runs isolated in a git worktree checked out from HEAD, but its workdir `{}` is not a directory in HEAD (untracked?). Commit it, set `git.base: working-tree`, or `git.isolate: false`",
+            rel.display()
+        ),
+    )
+    .into())
 }
 
 /// Tracked paths whose working-tree or index state differs from HEAD (untracked files do not

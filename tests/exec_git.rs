@@ -572,3 +572,80 @@ fn interrupted_isolated_task_keeps_its_worktree() {
     assert_eq!(worktrees(&repo).len(), 2);
     mock.assert_clean();
 }
+
+#[test]
+fn isolated_workdir_must_exist_in_head() {
+    let repo = TestRepo::new();
+    let dir = repo.path().join("tasks");
+    std::fs::create_dir(&dir).unwrap();
+    let a = write_spec_named(&dir, "a.yaml", &task("alpha", ""));
+    let b = write_spec_named(&dir, "b.yaml", &task("beta", ""));
+    let mock = MockAnthropic::start(vec![]);
+    let out = OutDir::new();
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &[a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("a.yaml:")
+            && run
+                .stderr
+                .contains("workdir `tasks` is not a directory in HEAD"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.requests().len(), 0);
+}
+
+#[test]
+fn in_place_branch_commit_over_uncommitted_changes_it_depends_on() {
+    let repo = TestRepo::new();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // Work in progress on README.md, which the task then edits further.
+    repo.write("README.md", "# test repo\nwip line\n");
+    let spec = write_spec(
+        repo.path(),
+        &task(
+            "dep",
+            "permissions:\n  mode: bypassPermissions\ngit:\n  branch: bot/dep\n",
+        ),
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn(
+            "toolu_1",
+            "Bash",
+            json!({"command": "sed -i 's/wip line/wip line, finished/' README.md"}),
+        ),
+        text_turn("done"),
+    ]);
+    let out = OutDir::new();
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", spec.to_str().unwrap()],
+    );
+    run.expect_code(0);
+    let r = run.result();
+    let patch = patch_of(&r);
+    assert!(
+        patch.contains("-wip line\n+wip line, finished\n"),
+        "{patch}"
+    );
+    // The change does not apply to HEAD alone: the work in progress is committed underneath.
+    assert_eq!(r["runner_git"]["branch"], "bot/dep");
+    assert_eq!(
+        repo.git(&["log", "--format=%s", "bot/dep"]).trim(),
+        "runner: dep\nrunner: working tree before task dep\ninitial commit"
+    );
+    assert_eq!(repo.git(&["rev-parse", "bot/dep~2"]).trim(), head);
+    assert_eq!(
+        repo.git(&["show", "bot/dep:README.md"]),
+        "# test repo\nwip line, finished\n"
+    );
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), head);
+    mock.assert_clean();
+}
