@@ -477,6 +477,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
         Err(e) => {
             result.outcome = Outcome::new(OutcomeKind::AgentError, e.clone());
             result.errors = vec![e];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     };
@@ -496,6 +497,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
         Err(msg) => {
             result.outcome = Outcome::new(OutcomeKind::ApiError, msg.clone());
             result.errors = vec![msg];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     };
@@ -513,6 +515,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
             );
             result.outcome = Outcome::new(OutcomeKind::AgentError, msg.clone());
             result.errors = vec![msg];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     }
@@ -714,6 +717,14 @@ async fn start_git(
         .await
         .map_err(|e| format!("git setup failed: {e}"))?
         .map_err(|e| e.to_string())
+}
+
+/// A task that failed before the agent started: still write its (empty) patch and remove its
+/// worktree.
+async fn abandon_git(g: Option<crate::git::GitTask>, result: &mut RunResult) {
+    if let Some(g) = g {
+        finish_git(g, result).await;
+    }
 }
 
 /// Record the task's changes (patch, branch commit), remove its worktree unless it was
