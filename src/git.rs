@@ -98,13 +98,26 @@ pub struct GitPlan {
 }
 
 /// Make `p` absolute (against the current directory) and lexically normal, resolving symlinks
-/// when it exists.
+/// in the longest part of it that exists (so it compares with canonical repository roots).
 pub fn absolute(p: &Path) -> PathBuf {
-    if let Ok(c) = std::fs::canonicalize(p) {
-        return c;
+    let abs = normalize_lexically(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(existing) {
+            return rest
+                .iter()
+                .rev()
+                .fold(c, |acc: PathBuf, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return abs,
+        }
     }
-    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    normalize_lexically(&abs)
 }
 
 /// The canonical root of the (non-bare) repository containing `dir`, if any.
@@ -697,6 +710,16 @@ mod tests {
             GitBranch::Named("bot/y".into()).name_for("t").as_deref(),
             Some("bot/y")
         );
+    }
+
+    #[test]
+    fn absolute_resolves_the_existing_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(absolute(&link.join("a/../b/c")), real.join("b/c"));
+        assert_eq!(absolute(&real), real);
     }
 
     #[test]
