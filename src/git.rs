@@ -168,6 +168,19 @@ pub fn plan(
         )
         .into());
     }
+    if let Some(b) = &branch
+        && let Some(wt) = checked_out_at(&root, b)
+    {
+        return Err(SpecError::at(
+            loaded,
+            "git.branch",
+            format!(
+                "branch `{b}` is checked out in {}; runner commits on a branch of its own and will not move a checked-out one. Choose another name",
+                wt.display()
+            ),
+        )
+        .into());
+    }
     if let Some(a) = &g.author
         && Signature::now(&a.name, &a.email).is_err()
     {
@@ -213,6 +226,27 @@ pub fn plan(
         patch_dir: absolute(patch_dir),
         exclude,
     })
+}
+
+/// Where `branch` is checked out: the repository's working tree or one of its worktrees.
+fn checked_out_at(root: &Path, branch: &str) -> Option<PathBuf> {
+    let repo = Repository::open(root).ok()?;
+    let on = |r: &Repository| {
+        r.head()
+            .ok()
+            .is_some_and(|h| h.is_branch() && h.shorthand().ok() == Some(branch))
+    };
+    if on(&repo) {
+        return Some(root.to_path_buf());
+    }
+    let names = repo.worktrees().ok()?;
+    names
+        .iter()
+        .flatten()
+        .flatten()
+        .filter_map(|n| repo.find_worktree(n).ok())
+        .find(|wt| Repository::open_from_worktree(wt).is_ok_and(|r| on(&r)))
+        .map(|wt| wt.path().to_path_buf())
 }
 
 /// An isolated task's worktree starts from HEAD: its workdir must be a directory there.

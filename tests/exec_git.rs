@@ -649,3 +649,43 @@ fn in_place_branch_commit_over_uncommitted_changes_it_depends_on() {
     assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), head);
     mock.assert_clean();
 }
+
+#[test]
+fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
+    let repo = TestRepo::new();
+    let spec = write_spec(repo.path(), &task("t", "git:\n  branch: main\n"));
+    let mock = MockAnthropic::start(vec![]);
+    let out = OutDir::new();
+    let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("task.yaml:5:")
+            && run.stderr.contains("branch `main` is checked out in"),
+        "{}",
+        run.stderr
+    );
+    let a = write_spec_named(
+        repo.path(),
+        "a.yaml",
+        &task("alpha", "git:\n  branch: bot/same\n"),
+    );
+    let b = write_spec_named(
+        repo.path(),
+        "b.yaml",
+        &task("beta", "git:\n  branch: bot/same\n"),
+    );
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &[a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("git.branch `bot/same` is also the branch of task `alpha`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.requests().len(), 0);
+}
