@@ -126,6 +126,10 @@ pub struct ExecArgs {
     /// Directory for transcripts and other run outputs.
     #[arg(long, value_name = "DIR", default_value = ".runner")]
     pub transcript_dir: PathBuf,
+    /// Directory for each task's patch file (`TASK.patch`, its changes as `git diff` against
+    /// the base commit); default `patches/` under `--transcript-dir`.
+    #[arg(long, value_name = "DIR")]
+    pub patch_dir: Option<PathBuf>,
     /// How many tasks run at once.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub jobs: u32,

@@ -174,6 +174,10 @@ pub struct RunResult {
     /// The value of the model's valid `StructuredOutput` call (tasks with `output:`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_output: Option<Value>,
+    /// What git made of the task (patch, changes, branch commit), when its workdir is in a
+    /// git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<crate::git::GitSummary>,
 }
 
 /// One event of a task run.
@@ -278,6 +282,16 @@ pub enum RunEvent {
         parent_uuid: String,
         /// The user message text (task prompt and summary).
         text: String,
+    },
+    /// The task runs in a git worktree of its own (transcript `system/runner_worktree`), so a
+    /// resumed run can continue there if the task does not finish.
+    Worktree {
+        /// The worktree's path.
+        path: PathBuf,
+        /// The repository it belongs to.
+        repo_root: PathBuf,
+        /// The commit it was checked out from.
+        base_commit: String,
     },
     /// The run ended.
     Result(Box<RunResult>),

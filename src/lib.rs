@@ -11,6 +11,7 @@ pub mod app;
 pub mod batch;
 pub mod cli;
 pub mod events;
+pub mod git;
 pub mod hooks;
 pub mod model;
 pub mod permissions;

@@ -177,6 +177,9 @@ pub struct PreparedTask {
     pub hooks: Hooks,
     /// Set when the task continues a transcript (`runner resume`) instead of starting fresh.
     pub resume: Option<Box<crate::transcript::resume::Resume>>,
+    /// What the task does with git (set by the caller once the whole run is known; default:
+    /// nothing).
+    pub git: crate::git::GitPlan,
 }
 
 /// Check everything a task needs before any task starts: the spec (again, after overrides),
@@ -222,6 +225,7 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
     };
     let model_info = table::lookup(&spec.model, &spec.models);
     Ok(PreparedTask {
+        git: Default::default(),
         hooks,
         policy: Arc::new(policy),
         api_key,
@@ -393,12 +397,13 @@ pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
         uuid: agent::run::new_uuid(),
         checks: vec![],
         structured_output: None,
+        git: None,
     }
 }
 
 /// Run one prepared task to its outcome. Never panics on input; every failure becomes an
 /// outcome in the result.
-pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -> RunResult {
+pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stopper) -> RunResult {
     let started = Instant::now();
     let now = chrono::Local::now();
     let loaded = &task.loaded;
@@ -441,12 +446,38 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         None => run_dir.join("transcript.jsonl"),
     };
 
-    let (repo_root, git_branch, git_commit) = git_info(&loaded.workdir);
+    let (repo_root, mut git_branch, mut git_commit) = git_info(&loaded.workdir);
+    let git_task = match start_git(&task, &session_id, &run_dir).await {
+        Ok(g) => g,
+        Err(msg) => {
+            result.outcome = Outcome::new(OutcomeKind::AgentError, msg.clone());
+            result.errors = vec![msg];
+            return result;
+        }
+    };
+    // An isolated task works in its worktree: every path below resolves through it.
+    if let Some(g) = &git_task {
+        git_commit = Some(g.base_commit.to_string());
+        if g.worktree_path().is_some() {
+            git_branch = Some("HEAD".to_string());
+            task.loaded.workdir = g.workdir.clone();
+        }
+    }
+    let loaded = &task.loaded;
+    let spec = &loaded.spec;
+    let map = |p: &PathBuf| {
+        git_task
+            .as_ref()
+            .map_or_else(|| p.clone(), |g| g.map_path(p))
+    };
     let roots = Arc::new(SessionRoots {
-        spec_dir: loaded.dir.clone(),
-        repo_root: repo_root.clone(),
+        spec_dir: map(&loaded.dir),
+        repo_root: git_task
+            .as_ref()
+            .map(|g| g.root().to_path_buf())
+            .or(repo_root.clone()),
         workdir: loaded.workdir.clone(),
-        additional_dirs: loaded.additional_directories.clone(),
+        additional_dirs: loaded.additional_directories.iter().map(map).collect(),
         output_dir: run_dir.clone(),
     });
     let names = secret_names(loaded);
@@ -471,6 +502,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         Err(e) => {
             result.outcome = Outcome::new(OutcomeKind::AgentError, e.clone());
             result.errors = vec![e];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     };
@@ -516,6 +548,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
         Err(msg) => {
             result.outcome = Outcome::new(OutcomeKind::ApiError, msg.clone());
             result.errors = vec![msg];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     };
@@ -539,6 +572,7 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
             );
             result.outcome = Outcome::new(OutcomeKind::AgentError, msg.clone());
             result.errors = vec![msg];
+            abandon_git(git_task, &mut result).await;
             return result;
         }
     }
@@ -573,6 +607,18 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
     };
     if let Err(e) = sinks.emit(&RunEvent::Init(Box::new(init))) {
         tracing::error!("writing run output failed: {e}");
+    }
+    if let Some(g) = &git_task
+        && let Some(path) = g.worktree_path()
+    {
+        let event = RunEvent::Worktree {
+            path: path.to_path_buf(),
+            repo_root: g.repo_root().to_path_buf(),
+            base_commit: g.base_commit.to_string(),
+        };
+        if let Err(e) = sinks.emit(&event) {
+            tracing::error!("writing run output failed: {e}");
+        }
     }
 
     let model_cap = task
@@ -714,6 +760,9 @@ pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -
             ),
         );
     }
+    if let Some(g) = git_task {
+        finish_git(g, &mut result).await;
+    }
     result.errors = if result.outcome.is_error() {
         vec![redactor.redact(&result.outcome.message).into_owned()]
     } else {
@@ -768,6 +817,79 @@ fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutput
     };
     let handle = StructuredOutputHandle::new(out.max_retries);
     StructuredOutputTool::new(schema.clone(), handle).map(Some)
+}
+
+/// Snapshot the task's git base and, when it is isolated, create its worktree.
+async fn start_git(
+    task: &PreparedTask,
+    session_id: &str,
+    run_dir: &Path,
+) -> Result<Option<crate::git::GitTask>, String> {
+    if task.git.repo_root.is_none() {
+        return Ok(None);
+    }
+    let plan = task.git.clone();
+    let name = task.loaded.spec.name.clone();
+    let sid = session_id.to_string();
+    let workdir = task.loaded.workdir.clone();
+    let run_dir = run_dir.to_path_buf();
+    tokio::task::spawn_blocking(move || crate::git::begin(&plan, &name, &sid, &workdir, &run_dir))
+        .await
+        .map_err(|e| format!("git setup failed: {e}"))?
+        .map_err(|e| e.to_string())
+}
+
+/// A task that failed before the agent started: still write its (empty) patch and remove its
+/// worktree.
+async fn abandon_git(g: Option<crate::git::GitTask>, result: &mut RunResult) {
+    if let Some(g) = g {
+        finish_git(g, result).await;
+    }
+}
+
+/// Record the task's changes (patch, branch commit), remove its worktree unless it was
+/// interrupted, and apply `git.require_changes` to the outcome.
+async fn finish_git(g: crate::git::GitTask, result: &mut RunResult) {
+    let require_changes = g.requires_changes();
+    let name = result.task_name.clone();
+    let sid = result.session_id.clone();
+    let success = result.outcome.kind == OutcomeKind::Success;
+    let interrupted = result.outcome.kind == OutcomeKind::Interrupted;
+    let joined = tokio::task::spawn_blocking(move || {
+        let end = crate::git::Ending {
+            task: &name,
+            session_id: &sid,
+            success,
+            interrupted,
+        };
+        crate::git::finish(&g, end)
+    })
+    .await;
+    let (summary, err) = match joined {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!("git finish failed: {e}");
+            return;
+        }
+    };
+    if let Some(e) = err {
+        tracing::error!(task = %result.task_name, "{e}");
+        if result.outcome.kind == OutcomeKind::Success {
+            result.outcome = Outcome::new(OutcomeKind::AgentError, e.to_string());
+        }
+    }
+    if let Some(wt) = &summary.worktree {
+        tracing::warn!(task = %result.task_name, worktree = %wt.display(), "worktree kept for resume");
+    }
+    if require_changes && !summary.changed && result.outcome.kind == OutcomeKind::Success {
+        let check = crate::git::require_changes_check(&summary);
+        result.outcome = Outcome::new(
+            OutcomeKind::ChecksFailed,
+            format!("{}: {}", check.name, check.output),
+        );
+        result.checks.push(check);
+    }
+    result.git = Some(summary);
 }
 
 /// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with

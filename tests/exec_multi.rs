@@ -54,7 +54,11 @@ fn two_files_text_blocks_and_combined_exit_code() {
         "tasks run in the order given"
     );
     assert_eq!(task_of(&mock.request(1)), "beta");
-    assert!(repo.exists("beta.txt"));
+    // Several tasks in a git repository run in worktrees of their own: beta's file is in its
+    // patch, not in the repository.
+    assert!(!repo.exists("beta.txt"));
+    let patch = std::fs::read_to_string(out.transcripts().join("patches/beta.patch")).unwrap();
+    assert!(patch.contains("+++ b/beta.txt"), "{patch}");
     mock.assert_clean();
 }
 
@@ -103,6 +107,9 @@ fn directory_of_specs_json_one_line_per_task() {
     write_spec_named(&dir, "b.yaml", &task("second", ""));
     write_spec_named(&dir, "a.yaml", &task("first", ""));
     std::fs::write(dir.join("notes.txt"), "not a spec").unwrap();
+    // Committed: the tasks run in worktrees checked out from HEAD, where their workdir (the
+    // spec directory) must exist.
+    repo.commit_all("add tasks");
     let mock = MockAnthropic::start(vec![text_turn("one"), text_turn("two")]);
     let out = OutDir::new();
     let run = exec_in(

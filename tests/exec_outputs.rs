@@ -206,6 +206,7 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].duration_api_ms" => "[ms]",
         "[].runner_transcript_path" => "[transcript]",
         "[].runner_version" => "[version]",
+        "[].runner_git.base_commit" => "[commit]",
     });
 
     norm.all(&mut transcript);
@@ -232,6 +233,7 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].result.duration_ms" => "[ms]",
         "[].result.duration_api_ms" => "[ms]",
         "[].result.runner_transcript_path" => "[transcript]",
+        "[].result.runner_git.base_commit" => "[commit]",
     });
     mock.assert_clean();
 }

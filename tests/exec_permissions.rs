@@ -231,8 +231,9 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
     let transcripts: Vec<_> = std::fs::read_dir(out.transcripts())
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
         .map(|e| e.path().join("transcript.jsonl"))
+        // (`patches/` sits beside the run directories)
+        .filter(|p| p.exists())
         .collect();
     assert_eq!(transcripts.len(), 1);
     let raw = std::fs::read_to_string(&transcripts[0]).unwrap();

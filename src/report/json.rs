@@ -87,6 +87,12 @@ pub fn result_value(r: &RunResult) -> Value {
             serde_json::to_value(&r.checks).unwrap_or(Value::Null),
         );
     }
+    if let Some(g) = &r.git {
+        m.insert(
+            "runner_git".into(),
+            serde_json::to_value(g).unwrap_or(Value::Null),
+        );
+    }
     Value::Object(m)
 }
 

@@ -210,11 +210,13 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
             )
         })
         .collect();
+    let git = git_properties(r);
     w.create_element("properties").write_inner_content(|w| {
         let all = props
             .iter()
             .map(|(n, v)| (*n, v.as_str()))
-            .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+            .chain(git.iter().map(|(n, v)| (*n, v.as_str())));
         for (name, value) in all {
             let value = sanitize(value);
             w.create_element("property")
@@ -225,6 +227,31 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
         Ok(())
     })?;
     Ok(())
+}
+
+/// `git.*` properties: whether the task changed anything, its patch, branch commit and kept
+/// worktree.
+fn git_properties(r: &RunResult) -> Vec<(&'static str, String)> {
+    let Some(g) = &r.git else {
+        return Vec::new();
+    };
+    let mut out = vec![
+        ("git.changed", g.changed.to_string()),
+        ("git.files_changed", g.files_changed.to_string()),
+        ("git.base_commit", g.base_commit.clone()),
+    ];
+    let paths = [("git.patch", &g.patch), ("git.worktree", &g.worktree)];
+    for (name, p) in paths {
+        if let Some(p) = p {
+            out.push((name, p.display().to_string()));
+        }
+    }
+    for (name, v) in [("git.branch", &g.branch), ("git.commit", &g.commit)] {
+        if let Some(v) = v {
+            out.push((name, v.clone()));
+        }
+    }
+    out
 }
 
 fn write_case<W: Write>(

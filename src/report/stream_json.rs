@@ -91,6 +91,8 @@ impl StreamJsonSink {
                 Some(frame)
             }
             RunEvent::AssistantResponse { .. } => None,
+            // Transcript-only: the SDK has no such message.
+            RunEvent::Worktree { .. } => None,
             RunEvent::ToolResult {
                 uuid,
                 block,

@@ -2,6 +2,7 @@
 
 pub mod discover;
 pub mod duration;
+pub mod git;
 pub mod load;
 pub mod locate;
 pub mod matrix;
@@ -12,6 +13,7 @@ pub mod validate;
 
 pub use discover::discover;
 pub use duration::SpecDuration;
+pub use git::{GitAuthor, GitBase, GitBranch, GitSettings};
 pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load, load_all};
 pub use types::*;
 

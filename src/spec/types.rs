@@ -80,6 +80,9 @@ pub struct TaskSpec {
     /// Success checks run after the agent finishes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verify: Vec<VerifyCheck>,
+    /// Git: worktree isolation, base, patches, branch commits, `require_changes`.
+    #[serde(default, skip_serializing_if = "super::git::GitSettings::is_unset")]
+    pub git: super::git::GitSettings,
     /// Agent attempts in all: a failing check's output is fed back up to `attempts - 1` times.
     #[serde(default = "default_attempts")]
     pub attempts: u32,

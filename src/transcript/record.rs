@@ -277,6 +277,27 @@ impl RecordBuilder {
                 let uuid = (self.new_uuid)();
                 vec![self.record("system", Some(SUBTYPE_CHECKS), None, None, &uuid, extra)]
             }
+            RunEvent::Worktree {
+                path,
+                repo_root,
+                base_commit,
+            } => {
+                let mut extra = self.off_chain();
+                extra.insert(
+                    "content".into(),
+                    format!(
+                        "task runs in git worktree {} (base commit {base_commit})",
+                        path.display()
+                    )
+                    .into(),
+                );
+                extra.insert("level".into(), "info".into());
+                extra.insert("worktree".into(), path.display().to_string().into());
+                extra.insert("repoRoot".into(), repo_root.display().to_string().into());
+                extra.insert("baseCommit".into(), base_commit.clone().into());
+                let uuid = (self.new_uuid)();
+                vec![self.record("system", Some(SUBTYPE_WORKTREE), None, None, &uuid, extra)]
+            }
             RunEvent::ApiRetry {
                 uuid,
                 attempt,

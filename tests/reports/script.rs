@@ -97,6 +97,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         uuid: "99999999-9999-4999-8999-999999999999".into(),
         checks: vec![],
         structured_output: None,
+        git: None,
     }
 }
 
