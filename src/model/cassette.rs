@@ -261,7 +261,7 @@ mod tests {
             model: "m".into(),
             system: "today is 2026-12-02".into(),
             messages: vec![Message::user_text("read /tmp/w1/src/a.rs")],
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: 10,
             thinking: None,
         };
