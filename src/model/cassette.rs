@@ -231,7 +231,7 @@ pub fn normalize_request(
     let mut v = serde_json::json!({
         "model": request.model,
         "messages": request.messages,
-        "tools": request.tools,
+        "tools": request.tools.as_slice(),
     });
     if let Some(a) = system_append.map(str::trim).filter(|a| !a.is_empty())
         && let Value::Object(m) = &mut v

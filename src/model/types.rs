@@ -463,12 +463,30 @@ pub struct ModelRequest {
     /// Conversation, normalized (alternating roles, tool results first).
     pub messages: Vec<Message>,
     /// Tools offered (shared: the same specs are offered on every turn of a task).
+    #[serde(with = "shared_specs")]
     pub tools: std::sync::Arc<Vec<ToolSpec>>,
     /// Output token cap for this request.
     pub max_tokens: u32,
     /// Extended thinking configuration passed through verbatim (e.g. `{"type":"enabled","budget_tokens":N}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Value>,
+}
+
+/// Serde for [`ModelRequest::tools`]: a plain array of specs.
+mod shared_specs {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ToolSpec;
+
+    pub fn serialize<S: Serializer>(v: &Arc<Vec<ToolSpec>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
+        Vec::<ToolSpec>::deserialize(d).map(Arc::new)
+    }
 }
 
 /// A complete model response: one attempt that reached `message_stop`.
