@@ -31,8 +31,8 @@ use common::{Table, fmt_dur, time_per_iter};
 use runner::agent::normalize::normalize;
 use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::{RunEvent, RunResult, Sink};
-use runner::model::anthropic::request_body;
 use runner::model::anthropic::wire::event_stream;
+use runner::model::anthropic::{RequestBody, request_body};
 use runner::model::assembler::Assembler;
 use runner::model::{ContentBlock, Message, ModelRequest, Role};
 use runner::permissions::{Policy, ToolCall};
@@ -337,19 +337,18 @@ fn conversation() -> Vec<Message> {
 fn bench_normalize() {
     let msgs = conversation();
     assert_eq!(msgs.len(), 200);
-    let tools =
+    let registry =
         runner::tools::Registry::from_names(&["Read", "Write", "Edit", "Bash", "Glob", "Grep"])
-            .expect("registry")
-            .specs();
+            .expect("registry");
     let req = ModelRequest {
         model: "claude-sonnet-4-5".into(),
         system: "You are runner, an unattended coding agent.".repeat(20),
         messages: normalize(&msgs),
-        tools: tools.clone(),
+        tools: registry.specs(),
         max_tokens: 16000,
         thinking: None,
     };
-    let body_len = serde_json::to_vec(&request_body(&req)).unwrap().len();
+    let body_len = RequestBody::new(&req, true).to_vec().unwrap().len();
 
     let mut t = Table::new(&[
         "per-turn request work (200 messages)",
@@ -361,19 +360,19 @@ fn bench_normalize() {
     });
     t.row(vec!["normalize()".into(), fmt_dur(d), "".into()]);
     let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
-        black_box(request_body(black_box(&req)));
-    });
-    t.row(vec![
-        "request_body() (Value tree)".into(),
-        fmt_dur(d2),
-        "".into(),
-    ]);
-    let (d3, _) = time_per_iter(SAMPLES, TARGET, || {
-        let v = request_body(black_box(&req));
+        let v = request_body(black_box(&req), true);
         black_box(serde_json::to_vec(&v).unwrap());
     });
     t.row(vec![
-        "request_body() + to_vec".into(),
+        "request_body() Value tree + to_vec (the old way)".into(),
+        fmt_dur(d2),
+        format!("{:.0}", body_len as f64 / d2.as_secs_f64() / 1e6),
+    ]);
+    let (d3, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(RequestBody::new(black_box(&req), true).to_vec().unwrap());
+    });
+    t.row(vec![
+        "RequestBody::to_vec (typed, what is sent)".into(),
         fmt_dur(d3),
         format!("{:.0}", body_len as f64 / d3.as_secs_f64() / 1e6),
     ]);
@@ -382,18 +381,14 @@ fn bench_normalize() {
             model: req.model.clone(),
             system: req.system.clone(),
             messages: normalize(black_box(&msgs)),
-            tools: runner::tools::Registry::from_names(&[
-                "Read", "Write", "Edit", "Bash", "Glob", "Grep",
-            ])
-            .unwrap()
-            .specs(),
+            tools: registry.specs(),
             max_tokens: 16000,
             thinking: None,
         };
-        black_box(serde_json::to_vec(&request_body(&r)).unwrap());
+        black_box(RequestBody::new(&r, true).to_vec().unwrap());
     });
     t.row(vec![
-        "whole request (normalize + specs + body + to_vec)".into(),
+        "whole request (normalize + shared specs + to_vec)".into(),
         fmt_dur(d4),
         format!("{:.0}", body_len as f64 / d4.as_secs_f64() / 1e6),
     ]);

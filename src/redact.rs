@@ -8,6 +8,8 @@
 
 use std::borrow::Cow;
 
+use aho_corasick::{AhoCorasick, MatchKind};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::events::RunResult;
@@ -17,10 +19,19 @@ use crate::events::RunResult;
 pub const MIN_SECRET_LEN: usize = 4;
 
 /// Replaces secret values with `[REDACTED:NAME]`.
+///
+/// All values are searched for in one pass (Aho-Corasick, leftmost-longest: the earliest
+/// occurrence wins, and of two starting at the same place the longer one).
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// (value, marker), longest value first.
+    /// (value, marker), longest value first; index = the matcher's pattern id.
     secrets: Vec<(String, String)>,
+    /// Finds every value at once; `None` when there are no secrets (or the automaton could
+    /// not be built, in which case [`Redactor::next_match`] searches value by value).
+    matcher: Option<AhoCorasick>,
+    /// Whether every value appears verbatim in JSON text when it occurs in a JSON string
+    /// (no `"`, `\` or control character, which serde_json escapes).
+    json_verbatim: bool,
 }
 
 impl Redactor {
@@ -34,10 +45,31 @@ impl Redactor {
             }
             out.push((value, format!("[REDACTED:{name}]")));
         }
+        Self::from_pairs(out)
+    }
+
+    /// Build from (value, marker) pairs with distinct values.
+    fn from_pairs(mut secrets: Vec<(String, String)>) -> Self {
         // Longest first, so a secret that contains another is replaced whole. The sort is
         // stable, so equal lengths keep their given order.
-        out.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        Redactor { secrets: out }
+        secrets.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        let matcher = if secrets.is_empty() {
+            None
+        } else {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(secrets.iter().map(|(v, _)| v.as_str()))
+                .map_err(|e| tracing::debug!(error = %e, "secret matcher not built; searching one by one"))
+                .ok()
+        };
+        let json_verbatim = secrets
+            .iter()
+            .all(|(v, _)| !v.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+        Redactor {
+            secrets,
+            matcher,
+            json_verbatim,
+        }
     }
 
     /// A redactor for the named environment variables' current values. Unset, non-UTF-8,
@@ -81,6 +113,11 @@ impl Redactor {
     /// the longest secret wins (they are sorted longest first).
     fn next_match(&self, s: &str, from: usize) -> Option<(usize, usize)> {
         let hay = s.get(from..)?;
+        if let Some(ac) = &self.matcher {
+            return ac
+                .find(hay)
+                .map(|m| (from + m.start(), m.pattern().as_usize()));
+        }
         let mut best: Option<(usize, usize)> = None;
         for (idx, (value, _)) in self.secrets.iter().enumerate() {
             if let Some(off) = hay.find(value.as_str()) {
@@ -91,6 +128,38 @@ impl Redactor {
             }
         }
         best
+    }
+
+    /// Whether any secret value occurs in `bytes`.
+    fn occurs_in(&self, bytes: &[u8]) -> bool {
+        match &self.matcher {
+            Some(ac) => ac.is_match(bytes),
+            None => self
+                .secrets
+                .iter()
+                .any(|(v, _)| bytes.windows(v.len()).any(|w| w == v.as_bytes())),
+        }
+    }
+
+    /// `value` as compact JSON with every string (and object key) redacted, as
+    /// [`Redactor::redact_value`] then `serde_json::to_vec` would give.
+    ///
+    /// Fast path: `value` is serialized once and, when no secret occurs in the JSON text (one
+    /// Aho-Corasick pass), those bytes are the answer. A secret inside a JSON string always
+    /// shows in the text when it has no character JSON escapes; for a secret that has one, or
+    /// when a secret does occur, the value is converted, redacted string by string and
+    /// serialized again.
+    pub fn to_redacted_json<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+    ) -> serde_json::Result<Vec<u8>> {
+        let bytes = serde_json::to_vec(value)?;
+        if self.is_empty() || (self.json_verbatim && !self.occurs_in(&bytes)) {
+            return Ok(bytes);
+        }
+        let mut v: Value = serde_json::from_slice(&bytes)?;
+        self.redact_value(&mut v);
+        serde_json::to_vec(&v)
     }
 
     /// Redact every string inside `v` (object keys included), in place.
@@ -152,7 +221,7 @@ impl Redactor {
 }
 
 /// Secrets of every task started so far, for the log writer ([`LogWriter`]).
-static LOG_SECRETS: std::sync::RwLock<Vec<(String, String)>> = std::sync::RwLock::new(Vec::new());
+static LOG_SECRETS: std::sync::RwLock<Option<Redactor>> = std::sync::RwLock::new(None);
 
 /// Redact `redactor`'s secrets in everything [`LogWriter`] writes from now on (logs are
 /// process-wide; a task registers its secrets when it starts).
@@ -164,12 +233,13 @@ pub fn register_for_logs(redactor: &Redactor) {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     };
+    let mut pairs = all.as_ref().map(|r| r.secrets.clone()).unwrap_or_default();
     for pair in &redactor.secrets {
-        if !all.iter().any(|(v, _)| *v == pair.0) {
-            all.push(pair.clone());
+        if !pairs.iter().any(|(v, _)| *v == pair.0) {
+            pairs.push(pair.clone());
         }
     }
-    all.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+    *all = Some(Redactor::from_pairs(pairs));
 }
 
 /// A `tracing_subscriber` writer for stderr that redacts the registered secrets
@@ -185,13 +255,13 @@ impl std::io::Write for LogWriter {
         };
         // Routed by the batch module: a task's buffered log group, or stderr (around the
         // progress line).
-        if secrets.is_empty() {
-            crate::batch::group::write_log(buf)?;
-        } else {
-            let red = Redactor {
-                secrets: secrets.clone(),
-            };
-            crate::batch::group::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
+        match secrets.as_ref() {
+            Some(red) if red.occurs_in(buf) => {
+                crate::batch::group::write_log(
+                    red.redact(&String::from_utf8_lossy(buf)).as_bytes(),
+                )?;
+            }
+            _ => crate::batch::group::write_log(buf)?,
         }
         Ok(buf.len())
     }
@@ -280,6 +350,53 @@ mod tests {
             red.redact("v=s3cr3t-value"),
             "v=[REDACTED:RUNNER_REDACT_TEST_SECRET]"
         );
+    }
+
+    #[test]
+    fn to_redacted_json_equals_redact_value_then_to_vec() {
+        let v = json!({"a": ["x topsecret", 1, null, {"b": "topsecret"}], "topsecret": true, "c": "clean"});
+        let clean = json!({"a": "nothing to see", "n": [1, 2]});
+        let quoted = json!({"q": "say \"hi\" top\\secret", "t": "tab\there"});
+        for red in [
+            r(&[("K", "topsecret")]),
+            r(&[
+                ("K", "topsecret"),
+                ("Q", "\"hi\""),
+                ("B", "top\\secret"),
+                ("T", "tab\there"),
+            ]),
+            Redactor::default(),
+        ] {
+            for val in [&v, &clean, &quoted] {
+                let mut expected = val.clone();
+                red.redact_value(&mut expected);
+                assert_eq!(
+                    red.to_redacted_json(val).unwrap(),
+                    serde_json::to_vec(&expected).unwrap(),
+                    "{val}"
+                );
+            }
+        }
+        // Secrets JSON escapes are still found (through the slow path).
+        let red = r(&[("Q", "\"hi\"")]);
+        let out = String::from_utf8(red.to_redacted_json(&quoted).unwrap()).unwrap();
+        assert!(out.contains("[REDACTED:Q]") && !out.contains("hi"), "{out}");
+    }
+
+    #[test]
+    fn many_secrets_match_like_one_by_one() {
+        // Overlapping values: earliest occurrence first, the longest at one position.
+        let red = r(&[
+            ("A", "abcd"),
+            ("B", "bcdefg"),
+            ("C", "abcdefgh"),
+            ("D", "cdef"),
+        ]);
+        assert_eq!(
+            red.redact("xabcdefgh bcdefg abcdz cdefab"),
+            "x[REDACTED:C] [REDACTED:B] [REDACTED:A]z [REDACTED:D]ab"
+        );
+        assert_eq!(red.redact("zbcdefgh"), "z[REDACTED:B]h");
     }
 
     #[test]

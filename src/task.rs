@@ -596,7 +596,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
         spec: spec_json,
         spec_digest,
         system_prompt: system.clone(),
-        tools: registry.specs(),
+        tools: registry.specs().as_ref().clone(),
         model: spec.model.clone(),
         provider: spec.provider.as_str().to_string(),
         permission_mode: spec.permissions.mode.as_str().to_string(),
@@ -926,6 +926,7 @@ fn build_provider(
             if let Some(t) = loaded.spec.retry.idle_timeout {
                 config.idle_timeout = t.0;
             }
+            config.prompt_caching = loaded.spec.prompt_caching;
             let p = AnthropicProvider::new(config).map_err(|e| e.to_string())?;
             Arc::new(p)
         }

@@ -151,7 +151,8 @@ fn request() -> ModelRequest {
             name: "Read".into(),
             description: "Read a file".into(),
             input_schema: json!({"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}),
-        }],
+        }]
+        .into(),
         max_tokens: 1024,
         thinking: Some(json!({"type":"enabled","budget_tokens":1024})),
     }
@@ -199,12 +200,19 @@ async fn streams_a_response_and_sends_what_the_api_expects() {
     assert_eq!(b["model"], "claude-sonnet-4-5");
     assert_eq!(b["max_tokens"], 1024);
     assert_eq!(b["stream"], true);
-    assert_eq!(b["system"], "You are a CI agent.");
+    // Prompt caching is on by default: breakpoints on the system prompt, the last tool and
+    // the last block of the last message (checked below), and nowhere else.
+    assert_eq!(
+        b["system"],
+        json!([{"type":"text","text":"You are a CI agent.","cache_control":{"type":"ephemeral"}}])
+    );
+    assert_eq!(b.to_string().matches("cache_control").count(), 3);
     assert_eq!(
         b["thinking"],
         json!({"type":"enabled","budget_tokens":1024})
     );
     assert_eq!(b["tools"][0]["name"], "Read");
+    assert_eq!(b["tools"][0]["cache_control"], json!({"type":"ephemeral"}));
     assert_eq!(
         b["tools"][0]["input_schema"]["required"],
         json!(["file_path"])
@@ -218,10 +226,25 @@ async fn streams_a_response_and_sends_what_the_api_expects() {
                 {"type":"redacted_thinking","data":"EmwKAhgBEgy3"},
                 {"type":"tool_use","id":"toolu_1","name":"Read","input":{"file_path":"a.txt"}}
             ]},
-            {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"hello"}]}
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"hello",
+                "cache_control":{"type":"ephemeral"}}]}
         ])
     );
     assert!(!b.to_string().contains("caller"));
+}
+
+#[tokio::test]
+async fn prompt_caching_off_sends_no_breakpoints() {
+    let srv = serve(fixture_stream("sdkpy_basic_response.sse"), Duration::ZERO).await;
+    let mut cfg = AnthropicConfig::new("sk-ant-test-key");
+    cfg.base_url = srv.base_url.clone();
+    cfg.prompt_caching = false;
+    let p = AnthropicProvider::new(cfg).unwrap();
+    drain(p.stream(&request()).await.unwrap()).await.unwrap();
+    let cap = srv.captured.lock().unwrap();
+    let b = &cap[0].body;
+    assert_eq!(b["system"], "You are a CI agent.");
+    assert!(!b.to_string().contains("cache_control"));
 }
 
 #[tokio::test]
@@ -229,7 +252,7 @@ async fn no_tools_means_no_tools_key() {
     let srv = serve(fixture_stream("sdkpy_basic_response.sse"), Duration::ZERO).await;
     let p = provider(&srv.base_url, Duration::from_secs(10));
     let mut req = request();
-    req.tools.clear();
+    req.tools = Default::default();
     req.thinking = None;
     let r = drain(p.stream(&req).await.unwrap()).await.unwrap();
     assert_eq!(r.content, vec![ContentBlock::text("Hello there!")]);

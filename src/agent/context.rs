@@ -379,7 +379,7 @@ pub async fn compact(
         messages: vec![Message::user_text(format!(
             "<conversation>\n{rendered}\n</conversation>\n\n{COMPACT_INSTRUCTION}"
         ))],
-        tools: Vec::new(),
+        tools: Default::default(),
         max_tokens: agent.max_tokens.min(COMPACT_MAX_TOKENS),
         thinking: None,
     };

@@ -5,20 +5,21 @@
 //! response headers are in, with non-2xx statuses already turned into
 //! [`ProviderError::Http`].
 
+pub mod request;
 pub mod wire;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderValue};
-use serde_json::{Map, Value};
 
 use super::http;
 use super::provider::{ModelCall, Provider, ProviderError, ResponseMeta};
-use super::types::{Message, ModelRequest};
+use super::types::ModelRequest;
 
 pub use super::http::install_crypto_provider;
 pub use super::http_error::{self, parse_retry_after};
+pub use request::{RequestBody, request_body};
 pub use wire::{event_stream, parse_event};
 
 /// How to reach the Anthropic API.
@@ -34,6 +35,9 @@ pub struct AnthropicConfig {
     pub connect_timeout: Duration,
     /// `anthropic-version` header value.
     pub anthropic_version: String,
+    /// Send prompt-cache breakpoints (`cache_control`) on the system prompt, the last tool and
+    /// the latest message (see [`RequestBody`]). On by default.
+    pub prompt_caching: bool,
 }
 
 impl std::fmt::Debug for AnthropicConfig {
@@ -44,6 +48,7 @@ impl std::fmt::Debug for AnthropicConfig {
             .field("idle_timeout", &self.idle_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("anthropic_version", &self.anthropic_version)
+            .field("prompt_caching", &self.prompt_caching)
             .finish()
     }
 }
@@ -72,6 +77,7 @@ impl AnthropicConfig {
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             anthropic_version: Self::DEFAULT_VERSION.to_string(),
+            prompt_caching: true,
         }
     }
 
@@ -105,57 +111,6 @@ impl AnthropicConfig {
     pub fn messages_url(&self) -> String {
         format!("{}/v1/messages", self.base_url.trim_end_matches('/'))
     }
-}
-
-/// The JSON body of one streaming Messages request.
-///
-/// Blocks go through [`crate::model::ContentBlock::to_value`] (thinking keeps its signature,
-/// unrequested fields such as `caller` are gone); `tools` is omitted when empty and `system`
-/// when empty.
-pub fn request_body(req: &ModelRequest) -> Value {
-    let mut m = Map::new();
-    m.insert("model".into(), req.model.clone().into());
-    m.insert("max_tokens".into(), req.max_tokens.into());
-    if !req.system.is_empty() {
-        m.insert("system".into(), req.system.clone().into());
-    }
-    m.insert(
-        "messages".into(),
-        Value::Array(req.messages.iter().map(message_value).collect()),
-    );
-    if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                let mut o = Map::new();
-                o.insert("name".into(), t.name.clone().into());
-                o.insert("description".into(), t.description.clone().into());
-                o.insert("input_schema".into(), t.input_schema.clone());
-                Value::Object(o)
-            })
-            .collect();
-        m.insert("tools".into(), Value::Array(tools));
-    }
-    m.insert("stream".into(), true.into());
-    if let Some(thinking) = &req.thinking {
-        m.insert("thinking".into(), thinking.clone());
-    }
-    Value::Object(m)
-}
-
-fn message_value(msg: &Message) -> Value {
-    let mut o = Map::new();
-    let role = match msg.role {
-        super::types::Role::User => "user",
-        super::types::Role::Assistant => "assistant",
-    };
-    o.insert("role".into(), role.into());
-    o.insert(
-        "content".into(),
-        Value::Array(msg.content.iter().map(|b| b.to_value()).collect()),
-    );
-    Value::Object(o)
 }
 
 /// The Anthropic Messages API as a [`Provider`].
@@ -203,8 +158,8 @@ impl Provider for AnthropicProvider {
     }
 
     async fn stream(&self, request: &ModelRequest) -> Result<ModelCall, ProviderError> {
-        let body = request_body(request);
-        let bytes = serde_json::to_vec(&body)
+        let bytes = RequestBody::new(request, self.config.prompt_caching)
+            .to_vec()
             .map_err(|e| ProviderError::Config(format!("request body: {e}")))?;
         tracing::debug!(url = %self.url, model = %request.model, bytes = bytes.len(), "POST messages");
         let (resp, request_id) =
@@ -220,7 +175,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::types::{ContentBlock, Role, ToolSpec};
+    use crate::model::types::{ContentBlock, Message, Role, ToolSpec};
     use serde_json::json;
 
     #[test]
@@ -288,11 +243,11 @@ mod tests {
                     id: Some("msg_1".into()),
                 },
             ],
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: 100,
             thinking: None,
         };
-        let v = request_body(&req);
+        let v = request_body(&req, false);
         assert_eq!(
             v,
             json!({
@@ -305,13 +260,13 @@ mod tests {
             })
         );
         let mut req = req;
-        req.tools.push(ToolSpec {
+        std::sync::Arc::make_mut(&mut req.tools).push(ToolSpec {
             name: "Read".into(),
             description: "d".into(),
             input_schema: json!({"type":"object"}),
         });
         req.thinking = Some(json!({"type":"enabled","budget_tokens":1024}));
-        let v = request_body(&req);
+        let v = request_body(&req, false);
         assert_eq!(
             v["tools"],
             json!([{"name":"Read","description":"d","input_schema":{"type":"object"}}])

@@ -231,7 +231,7 @@ pub fn normalize_request(
     let mut v = serde_json::json!({
         "model": request.model,
         "messages": request.messages,
-        "tools": request.tools,
+        "tools": request.tools.as_slice(),
     });
     if let Some(a) = system_append.map(str::trim).filter(|a| !a.is_empty())
         && let Value::Object(m) = &mut v
@@ -261,7 +261,7 @@ mod tests {
             model: "m".into(),
             system: "today is 2026-12-02".into(),
             messages: vec![Message::user_text("read /tmp/w1/src/a.rs")],
-            tools: vec![],
+            tools: vec![].into(),
             max_tokens: 10,
             thinking: None,
         };

@@ -186,12 +186,9 @@ impl Provider for OpenaiProvider {
     }
 
     async fn stream(&self, req: &ModelRequest) -> Result<ModelCall, ProviderError> {
-        let body = request_body(req, self.config.include_usage, self.max_field);
-        let estimate = Estimate {
-            prompt_chars: request::prompt_chars(&body),
-        };
-        let bytes = serde_json::to_vec(&body)
+        let (bytes, prompt_chars) = request::encode(req, self.config.include_usage, self.max_field)
             .map_err(|e| ProviderError::Config(format!("request body: {e}")))?;
+        let estimate = Estimate { prompt_chars };
         tracing::debug!(url = %self.url, model = %req.model, bytes = bytes.len(), "POST chat/completions");
         let (resp, request_id) =
             http::post_event_stream(&self.client, &self.url, bytes, self.config.idle_timeout)

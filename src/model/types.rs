@@ -182,9 +182,98 @@ impl ContentBlock {
 }
 
 impl Serialize for ContentBlock {
+    /// The same JSON as [`ContentBlock::to_value`] (same keys, same order), written straight
+    /// from the fields: no intermediate `Value` tree.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(s)
+        serialize_block(self, false, s)
     }
+}
+
+/// `{"type":"ephemeral"}`: an Anthropic prompt-cache breakpoint's `cache_control`.
+pub(crate) struct Ephemeral;
+
+impl Serialize for Ephemeral {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("type", "ephemeral")?;
+        m.end()
+    }
+}
+
+/// Serialize `block` as [`ContentBlock::to_value`] does; with `cache_control`, add
+/// `"cache_control":{"type":"ephemeral"}` as the last key (an unknown block that is an object
+/// has its own `cache_control` replaced; one that is not an object is written unchanged).
+pub(crate) fn serialize_block<S: Serializer>(
+    block: &ContentBlock,
+    cache_control: bool,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let extra = usize::from(cache_control);
+    let mut m = match block {
+        ContentBlock::Text { text, citations } => {
+            let mut m = s.serialize_map(Some(2 + usize::from(citations.is_some()) + extra))?;
+            m.serialize_entry("type", "text")?;
+            m.serialize_entry("text", text)?;
+            if let Some(c) = citations {
+                m.serialize_entry("citations", c)?;
+            }
+            m
+        }
+        ContentBlock::Thinking {
+            thinking,
+            signature,
+        } => {
+            let mut m = s.serialize_map(Some(3 + extra))?;
+            m.serialize_entry("type", "thinking")?;
+            m.serialize_entry("thinking", thinking)?;
+            m.serialize_entry("signature", signature)?;
+            m
+        }
+        ContentBlock::RedactedThinking { data } => {
+            let mut m = s.serialize_map(Some(2 + extra))?;
+            m.serialize_entry("type", "redacted_thinking")?;
+            m.serialize_entry("data", data)?;
+            m
+        }
+        ContentBlock::ToolUse { id, name, input } => {
+            let mut m = s.serialize_map(Some(4 + extra))?;
+            m.serialize_entry("type", "tool_use")?;
+            m.serialize_entry("id", id)?;
+            m.serialize_entry("name", name)?;
+            m.serialize_entry("input", input)?;
+            m
+        }
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => {
+            let mut m = s.serialize_map(Some(3 + usize::from(*is_error) + extra))?;
+            m.serialize_entry("type", "tool_result")?;
+            m.serialize_entry("tool_use_id", tool_use_id)?;
+            m.serialize_entry("content", content)?;
+            if *is_error {
+                m.serialize_entry("is_error", &true)?;
+            }
+            m
+        }
+        ContentBlock::Other(v) => match v {
+            Value::Object(obj) if cache_control => {
+                let mut m = s.serialize_map(Some(obj.len() + 1))?;
+                for (k, val) in obj.iter().filter(|(k, _)| *k != "cache_control") {
+                    m.serialize_entry(k, val)?;
+                }
+                m
+            }
+            _ => return v.serialize(s),
+        },
+    };
+    if cache_control {
+        m.serialize_entry("cache_control", &Ephemeral)?;
+    }
+    m.end()
 }
 
 impl<'de> Deserialize<'de> for ContentBlock {
@@ -373,13 +462,31 @@ pub struct ModelRequest {
     pub system: String,
     /// Conversation, normalized (alternating roles, tool results first).
     pub messages: Vec<Message>,
-    /// Tools offered.
-    pub tools: Vec<ToolSpec>,
+    /// Tools offered (shared: the same specs are offered on every turn of a task).
+    #[serde(with = "shared_specs")]
+    pub tools: std::sync::Arc<Vec<ToolSpec>>,
     /// Output token cap for this request.
     pub max_tokens: u32,
     /// Extended thinking configuration passed through verbatim (e.g. `{"type":"enabled","budget_tokens":N}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<Value>,
+}
+
+/// Serde for [`ModelRequest::tools`]: a plain array of specs.
+mod shared_specs {
+    use std::sync::Arc;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::ToolSpec;
+
+    pub fn serialize<S: Serializer>(v: &Arc<Vec<ToolSpec>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_slice().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
+        Vec::<ToolSpec>::deserialize(d).map(Arc::new)
+    }
 }
 
 /// A complete model response: one attempt that reached `message_stop`.

@@ -80,6 +80,9 @@ const PROGRAMS: &[Entry] = &[
     e("basename", &[], &[], false),
     e("dirname", &[], &[], false),
     e("realpath", &[], &[], false),
+    // Only waits: no files, no other programs (durations and --help/--version are its only
+    // arguments). A long sleep is bounded by the Bash tool's timeout like any other command.
+    e("sleep", &[], &[], false),
 ];
 
 /// Read-only git subcommands.

@@ -174,6 +174,11 @@ const ROWS: &[Row] = &[
     (DA, NONE, NONE, "Bash", "tree -o out.txt", false),
     (DA, NONE, NONE, "Bash", "[ -f Cargo.toml ] && test -d src && true", true),
     (DA, NONE, NONE, "Bash", "pwd; which cargo; stat x; du -sh .; diff a b; file x; cut -d: -f1 x; tr a b < x", true),
+    (DA, NONE, NONE, "Bash", "sleep 0.1", true),
+    (DA, NONE, NONE, "Bash", "sleep 1 && git status --short", true),
+    (DA, NONE, NONE, "Bash", "sleep $DELAY", true),
+    (DA, NONE, NONE, "Bash", "sleep 1; rm -rf build", false),
+    (DA, NONE, NONE, "Bash", "sleep 1 > out.txt", false),
     (DA, NONE, NONE, "Bash", "git status --short", true),
     (DA, NONE, NONE, "Bash", "git diff --stat", true),
     (DA, NONE, NONE, "Bash", "git --no-pager log --oneline -5", true),
@@ -802,6 +807,7 @@ fn read_only_bash_classification_for_concurrency() {
         "git diff HEAD~1 -- src",
         "wc -l < a.txt",
         "echo hi 2>/dev/null",
+        "sleep 0.1",
     ] {
         assert!(ro(cmd), "{cmd} should be read-only");
     }
@@ -809,7 +815,7 @@ fn read_only_bash_classification_for_concurrency() {
         "cd sub",
         "cd sub && ls",
         "pushd sub",
-        "sleep 0.1",
+        "sleep 0.1 && touch x",
         "echo x > out.txt",
         "rm a.txt",
         "cat /etc/passwd",

@@ -92,6 +92,10 @@ pub struct TaskSpec {
     /// Extended thinking budget in tokens (omit to disable thinking).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_budget_tokens: Option<u32>,
+    /// Anthropic prompt caching: mark the system prompt, the last tool and the latest message
+    /// as cache breakpoints (`cache_control`). `false` sends none. Other providers ignore it.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub prompt_caching: bool,
     /// Model table entries that add to or override the built-in table.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelInfoOverride>,
@@ -478,4 +482,12 @@ fn default_tools() -> Vec<String> {
 
 fn default_attempts() -> u32 {
     1
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }

@@ -596,6 +596,7 @@ pub(super) mod tests {
                 probe("Read", true),
                 probe("Write", false),
             ],
+            ..Registry::default()
         };
         let policy = Policy::new(PermissionMode::BypassPermissions, &[], &[]).unwrap();
         (registry, policy, log)
@@ -653,7 +654,7 @@ pub(super) mod tests {
         let calls = vec![
             call("Bash", "a", json!({ "ms": 50 })),
             call("Read", "b", json!({ "ms": 50 })),
-            call("Bash", "c", json!({ "ms": 20, "command": "sleep 0.1" })),
+            call("Bash", "c", json!({ "ms": 20, "command": "cargo build" })),
             call("Bash", "d", json!({ "ms": 20, "command": "cd sub && ls" })),
             call("Read", "e", json!({ "ms": 50 })),
             call("Write", "f", json!({ "ms": 20 })),

@@ -215,9 +215,13 @@ pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
 }
 
 /// The tools offered in one task, by name, in offer order.
+///
+/// The tools' specs are built once, on first use, and shared by every request of the task.
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
+    /// The specs of `tools`, built on first [`Registry::specs`] (reset by [`Registry::remove`]).
+    specs: std::sync::OnceLock<Arc<Vec<ToolSpec>>>,
 }
 
 impl Registry {
@@ -239,7 +243,10 @@ impl Registry {
                 tools.push(tool);
             }
         }
-        Ok(Registry { tools })
+        Ok(Registry {
+            tools,
+            specs: std::sync::OnceLock::new(),
+        })
     }
 
     /// Offer one more tool (e.g. `StructuredOutput`), after the built-ins; a tool of the same
@@ -247,11 +254,13 @@ impl Registry {
     pub fn add(&mut self, tool: Arc<dyn Tool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
+        self.specs = std::sync::OnceLock::new();
     }
 
     /// Remove a tool (a bare-name deny rule removes it from what the model is offered).
     pub fn remove(&mut self, name: &str) {
         self.tools.retain(|t| t.name() != name);
+        self.specs = std::sync::OnceLock::new();
     }
 
     /// Offer these recorded schemas instead of the tools' own, matched by name (a resumed run
@@ -266,6 +275,7 @@ impl Registry {
                 });
             }
         }
+        self.specs = std::sync::OnceLock::new();
     }
 
     /// The tool called `name`, if offered.
@@ -273,9 +283,11 @@ impl Registry {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    /// Specs of every offered tool, in order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+    /// Specs of every offered tool, in order: built once, then shared (a cheap clone).
+    pub fn specs(&self) -> Arc<Vec<ToolSpec>> {
+        self.specs
+            .get_or_init(|| Arc::new(self.tools.iter().map(|t| t.spec()).collect()))
+            .clone()
     }
 
     /// Names of the offered tools.

@@ -51,9 +51,11 @@ impl TranscriptSink {
 
 impl Sink for TranscriptSink {
     fn emit(&mut self, event: &RunEvent) -> io::Result<()> {
-        for mut record in self.builder.records(event) {
-            self.redactor.redact_value(&mut record);
-            let mut line = serde_json::to_vec(&record).map_err(io::Error::other)?;
+        for record in self.builder.records(event) {
+            let mut line = self
+                .redactor
+                .to_redacted_json(&record)
+                .map_err(io::Error::other)?;
             line.push(b'\n');
             self.file.write_all(&line)?;
             self.file.flush()?;

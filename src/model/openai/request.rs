@@ -11,9 +11,13 @@
 //!   for them);
 //! * tools → `{"type":"function","function":{"name","description","parameters"}}`.
 
-use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
-use crate::model::types::{ContentBlock, Message, ModelRequest, Role};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+use serde_json::Value;
+
+use crate::model::types::{ContentBlock, Message, ModelRequest, Role, ToolSpec};
 
 /// Which field carries the output token cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,132 +39,224 @@ impl MaxTokensField {
     }
 }
 
-/// The JSON body of one streaming Chat Completions request.
+/// The JSON body of one streaming Chat Completions request as a `Value` (tests); the provider
+/// sends [`encode`]'s bytes, which are the same JSON.
 pub fn request_body(req: &ModelRequest, include_usage: bool, max_field: MaxTokensField) -> Value {
-    let mut m = Map::new();
-    m.insert("model".into(), req.model.clone().into());
-    m.insert("messages".into(), Value::Array(messages(req)));
+    encode(req, include_usage, max_field)
+        .ok()
+        .and_then(|(bytes, _)| serde_json::from_slice(&bytes).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The compact JSON body of one streaming Chat Completions request, serialized straight from
+/// the typed request, and the number of characters of its `messages` and `tools` (what the
+/// usage estimate counts when the server reports no usage).
+///
+/// Key order: `model`, `messages`, `tools` (omitted when empty), the token cap field,
+/// `stream: true`, `stream_options` (with `include_usage`).
+pub fn encode(
+    req: &ModelRequest,
+    include_usage: bool,
+    max_field: MaxTokensField,
+) -> serde_json::Result<(Vec<u8>, usize)> {
+    let mut out = Vec::with_capacity(4096);
+    out.extend_from_slice(b"{\"model\":");
+    serde_json::to_writer(&mut out, &req.model)?;
+    out.extend_from_slice(b",\"messages\":");
+    let start = out.len();
+    serde_json::to_writer(&mut out, &Messages(req))?;
+    let mut prompt_chars = char_count(&out[start..]);
     if !req.tools.is_empty() {
-        let tools = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    }
-                })
-            })
-            .collect();
-        m.insert("tools".into(), Value::Array(tools));
+        out.extend_from_slice(b",\"tools\":");
+        let start = out.len();
+        serde_json::to_writer(&mut out, &Tools(&req.tools))?;
+        prompt_chars += char_count(&out[start..]);
     }
-    m.insert(max_field.as_str().into(), req.max_tokens.into());
-    m.insert("stream".into(), true.into());
+    out.push(b',');
+    serde_json::to_writer(&mut out, max_field.as_str())?;
+    out.push(b':');
+    serde_json::to_writer(&mut out, &req.max_tokens)?;
+    out.extend_from_slice(b",\"stream\":true");
     if include_usage {
-        m.insert("stream_options".into(), json!({"include_usage": true}));
+        out.extend_from_slice(b",\"stream_options\":{\"include_usage\":true}");
     }
+    out.push(b'}');
     if req.thinking.is_some() {
         tracing::debug!("thinking_budget_tokens has no Chat Completions equivalent; not sent");
     }
-    Value::Object(m)
+    Ok((out, prompt_chars))
+}
+
+/// Characters (not bytes) of UTF-8 text.
+fn char_count(utf8: &[u8]) -> usize {
+    utf8.iter().filter(|b| (**b & 0xC0) != 0x80).count()
+}
+
+/// The `tools` array.
+struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|t| ToolEntry {
+            ty: "function",
+            function: ToolFunction {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.input_schema,
+            },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct ToolEntry<'a> {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+/// `{"role","content"}` (system and user messages).
+#[derive(Serialize)]
+struct TextMessage<'a> {
+    role: &'static str,
+    content: &'a str,
+}
+
+/// One tool result.
+#[derive(Serialize)]
+struct ToolMessage<'a> {
+    role: &'static str,
+    tool_call_id: &'a str,
+    content: &'a str,
+}
+
+/// One assistant message: its text (null when none) and its tool calls.
+#[derive(Serialize)]
+struct AssistantMessage<'a> {
+    role: &'static str,
+    content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<ToolCall<'a>>,
+}
+
+/// A tool call; `arguments` is the input as a JSON string.
+#[derive(Serialize)]
+struct ToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    ty: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: String,
 }
 
 /// The `messages` array: system first, then the conversation.
-pub fn messages(req: &ModelRequest) -> Vec<Value> {
-    let mut out = Vec::with_capacity(req.messages.len() + 1);
-    if !req.system.is_empty() {
-        out.push(json!({"role": "system", "content": req.system}));
-    }
-    for msg in &req.messages {
-        match msg.role {
-            Role::User => user_messages(msg, &mut out),
-            Role::Assistant => {
-                if let Some(v) = assistant_message(msg) {
-                    out.push(v);
+struct Messages<'a>(&'a ModelRequest);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let req = self.0;
+        let mut seq = s.serialize_seq(None)?;
+        if !req.system.is_empty() {
+            seq.serialize_element(&TextMessage {
+                role: "system",
+                content: &req.system,
+            })?;
+        }
+        for msg in &req.messages {
+            match msg.role {
+                Role::User => {
+                    let mut texts: Vec<&str> = Vec::new();
+                    for b in &msg.content {
+                        match b {
+                            ContentBlock::ToolResult {
+                                tool_use_id,
+                                content,
+                                is_error,
+                            } => {
+                                let content: Cow<'_, str> =
+                                    if *is_error && !content.starts_with("Error") {
+                                        Cow::Owned(format!("Error: {content}"))
+                                    } else {
+                                        Cow::Borrowed(content)
+                                    };
+                                seq.serialize_element(&ToolMessage {
+                                    role: "tool",
+                                    tool_call_id: tool_use_id,
+                                    content: &content,
+                                })?;
+                            }
+                            ContentBlock::Text { text, .. } => texts.push(text),
+                            other => {
+                                tracing::debug!(
+                                    block_type = other.type_name(),
+                                    "dropping a user block Chat Completions cannot carry"
+                                );
+                            }
+                        }
+                    }
+                    if !texts.is_empty() {
+                        seq.serialize_element(&TextMessage {
+                            role: "user",
+                            content: &texts.join("\n"),
+                        })?;
+                    }
+                }
+                Role::Assistant => {
+                    if let Some(m) = assistant_message(msg) {
+                        seq.serialize_element(&m)?;
+                    }
                 }
             }
         }
-    }
-    out
-}
-
-fn user_messages(msg: &Message, out: &mut Vec<Value>) {
-    let mut texts: Vec<&str> = Vec::new();
-    for b in &msg.content {
-        match b {
-            ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } => {
-                let content = if *is_error && !content.starts_with("Error") {
-                    format!("Error: {content}")
-                } else {
-                    content.clone()
-                };
-                out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": content}));
-            }
-            ContentBlock::Text { text, .. } => texts.push(text),
-            other => {
-                tracing::debug!(
-                    block_type = other.type_name(),
-                    "dropping a user block Chat Completions cannot carry"
-                );
-            }
-        }
-    }
-    if !texts.is_empty() {
-        out.push(json!({"role": "user", "content": texts.join("\n")}));
+        seq.end()
     }
 }
 
-fn assistant_message(msg: &Message) -> Option<Value> {
+/// `None` when the message has neither text nor tool calls (thinking and server blocks have
+/// no Chat Completions form).
+fn assistant_message(msg: &Message) -> Option<AssistantMessage<'_>> {
     let mut texts: Vec<&str> = Vec::new();
-    let mut calls: Vec<Value> = Vec::new();
+    let mut tool_calls = Vec::new();
     for b in &msg.content {
         match b {
             ContentBlock::Text { text, .. } => texts.push(text),
-            ContentBlock::ToolUse { id, name, input } => calls.push(json!({
-                "id": id,
-                "type": "function",
-                "function": {"name": name, "arguments": input.to_string()},
-            })),
-            // Thinking and server blocks have no Chat Completions form.
+            ContentBlock::ToolUse { id, name, input } => tool_calls.push(ToolCall {
+                id,
+                ty: "function",
+                function: CallFunction {
+                    name,
+                    arguments: input.to_string(),
+                },
+            }),
             _ => {}
         }
     }
-    if texts.is_empty() && calls.is_empty() {
+    if texts.is_empty() && tool_calls.is_empty() {
         return None;
     }
-    let mut m = Map::new();
-    m.insert("role".into(), "assistant".into());
-    m.insert(
-        "content".into(),
-        if texts.is_empty() {
-            Value::Null
-        } else {
-            texts.join("\n").into()
-        },
-    );
-    if !calls.is_empty() {
-        m.insert("tool_calls".into(), Value::Array(calls));
-    }
-    Some(Value::Object(m))
-}
-
-/// Characters of everything the request sends as prompt (for the usage estimate).
-pub fn prompt_chars(body: &Value) -> usize {
-    let count = |v: Option<&Value>| v.map_or(0, |v| v.to_string().chars().count());
-    count(body.get("messages")) + count(body.get("tools"))
+    Some(AssistantMessage {
+        role: "assistant",
+        content: (!texts.is_empty()).then(|| texts.join("\n")),
+        tool_calls,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::types::ToolSpec;
+    use serde_json::json;
 
     #[test]
     fn maps_messages_and_tools() {
@@ -220,7 +316,8 @@ mod tests {
                 name: "Read".into(),
                 description: "d".into(),
                 input_schema: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
             max_tokens: 100,
             thinking: None,
         };
@@ -249,6 +346,11 @@ mod tests {
         let v = request_body(&req, false, MaxTokensField::MaxCompletionTokens);
         assert!(v.get("stream_options").is_none());
         assert_eq!(v["max_completion_tokens"], 100);
-        assert!(prompt_chars(&v) > 100);
+        let (bytes, chars) = encode(&req, false, MaxTokensField::MaxCompletionTokens).unwrap();
+        // Characters of `messages` and `tools` as JSON, as the usage estimate counts them.
+        let expected =
+            v["messages"].to_string().chars().count() + v["tools"].to_string().chars().count();
+        assert_eq!(chars, expected);
+        assert_eq!(serde_json::from_slice::<Value>(&bytes).unwrap(), v);
     }
 }
