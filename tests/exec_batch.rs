@@ -16,8 +16,12 @@ const XSD: &str = concat!(
     "/tests/fixtures/junit/junit-10.xsd"
 );
 
+/// A task spec. These tests are about batch scheduling, not git: the specs live untracked in the
+/// test repository, so tasks run in place (`isolate: false`) rather than in worktrees of HEAD.
 fn task(name: &str, extra: &str) -> String {
-    format!("name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\n{extra}")
+    format!(
+        "name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\ngit:\n  isolate: false\n{extra}"
+    )
 }
 
 fn outcomes(run: &Run) -> Vec<(String, String)> {
@@ -490,6 +494,8 @@ fn matrix_list_expands_substitutes_and_quotes() {
 prompt: "fix {{dir}} ({{ label }})"
 model: claude-sonnet-4-5
 workdir: crates/{{dir}}
+git:
+  isolate: false
 matrix:
   - {dir: core, label: "it's; touch pwned"}
   - {dir: cli, label: 7}
@@ -551,6 +557,8 @@ fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
         listed.contains("(lint-alpha)") && listed.contains("(lint-beta)"),
         "{listed}"
     );
+    // Committed, so each expanded task runs isolated in a worktree of HEAD.
+    repo.commit_all("add crates and the spec");
     let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
     let out = OutDir::new();
     let run = exec_in(
