@@ -128,10 +128,10 @@ pub fn schema() -> i32 {
 fn overrides(args: &ExecArgs) -> Overrides {
     Overrides {
         model: args.model.clone(),
-        max_turns: args.max_turns,
-        max_cost_usd: args.max_cost_usd,
-        max_total_tokens: args.max_total_tokens,
-        timeout: args.timeout,
+        max_turns: args.limits.max_turns,
+        max_cost_usd: args.limits.max_cost_usd,
+        max_total_tokens: args.limits.max_total_tokens,
+        timeout: args.limits.timeout,
         permission_mode: args.permission_mode,
         allowed_tools: args
             .allowed_tools
@@ -144,7 +144,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
             .flat_map(|s| task::split_tool_rules(s))
             .collect(),
         replay: args.replay.clone(),
-        max_retries: args.max_retries,
+        max_retries: args.limits.max_retries,
         settings: args.settings.clone(),
         replay_mode: args.replay_mode,
     }

@@ -136,22 +136,9 @@ pub struct ExecArgs {
     /// Model id (replaces the spec's).
     #[arg(long)]
     pub model: Option<String>,
-    /// Turn limit (replaces the spec's).
-    #[arg(long, value_name = "N")]
-    pub max_turns: Option<u32>,
-    /// Cost limit in USD (replaces the spec's).
-    #[arg(long, value_name = "USD")]
-    pub max_cost_usd: Option<f64>,
-    /// Token limit: input + cache + output over all requests (replaces the spec's).
-    #[arg(long, value_name = "N")]
-    pub max_total_tokens: Option<u64>,
-    /// Wall-clock limit per task, e.g. 30m (replaces the spec's).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub timeout: Option<SpecDuration>,
-    /// Most retries of a failed model request (replaces the spec's retry.max_retries; 0
-    /// disables retries).
-    #[arg(long, value_name = "N")]
-    pub max_retries: Option<u32>,
+    /// Limits that replace the spec's.
+    #[command(flatten)]
+    pub limits: LimitArgs,
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
@@ -241,19 +228,29 @@ pub struct ResumeArgs {
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Turn limit, counting the turns taken before (replaces the spec's).
+    /// Limits that replace the spec's (turns, tokens and cost count what the run already spent).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Limits given on the command line; each replaces the spec's. A resumed run counts turns,
+/// tokens and cost over the whole run (budgets continue); its timeout is for the resumed part.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LimitArgs {
+    /// Turn limit (replaces the spec's).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
-    /// Cost limit in USD, counting the cost so far (replaces the spec's).
+    /// Cost limit in USD (replaces the spec's).
     #[arg(long, value_name = "USD")]
     pub max_cost_usd: Option<f64>,
-    /// Token limit, counting the tokens so far (replaces the spec's).
+    /// Token limit: input + cache + output over all requests (replaces the spec's).
     #[arg(long, value_name = "N")]
     pub max_total_tokens: Option<u64>,
-    /// Wall-clock limit for this resumed run, e.g. 30m (replaces the spec's).
+    /// Wall-clock limit per task, e.g. 30m (replaces the spec's).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<SpecDuration>,
-    /// Most retries of a failed model request (replaces the spec's).
+    /// Most retries of a failed model request (replaces the spec's retry.max_retries; 0
+    /// disables retries).
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
 }
@@ -275,11 +272,7 @@ impl ResumeArgs {
         e.prompt = self.prompt;
         e.output_format = self.output_format;
         e.junit = self.junit;
-        e.max_turns = self.max_turns;
-        e.max_cost_usd = self.max_cost_usd;
-        e.max_total_tokens = self.max_total_tokens;
-        e.timeout = self.timeout;
-        e.max_retries = self.max_retries;
+        e.limits = self.limits;
         Ok(e)
     }
 }
