@@ -19,9 +19,7 @@ const XSD: &str = concat!(
 /// A task spec. These tests are about batch scheduling, not git: the specs live untracked in the
 /// test repository, so tasks run in place (`isolate: false`) rather than in worktrees of HEAD.
 fn task(name: &str, extra: &str) -> String {
-    format!(
-        "name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\ngit:\n  isolate: false\n{extra}"
-    )
+    named_task(name, &format!("git:\n  isolate: false\n{extra}"))
 }
 
 fn outcomes(run: &Run) -> Vec<(String, String)> {

@@ -9,18 +9,6 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::*;
 
-fn task(name: &str, extra: &str) -> String {
-    format!("name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\n{extra}")
-}
-
-/// The task name a request belongs to (its first user message is `task NAME`).
-fn task_of(req: &CapturedRequest) -> String {
-    req.message_text(0)
-        .strip_prefix("task ")
-        .unwrap_or_default()
-        .to_string()
-}
-
 fn by_task(run: &Run) -> std::collections::HashMap<String, Value> {
     run.json()
         .into_iter()
@@ -71,12 +59,12 @@ fn parallel_tasks_edit_the_same_file_in_separate_worktrees() {
     write_spec_named(
         &specs_dir,
         "a.yaml",
-        &task("alpha", &format!("workdir: ..\n{extra}")),
+        &named_task("alpha", &format!("workdir: ..\n{extra}")),
     );
     write_spec_named(
         &specs_dir,
         "b.yaml",
-        &task("beta", &format!("workdir: ..\n{extra}")),
+        &named_task("beta", &format!("workdir: ..\n{extra}")),
     );
     let out = OutDir::new();
     let barrier = out.path().join("barrier");
@@ -189,7 +177,7 @@ fn single_task_in_place_commits_on_a_branch_with_the_author() {
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let spec = write_spec(
         repo.path(),
-        &task(
+        &named_task(
             "fix-lib",
             "permissions:\n  mode: acceptEdits\ngit:\n  branch: true\n  author:\n    name: Nightly Bot\n    email: bot@example.com\n",
         ),
@@ -294,8 +282,8 @@ fn single_task_in_place_commits_on_a_branch_with_the_author() {
 fn dirty_tree_is_an_error_for_isolated_tasks_and_nothing_runs() {
     let repo = TestRepo::new();
     repo.write("README.md", "# uncommitted edit\n");
-    let a = write_spec_named(repo.path(), "a.yaml", &task("alpha", ""));
-    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", ""));
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", ""));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", ""));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
     let run = exec_in(
@@ -325,8 +313,8 @@ fn base_working_tree_starts_from_uncommitted_state_and_patches_only_the_task() {
     repo.write("notes.txt", "untracked notes\n");
     let extra =
         "permissions:\n  mode: bypassPermissions\ngit:\n  base: working-tree\n  branch: true\n";
-    let a = write_spec_named(repo.path(), "a.yaml", &task("alpha", extra));
-    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", extra));
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", extra));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", extra));
     let cmd = "cat README.md notes.txt; echo added >> notes.txt";
     let mock = MockAnthropic::start(vec![
         tool_turn("toolu_1", "Bash", json!({"command": cmd})),
@@ -389,7 +377,7 @@ fn require_changes_fails_a_task_that_changed_nothing() {
     let repo = TestRepo::new();
     let spec = write_spec(
         repo.path(),
-        &task("noop", "git:\n  require_changes: true\n  branch: true\n"),
+        &named_task("noop", "git:\n  require_changes: true\n  branch: true\n"),
     );
     let mock = MockAnthropic::start(vec![text_turn("nothing to do")]);
     let out = OutDir::new();
@@ -432,7 +420,7 @@ fn require_changes_fails_a_task_that_changed_nothing() {
     assert!(repo.git(&["branch", "--list", "runner/*"]).is_empty());
 
     // Without require_changes the same run succeeds, and still says nothing changed.
-    let spec = write_spec(repo.path(), &task("noop", ""));
+    let spec = write_spec(repo.path(), &named_task("noop", ""));
     let mock = MockAnthropic::start(vec![text_turn("nothing to do")]);
     let run = exec_in(
         &mock,
@@ -455,7 +443,7 @@ fn patch_dir_flag_and_isolate_single_task_and_verify_in_worktree() {
     let repo = TestRepo::new();
     let spec = write_spec(
         repo.path(),
-        &task(
+        &named_task(
             "iso",
             "permissions:\n  mode: bypassPermissions\ngit:\n  isolate: true\nverify:\n  - name: sees-edit\n    run: grep -q changed README.md && pwd\n",
         ),
@@ -506,7 +494,7 @@ fn patch_dir_flag_and_isolate_single_task_and_verify_in_worktree() {
 #[test]
 fn git_settings_outside_a_repository_are_a_spec_error() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = write_spec(dir.path(), &task("t", "git:\n  isolate: true\n"));
+    let spec = write_spec(dir.path(), &named_task("t", "git:\n  isolate: true\n"));
     let o = runner_cmd()
         .current_dir(dir.path())
         .args(["exec", "--transcript-dir"])
@@ -531,7 +519,7 @@ fn interrupted_isolated_task_keeps_its_worktree() {
         stall: Duration::from_secs(60),
     }]);
     let out = OutDir::new();
-    let spec = write_spec(repo.path(), &task("sig", "git:\n  isolate: true\n"));
+    let spec = write_spec(repo.path(), &named_task("sig", "git:\n  isolate: true\n"));
     let mut cmd = runner_std_cmd();
     cmd.env("ANTHROPIC_BASE_URL", mock.url())
         .current_dir(repo.path())
@@ -578,8 +566,8 @@ fn isolated_workdir_must_exist_in_head() {
     let repo = TestRepo::new();
     let dir = repo.path().join("tasks");
     std::fs::create_dir(&dir).unwrap();
-    let a = write_spec_named(&dir, "a.yaml", &task("alpha", ""));
-    let b = write_spec_named(&dir, "b.yaml", &task("beta", ""));
+    let a = write_spec_named(&dir, "a.yaml", &named_task("alpha", ""));
+    let b = write_spec_named(&dir, "b.yaml", &named_task("beta", ""));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
     let run = exec_in(
@@ -608,7 +596,7 @@ fn in_place_branch_commit_over_uncommitted_changes_it_depends_on() {
     repo.write("README.md", "# test repo\nwip line\n");
     let spec = write_spec(
         repo.path(),
-        &task(
+        &named_task(
             "dep",
             "permissions:\n  mode: bypassPermissions\ngit:\n  branch: bot/dep\n",
         ),
@@ -653,7 +641,7 @@ fn in_place_branch_commit_over_uncommitted_changes_it_depends_on() {
 #[test]
 fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
     let repo = TestRepo::new();
-    let spec = write_spec(repo.path(), &task("t", "git:\n  branch: main\n"));
+    let spec = write_spec(repo.path(), &named_task("t", "git:\n  branch: main\n"));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
     let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
@@ -667,12 +655,12 @@ fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
     let a = write_spec_named(
         repo.path(),
         "a.yaml",
-        &task("alpha", "git:\n  branch: bot/same\n"),
+        &named_task("alpha", "git:\n  branch: bot/same\n"),
     );
     let b = write_spec_named(
         repo.path(),
         "b.yaml",
-        &task("beta", "git:\n  branch: bot/same\n"),
+        &named_task("beta", "git:\n  branch: bot/same\n"),
     );
     let run = exec_in(
         &mock,

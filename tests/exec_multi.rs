@@ -8,26 +8,14 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Value, json};
 use support::*;
 
-fn task(name: &str, extra: &str) -> String {
-    format!("name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\n{extra}")
-}
-
-/// The task name a request belongs to (from its first user message, `task NAME`).
-fn task_of(req: &CapturedRequest) -> String {
-    req.message_text(0)
-        .strip_prefix("task ")
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[test]
 fn two_files_text_blocks_and_combined_exit_code() {
     let repo = TestRepo::new();
-    let a = write_spec_named(repo.path(), "a.yaml", &task("alpha", ""));
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", ""));
     let b = write_spec_named(
         repo.path(),
         "b.yaml",
-        &task(
+        &named_task(
             "beta",
             "limits:\n  max_turns: 1\npermissions:\n  allow: [\"Bash(touch:*)\"]\n",
         ),
@@ -70,7 +58,7 @@ fn jobs_1_runs_tasks_in_the_order_given() {
     let paths: Vec<String> = names
         .iter()
         .map(|n| {
-            write_spec_named(repo.path(), &format!("{n}.yaml"), &task(n, ""))
+            write_spec_named(repo.path(), &format!("{n}.yaml"), &named_task(n, ""))
                 .to_str()
                 .unwrap()
                 .to_string()
@@ -104,8 +92,8 @@ fn directory_of_specs_json_one_line_per_task() {
     let repo = TestRepo::new();
     let dir = repo.path().join("tasks");
     std::fs::create_dir(&dir).unwrap();
-    write_spec_named(&dir, "b.yaml", &task("second", ""));
-    write_spec_named(&dir, "a.yaml", &task("first", ""));
+    write_spec_named(&dir, "b.yaml", &named_task("second", ""));
+    write_spec_named(&dir, "a.yaml", &named_task("first", ""));
     std::fs::write(dir.join("notes.txt"), "not a spec").unwrap();
     // Committed: the tasks run in worktrees checked out from HEAD, where their workdir (the
     // spec directory) must exist.
@@ -139,8 +127,8 @@ fn directory_of_specs_json_one_line_per_task() {
 #[test]
 fn stream_json_frames_carry_distinct_sessions_in_order() {
     let repo = TestRepo::new();
-    let a = write_spec_named(repo.path(), "a.yaml", &task("alpha", ""));
-    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", ""));
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", ""));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", ""));
     let mock = MockAnthropic::start(vec![
         Resp::new()
             .text("looking")
@@ -195,8 +183,8 @@ fn stream_json_frames_carry_distinct_sessions_in_order() {
 #[test]
 fn jobs_2_runs_both_and_the_most_severe_exit_wins() {
     let repo = TestRepo::new();
-    let a = write_spec_named(repo.path(), "a.yaml", &task("alpha", ""));
-    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", ""));
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", ""));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", ""));
     // Whichever task asks first gets the 401; the other succeeds.
     let mock = MockAnthropic::start(vec![http_error(401), text_turn("fine")]);
     let out = OutDir::new();

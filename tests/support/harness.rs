@@ -209,3 +209,17 @@ pub fn events_of<'a>(lines: &'a [Value], ty: &str, subtype: Option<&str>) -> Vec
         .filter(|v| subtype.is_none_or(|s| v.get("subtype").and_then(Value::as_str) == Some(s)))
         .collect()
 }
+
+/// A task spec named `name` whose prompt is `task NAME` (so [`task_of`] can tell which task a
+/// request belongs to), plus `extra` YAML lines.
+pub fn named_task(name: &str, extra: &str) -> String {
+    format!("name: {name}\nprompt: \"task {name}\"\nmodel: claude-sonnet-4-5\n{extra}")
+}
+
+/// The task a request belongs to: its first user message is `task NAME` ([`named_task`]).
+pub fn task_of(req: &super::mock_anthropic::CapturedRequest) -> String {
+    req.message_text(0)
+        .strip_prefix("task ")
+        .unwrap_or_default()
+        .to_string()
+}
