@@ -520,17 +520,7 @@ fn interrupted_isolated_task_keeps_its_worktree() {
     }]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &named_task("sig", "git:\n  isolate: true\n"));
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg("--transcript-dir")
-        .arg(out.transcripts())
-        .args(["--output-format", "json"])
-        .arg(&spec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let child = spawn_exec(&mock, &repo, &out, &spec);
     assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
     let st = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])

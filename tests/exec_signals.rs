@@ -42,19 +42,7 @@ fn interrupt_with(signal: &str, code: i32) {
     let mock = MockAnthropic::start(vec![stalled()]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), "name: sig\nprompt: hi\n");
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg("--transcript-dir")
-        .arg(out.transcripts())
-        .arg("--junit")
-        .arg(out.junit())
-        .args(["--output-format", "json"])
-        .arg(&spec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let child = spawn_exec(&mock, &repo, &out, &spec);
     assert!(
         mock.wait_for_requests(1, Duration::from_secs(30)),
         "the request never arrived"
@@ -103,19 +91,7 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
         repo.path(),
         "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
     );
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg("--transcript-dir")
-        .arg(out.transcripts())
-        .arg("--junit")
-        .arg(out.junit())
-        .args(["--output-format", "json"])
-        .arg(&spec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let child = spawn_exec(&mock, &repo, &out, &spec);
     let wait_for = |name: &str| {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         while !repo.exists(name) {

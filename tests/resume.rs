@@ -78,19 +78,7 @@ fn sigint_mid_tool_then_resume_to_completion() {
         repo.path(),
         "name: sig\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\", \"Edit\"]\n",
     );
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg("--transcript-dir")
-        .arg(out.transcripts())
-        .arg("--junit")
-        .arg(out.junit())
-        .args(["--output-format", "json"])
-        .arg(&spec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let child = cmd.spawn().unwrap();
+    let child = spawn_exec(&mock, &repo, &out, &spec);
     // Wait until the Bash command is really running (a readiness poll, not a timing claim).
     let deadline = Instant::now() + Duration::from_secs(30);
     while !repo.exists("started.marker") {

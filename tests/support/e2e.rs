@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::harness::{TestRepo, json_lines, read_json_lines, runner_cmd_for};
+use super::harness::{TestRepo, json_lines, read_json_lines, runner_cmd_for, runner_std_cmd};
 use super::mock_anthropic::MockAnthropic;
 
 /// What one run of the binary produced.
@@ -111,6 +111,31 @@ pub fn exec_env(
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
+}
+
+/// Start `runner exec --transcript-dir OUT/transcripts --junit OUT/junit.xml --output-format
+/// json SPEC` in `repo` against `mock` without waiting, stdout and stderr piped: for tests that
+/// signal the running binary.
+pub fn spawn_exec(
+    mock: &MockAnthropic,
+    repo: &TestRepo,
+    out: &OutDir,
+    spec: &Path,
+) -> std::process::Child {
+    runner_std_cmd()
+        .env("ANTHROPIC_BASE_URL", mock.url())
+        .current_dir(repo.path())
+        .arg("exec")
+        .arg("--transcript-dir")
+        .arg(out.transcripts())
+        .arg("--junit")
+        .arg(out.junit())
+        .args(["--output-format", "json"])
+        .arg(spec)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start runner")
 }
 
 /// The transcript named by a result object's `runner_transcript_path`.
