@@ -399,15 +399,7 @@ pub async fn compact(
             });
         }
     };
-    let cost = agent
-        .model_info
-        .as_ref()
-        .and_then(|m| m.cost_usd(&response.usage));
-    let info = agent
-        .model_info
-        .as_ref()
-        .map(|m| (m.context_window, m.max_output_tokens));
-    state.record_usage(&response.model, &response.usage, cost, info);
+    agent.record_usage(state, &response);
     let summary = response
         .content
         .iter()

@@ -215,6 +215,15 @@ impl Agent {
         None
     }
 
+    /// Add a complete response's usage (and its cost, when the model is priced) to the run's
+    /// totals: main turns and compaction calls alike count toward the budgets.
+    pub(super) fn record_usage(&self, state: &mut State, response: &ModelResponse) {
+        let info = self.model_info.as_ref();
+        let cost = info.and_then(|m| m.cost_usd(&response.usage));
+        let window = info.map(|m| (m.context_window, m.max_output_tokens));
+        state.record_usage(&response.model, &response.usage, cost, window);
+    }
+
     /// One model response attempt: stream it, show blocks live (unless `show` is false, as
     /// for a compaction call), start concurrency-safe tool calls as their blocks complete,
     /// return the whole response with those calls. A failed attempt's calls are cancelled and
@@ -366,15 +375,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
             };
 
         // The response is complete: it is one unit in the transcript.
-        let cost = agent
-            .model_info
-            .as_ref()
-            .and_then(|m| m.cost_usd(&response.usage));
-        let info = agent
-            .model_info
-            .as_ref()
-            .map(|m| (m.context_window, m.max_output_tokens));
-        state.record_usage(&response.model, &response.usage, cost, info);
+        agent.record_usage(&mut state, &response);
         state.last_context_tokens = response.usage.total();
 
         // max_tokens with nothing to run: make the same request once more with the model's
