@@ -357,6 +357,33 @@ fn token_budget_stops_before_a_request_that_would_cross_it() {
     mock.assert_clean();
 }
 
+/// The pre-send check counts what the turn added (here a large tool result), not only the last
+/// response's usage: 30 tokens used, but the next request would carry ~1,000 more.
+#[test]
+fn token_budget_counts_the_tool_results_the_next_request_would_carry() {
+    let repo = TestRepo::new();
+    let big = repo.write("big.txt", &"lorem ipsum dolor sit amet\n".repeat(150));
+    let mock = MockAnthropic::start(vec![
+        Resp::new()
+            .tool_use("toolu_1", "Read", json!({"file_path": big}))
+            .usage(20, 10)
+            .turn(),
+        text_turn("done"),
+    ]);
+    let r = run_with(
+        &mock,
+        &repo,
+        &spec(&format!("{FAST_RETRY}limits:\n  max_total_tokens: 500\n")),
+        &[],
+    );
+    assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
+    let res = r.result();
+    assert_eq!(res["runner_outcome"], "budget_tokens");
+    let msg = res["errors"][0].as_str().unwrap();
+    assert!(msg.contains("not sent"), "{msg}");
+    assert_eq!(mock.requests().len(), 1, "the second request was not sent");
+}
+
 #[test]
 fn cost_budget_ends_the_task() {
     let mock = MockAnthropic::start(vec![

@@ -194,7 +194,12 @@ impl Agent {
                     format!("token budget exhausted: {used} tokens used of max_total_tokens {max}"),
                 ));
             }
-            let next = state.last_context_tokens;
+            // The next request's input: the last response's real context plus a rough size of
+            // what was added since (tool results, continuations); see `context::estimate`.
+            let next = state
+                .context
+                .estimate(&state.messages, || 0)
+                .max(state.last_context_tokens);
             if used.saturating_add(next) > max {
                 return Some(Outcome::new(
                     OutcomeKind::BudgetTokens,
