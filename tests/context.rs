@@ -147,6 +147,41 @@ fn prompt_too_long_compacts_and_retries_to_success() {
     mock.assert_clean();
 }
 
+/// A response that stops with `model_context_window_exceeded` is compacted and the loop goes on
+/// from the summary, instead of ending the task.
+#[test]
+fn a_full_context_window_stop_compacts_and_continues() {
+    let mock = MockAnthropic::start(vec![
+        Resp::new()
+            .text("Reading everything first")
+            .stop("model_context_window_exceeded")
+            .usage(500, 20)
+            .turn(),
+        Resp::new()
+            .text("Started reading; next: finish.")
+            .usage(300, 40)
+            .turn(),
+        Resp::new().text("Done.").usage(100, 7).turn(),
+    ]);
+    let repo = TestRepo::new();
+    let r = run_in(
+        &mock,
+        &repo,
+        &format!("name: t1\nprompt: \"do it\"\n{FAST_RETRY}"),
+    );
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(is_compaction_request(&reqs[1]));
+    assert!(reqs[1].message_text(0).contains("Reading everything first"));
+    let text = reqs[2].message_text(0);
+    assert!(text.contains("Started reading; next: finish."), "{text}");
+    let res = r.result();
+    assert_eq!(res["runner_outcome"], "success");
+    assert_compact_records(&r.transcript, "Started reading; next: finish.");
+    mock.assert_clean();
+}
+
 #[test]
 fn autocompact_runs_when_the_configured_window_fills() {
     let mock = MockAnthropic::start(vec![

@@ -494,13 +494,13 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
                 }
                 Some(StopReason::MaxTokens) | Some(StopReason::ModelContextWindowExceeded) => {
                     if response.stop_reason == Some(StopReason::ModelContextWindowExceeded) {
-                        return (
-                            Outcome::new(
-                                OutcomeKind::ContextExhausted,
-                                "the model's context window is full",
-                            ),
-                            state,
-                        );
+                        // The window filled while the model answered: compact, then go on from
+                        // the summary (three failed compactions end with context_exhausted).
+                        let why = "the model's context window is full (stop_reason: model_context_window_exceeded)";
+                        if let Err(o) = compact_after_overflow(agent, &mut state, why).await {
+                            return (o, state);
+                        }
+                        continue;
                     }
                     state.max_tokens_streak += 1;
                     if state.max_tokens_streak > MAX_TOKENS_CONTINUATIONS {
