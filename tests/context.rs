@@ -236,6 +236,52 @@ fn autocompact_runs_when_the_configured_window_fills() {
     mock.assert_clean();
 }
 
+/// When the system prompt and tool schemas alone pass the threshold, compacting cannot help:
+/// after three such compactions runner stops trying instead of compacting every turn.
+#[test]
+fn autocompact_stops_after_three_compactions_that_do_not_help() {
+    let tool = |id: &str| {
+        Resp::new()
+            .tool_use(id, "Glob", json!({"pattern": "*.txt"}))
+            .usage(900, 20)
+            .turn()
+    };
+    let summary = || {
+        Resp::new()
+            .text("Globbed; next: glob again.")
+            .usage(50, 10)
+            .turn()
+    };
+    let mock = MockAnthropic::start(vec![
+        tool("toolu_1"),
+        summary(),
+        tool("toolu_2"),
+        summary(),
+        tool("toolu_3"),
+        summary(),
+        tool("toolu_4"),
+        Resp::new().text("Done.").usage(900, 5).turn(),
+    ]);
+    let repo = TestRepo::new();
+    repo.write("a.txt", "hello\n");
+    // A 200-token window: the system prompt and tool schemas alone fill it.
+    let yaml = format!(
+        "name: t1\nprompt: \"do it\"\nmodels:\n  claude-sonnet-4-5:\n    context_window: 200\n{FAST_RETRY}"
+    );
+    let r = run_in(&mock, &repo, &yaml);
+    assert_eq!(r.code, Some(0), "stderr: {}", r.stderr);
+    let reqs = mock.requests();
+    let compactions = reqs.iter().filter(|r| is_compaction_request(r)).count();
+    assert_eq!(compactions, 3, "stderr: {}", r.stderr);
+    assert_eq!(reqs.len(), 8);
+    assert!(
+        !is_compaction_request(&reqs[7]),
+        "the last request is a turn"
+    );
+    assert_eq!(r.result()["num_turns"], 5);
+    mock.assert_clean();
+}
+
 #[test]
 fn three_failed_compactions_end_with_context_exhausted() {
     let mock = MockAnthropic::start(vec![

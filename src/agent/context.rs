@@ -250,7 +250,16 @@ pub fn needs_autocompact(
 ) -> bool {
     policy.autocompact
         && messages.iter().any(|m| m.role == Role::Assistant)
-        && window.is_some_and(|w| estimate as f64 >= policy.autocompact_threshold * w as f64)
+        && over_autocompact_threshold(policy, window, estimate)
+}
+
+/// Whether `estimate` tokens pass the autocompact threshold of a known `window`.
+pub fn over_autocompact_threshold(
+    policy: &ContextPolicy,
+    window: Option<u64>,
+    estimate: u64,
+) -> bool {
+    window.is_some_and(|w| estimate as f64 >= policy.autocompact_threshold * w as f64)
 }
 
 /// Cut `s` to at most `max` bytes on char boundaries, keeping its head and tail.

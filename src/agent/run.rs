@@ -620,8 +620,25 @@ async fn prepare_context(
     if state.context.autocompact_failures < context::MAX_COMPACT_FAILURES
         && context::needs_autocompact(&policy, window, estimate, &state.messages)
     {
+        let failures_before = state.context.autocompact_failures;
         match context::compact(agent, state, Trigger::Threshold, estimate).await {
-            Ok(()) => messages = normalize(&state.messages),
+            Ok(()) => {
+                messages = normalize(&state.messages);
+                // A compaction that leaves the request past the threshold (the system prompt
+                // and tool schemas alone fill the window) did not help: count it as a failure,
+                // so runner stops after three instead of compacting every turn.
+                let fixed = context::text_tokens(&agent.system)
+                    + context::text_tokens(&serde_json::to_string(tools).unwrap_or_default());
+                let after = state.context.estimate(&state.messages, || fixed);
+                if context::over_autocompact_threshold(&policy, window, after) {
+                    state.context.autocompact_failures = failures_before + 1;
+                    tracing::warn!(
+                        failures = state.context.autocompact_failures,
+                        after,
+                        "the compacted conversation is still past the autocompact threshold"
+                    );
+                }
+            }
             Err(context::CompactError::End(o)) => return Err(o),
             Err(context::CompactError::Failed(why)) => {
                 state.context.autocompact_failures += 1;
