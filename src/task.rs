@@ -201,6 +201,22 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
         let key = rule_key(&loaded, &e.to_string());
         SpecError::at(&loaded, &key, format!("invalid permission rule: {e}"))
     })?;
+    if spec.output.is_some()
+        && policy
+            .removed_tools()
+            .iter()
+            .any(|t| t == crate::tools::structured_output::STRUCTURED_OUTPUT_TOOL)
+    {
+        return Err(SpecError::at(
+            &loaded,
+            "output",
+            format!(
+                "`output:` asks for a final answer through the {0} tool, but a deny rule removes {0}; drop the rule or the `output:` section",
+                crate::tools::structured_output::STRUCTURED_OUTPUT_TOOL
+            ),
+        )
+        .into());
+    }
     let api_key = match spec.provider {
         ProviderKind::Anthropic | ProviderKind::Openai => match key_var(spec) {
             // A server that needs no key (`openai.api_key_env: ""`).

@@ -477,3 +477,30 @@ fn a_failed_check_fed_back_asks_for_a_new_value() {
     assert_eq!(mock.served(), 3);
     mock.assert_clean();
 }
+
+/// `output:` needs the StructuredOutput tool: a deny rule that removes it (in the spec or on the
+/// command line) is an input error before anything runs.
+#[test]
+fn denying_the_structured_output_tool_is_an_input_error() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![]);
+    let out = OutDir::new();
+    let s = spec(&repo, "permissions:\n  deny: [StructuredOutput]\n");
+    let run = exec(&mock, &repo, &out, &s, &[]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("task.yaml:") && run.stderr.contains("removes StructuredOutput"),
+        "{}",
+        run.stderr
+    );
+    let s = spec(&repo, "");
+    let run = exec(
+        &mock,
+        &repo,
+        &out,
+        &s,
+        &["--disallowed-tools", "StructuredOutput"],
+    );
+    run.expect_code(2);
+    assert!(mock.requests().is_empty());
+}
