@@ -66,19 +66,27 @@ impl Groups {
     /// Resume commands, write `commands`, stop them again with a fresh token, then write
     /// `body` — all under one stderr lock.
     fn emit(&self, commands: &[String], body: &[u8]) {
+        self.emit_all(&[(commands, body)]);
+    }
+
+    /// Several [`emit`](Self::emit)s as one unit: the token lock and the stderr lock are held
+    /// throughout, so nothing another task writes can land between them.
+    fn emit_all(&self, parts: &[(&[String], &[u8])]) {
         let mut token = self.token.lock().unwrap_or_else(|e| e.into_inner());
-        let next = github::random_token();
-        let mut text = format!("::{token}::\n");
-        for c in commands {
-            text.push_str(c);
-            text.push('\n');
-        }
-        text.push_str(&format!("::stop-commands::{next}\n"));
         let mut err = io::stderr().lock();
-        let _ = err.write_all(text.as_bytes());
-        let _ = err.write_all(body);
+        for (commands, body) in parts {
+            let next = github::random_token();
+            let mut text = format!("::{token}::\n");
+            for c in *commands {
+                text.push_str(c);
+                text.push('\n');
+            }
+            text.push_str(&format!("::stop-commands::{next}\n"));
+            let _ = err.write_all(text.as_bytes());
+            let _ = err.write_all(body);
+            *token = next;
+        }
         let _ = err.flush();
-        *token = next;
     }
 
     /// Open a live group for `task` (one task at a time).
@@ -91,15 +99,17 @@ impl Groups {
         self.emit(&["::endgroup::".to_string()], b"");
     }
 
-    /// Write a finished task's buffered log as one group titled with its outcome.
+    /// Write a finished task's buffered log as one group titled with its outcome, in one
+    /// piece (tasks that finish at the same moment cannot interleave their groups).
     pub fn write_buffered(&self, task: &str, outcome: &str, log: &[u8]) {
         let title = group_title(&format!("{task} ({outcome})"));
         let mut body = log.to_vec();
         if !body.is_empty() && !body.ends_with(b"\n") {
             body.push(b'\n');
         }
-        self.emit(&[format!("::group::{title}")], &body);
-        self.emit(&["::endgroup::".to_string()], b"");
+        let open = [format!("::group::{title}")];
+        let close = ["::endgroup::".to_string()];
+        self.emit_all(&[(&open, &body), (&close, b"")]);
     }
 }
 
