@@ -641,8 +641,9 @@ fn bench_batch() {
     let root = std::fs::canonicalize(repo.path()).unwrap();
     let mut t = Table::new(&[
         &format!(
-            "batch 100 tasks × 5 turns, repo of {} files",
-            repo_files + 21
+            "batch 100 tasks × 5 turns, repo of {} files + {} specs",
+            repo_files + 21,
+            2 * tasks
         ),
         "median wall",
         "ideal ⌈100/jobs⌉×5×latency",
@@ -739,7 +740,11 @@ fn bench_batch() {
     );
     let runs = env_usize("BENCH_RUNS", 5).max(1) * 2 + 1;
     let mut t = Table::new(&[
-        &format!("git per task, repo of {} files", repo_files + 21),
+        &format!(
+            "git per task, repo of {} files + {} specs",
+            repo_files + 21,
+            2 * tasks
+        ),
         "begin",
         "finish",
         "total",
