@@ -247,9 +247,7 @@ fn collect_results(
 /// HEAD commit of the repository holding `workdir`, or None outside git (or on an unborn
 /// branch).
 pub fn base_commit(workdir: &Path) -> Option<String> {
-    let repo = git2::Repository::discover(workdir).ok()?;
-    let head = repo.head().ok()?;
-    head.peel_to_commit().ok().map(|c| c.id().to_string())
+    crate::task::git_info(workdir).2
 }
 
 /// A `skipped` result for a task that was not started.

@@ -342,7 +342,9 @@ pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     names
 }
 
-fn git_info(workdir: &Path) -> (Option<PathBuf>, Option<String>, Option<String>) {
+/// The repository root, branch (`HEAD` when detached) and HEAD commit for `workdir`; all None
+/// outside git.
+pub(crate) fn git_info(workdir: &Path) -> (Option<PathBuf>, Option<String>, Option<String>) {
     let Ok(repo) = git2::Repository::discover(workdir) else {
         return (None, None, None);
     };

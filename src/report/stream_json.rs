@@ -20,8 +20,8 @@ use serde_json::{Map, Value, json};
 use crate::events::{AssistantMeta, InitInfo, RunEvent, Sink};
 use crate::model::ContentBlock;
 use crate::redact::Redactor;
+use crate::report::SharedOut;
 use crate::report::json::{result_value, usage_value};
-use crate::report::{SharedOut, write_json_line};
 
 /// Writes one task's events as stream-json frames to a shared writer.
 pub struct StreamJsonSink {
@@ -252,10 +252,14 @@ pub fn init_frame(info: &InitInfo, uuid: &str) -> Value {
 
 impl Sink for StreamJsonSink {
     fn emit(&mut self, event: &RunEvent) -> io::Result<()> {
-        let Some(mut frame) = self.frame(event) else {
+        let Some(frame) = self.frame(event) else {
             return Ok(());
         };
-        self.redactor.redact_value(&mut frame);
-        write_json_line(&self.out, &frame)
+        // One serialization, redacted only where a secret occurs (as the transcript does).
+        let line = self
+            .redactor
+            .to_redacted_json(&frame)
+            .map_err(io::Error::other)?;
+        super::write_line(&self.out, line)
     }
 }

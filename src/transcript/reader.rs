@@ -254,8 +254,7 @@ impl Transcript {
             .filter_map(|(i, r)| r.uuid().map(|u| (u, i)))
             .collect();
         let is_turn = |r: &Record| {
-            matches!(r.kind(), Some("user" | "assistant"))
-                && !r.is_sidechain()
+            crate::agent::normalize::is_api_record(&r.value)
                 && r.message().is_some()
                 && r.uuid().is_some_and(|u| !abandoned.contains(u))
         };
