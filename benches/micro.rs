@@ -29,12 +29,12 @@ use serde_json::{Value, json};
 
 use common::{Table, fmt_dur, time_per_iter};
 use runner::agent::normalize::normalize;
-use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::{RunEvent, RunResult, Sink};
 use runner::model::anthropic::wire::event_stream;
 use runner::model::anthropic::{RequestBody, request_body};
 use runner::model::assembler::Assembler;
 use runner::model::{ContentBlock, Message, ModelRequest, Role};
+use runner::outcome::{Outcome, OutcomeKind};
 use runner::permissions::{Policy, ToolCall};
 use runner::redact::Redactor;
 use runner::session::SessionRoots;

@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, Semaphore};
 
-use crate::agent::outcome::combined_exit_code;
-use crate::agent::{Outcome, OutcomeKind, StopCause, Stopper};
+use crate::agent::{StopCause, Stopper};
 use crate::batch;
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
+use crate::outcome::combined_exit_code;
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::report::{SharedOut, github};
 use crate::spec::{self, LoadedSpec};
 use crate::task::{self, Overrides, PreparedTask, RunOptions};

@@ -20,9 +20,9 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::agent::{Outcome, OutcomeKind};
 use crate::cli::ExecArgs;
 use crate::events::RunResult;
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::spec::LoadedSpec;
 use crate::task::PreparedTask;
 

@@ -8,8 +8,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::outcome::Outcome;
 use crate::model::{ContentBlock, StopReason, ToolSpec, Usage};
+use crate::outcome::Outcome;
+
+/// A fresh uuid (v4) for a record, a frame or a session: every sink gets the same one.
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
 
 /// What a run knows at its start (the transcript's first record, stream-json `system/init`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -14,6 +14,7 @@ pub mod events;
 pub mod git;
 pub mod hooks;
 pub mod model;
+pub mod outcome;
 pub mod permissions;
 pub mod redact;
 pub mod report;

@@ -8,9 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::agent::{
-    self, Agent, Input, LoopLimits, Outcome, OutcomeKind, State, StopCause, Stopper,
-};
+use crate::agent::{self, Agent, Input, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks};
 use crate::hooks::{HookSession, Hooks};
 use crate::model::Provider;
@@ -20,6 +18,7 @@ use crate::model::openai::{OpenaiConfig, OpenaiProvider};
 use crate::model::record::RecordingProvider;
 use crate::model::replay::ReplayProvider;
 use crate::model::table::{self, ModelInfo};
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::permissions::{Policy, settings};
 use crate::redact::Redactor;
 use crate::report::SharedOut;
@@ -390,7 +389,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 /// A result for a task that never ran (e.g. the run was interrupted before it started).
 pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
     RunResult {
-        session_id: agent::run::new_uuid(),
+        session_id: crate::events::new_uuid(),
         task_name: loaded.spec.name.clone(),
         spec_path: loaded.path.clone(),
         spec_line: loaded.name_line,
@@ -412,7 +411,7 @@ pub fn not_run_result(loaded: &LoadedSpec, outcome: Outcome) -> RunResult {
         result_text: String::new(),
         transcript_path: None,
         started_at: chrono::Local::now().format("%Y-%m-%dT%H:%M:%S").to_string(),
-        uuid: agent::run::new_uuid(),
+        uuid: crate::events::new_uuid(),
         checks: vec![],
         structured_output: None,
         git: None,
@@ -429,7 +428,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
     let resume = task.resume.clone();
     let session_id = resume
         .as_ref()
-        .map_or_else(agent::run::new_uuid, |r| r.session_id.clone());
+        .map_or_else(crate::events::new_uuid, |r| r.session_id.clone());
     let mut result = not_run_result(loaded, Outcome::new(OutcomeKind::AgentError, "not started"));
     result.session_id = session_id.clone();
     result.started_at = now.format("%Y-%m-%dT%H:%M:%S").to_string();
@@ -607,7 +606,7 @@ pub async fn run_task(mut task: PreparedTask, opts: &RunOptions, stopper: Stoppe
     let spec_digest = sha256_hex(spec_json.to_string().as_bytes());
     let result_file_facts = (spec_digest.clone(), git_commit.clone());
     let init = InitInfo {
-        uuid: agent::run::new_uuid(),
+        uuid: crate::events::new_uuid(),
         session_id: session_id.clone(),
         task_name: spec.name.clone(),
         spec_path: loaded.path.clone(),

@@ -24,11 +24,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::outcome::{Outcome, OutcomeKind};
-use super::run::{Agent, new_uuid, request_with_retries};
+use super::run::{Agent, request_with_retries};
 use super::state::State;
 use crate::events::RunEvent;
+use crate::events::new_uuid;
 use crate::model::{ContentBlock, Message, ModelRequest, Role, StopReason};
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::retry::RetryState;
 
 /// Failed compactions in a row that end the task (`context_exhausted`), as Claude Code's

@@ -2,12 +2,10 @@
 
 pub mod context;
 pub mod normalize;
-pub mod outcome;
 pub mod prompt;
 pub mod run;
 pub mod state;
 pub mod structured;
 
-pub use outcome::{Outcome, OutcomeKind};
 pub use run::{Agent, Input, LoopLimits, StopCause, Stopper, hook_stopped, run};
 pub use state::State;

@@ -9,15 +9,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::context::{self, ContextPolicy, Trigger};
 use super::normalize::normalize;
-use super::outcome::{Outcome, OutcomeKind};
 use super::state::State;
-use crate::events::{AssistantMeta, BlockRecord, RunEvent, Sinks};
+use crate::events::{AssistantMeta, BlockRecord, RunEvent, Sinks, new_uuid};
 use crate::hooks::StopOutcome;
 use crate::model::assembler::Assembler;
 use crate::model::table::ModelInfo;
 use crate::model::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, Role, StopReason,
 };
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::permissions::Policy;
 use crate::retry::{self, Decision, RateGate, RetryPolicy, RetryState};
 use crate::tools::executor::PendingCall;
@@ -862,9 +862,4 @@ async fn answer_calls(
 /// A message for an API failure that tells the reader what to do.
 pub fn describe_provider_error(err: &ProviderError) -> String {
     retry::describe(err)
-}
-
-/// A fresh record uuid.
-pub fn new_uuid() -> String {
-    uuid::Uuid::new_v4().to_string()
 }

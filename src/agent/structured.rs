@@ -4,7 +4,7 @@
 //! `output.max_retries`, past which the task fails with `error_max_structured_output_retries`
 //! (`runner_outcome: agent_error`, exit 1). Without `output:` every function here is a no-op.
 
-use super::outcome::{Outcome, OutcomeKind};
+use crate::outcome::{Outcome, OutcomeKind};
 use crate::tools::structured_output::{MAX_RETRIES_SUBTYPE, REMINDER, StructuredOutputHandle};
 
 /// What to do when the model ends its turn without tool calls.

@@ -7,10 +7,10 @@
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 
-use crate::agent::OutcomeKind;
 use crate::events::{RunEvent, RunResult, Sink};
 use crate::model::Usage;
 use crate::model::table::ModelInfo;
+use crate::outcome::OutcomeKind;
 
 /// The live status, when one is shown.
 static STATUS: Mutex<Option<Status>> = Mutex::new(None);

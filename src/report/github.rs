@@ -90,7 +90,7 @@ pub fn resume_commands(token: &str) {
 
 /// The annotation line for a task that did not succeed (None for success/skipped).
 pub fn annotation(r: &RunResult) -> Option<String> {
-    use crate::agent::OutcomeKind::*;
+    use crate::outcome::OutcomeKind::*;
     let level = match r.outcome.kind {
         Success | Skipped => return None,
         Denied => "warning",

@@ -75,7 +75,7 @@ pub fn result_value(r: &RunResult) -> Value {
             .map_or(Value::Null, |p| p.display().to_string().into()),
     );
     m.insert("runner_exit_code".into(), r.outcome.exit_code().into());
-    if r.outcome.kind == crate::agent::OutcomeKind::Skipped {
+    if r.outcome.kind == crate::outcome::OutcomeKind::Skipped {
         m.insert(
             "runner_skip_reason".into(),
             r.outcome.message.clone().into(),

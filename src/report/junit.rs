@@ -2,7 +2,7 @@
 //! Jenkins' `junit-10.xsd`.
 //!
 //! One `<testsuite>` per task holding one `<testcase name="agent">`; the outcome decides the
-//! child element ([`Outcome::junit`](crate::agent::outcome::Outcome::junit)), whose `type` is
+//! child element ([`Outcome::junit`](crate::outcome::Outcome::junit)), whose `type` is
 //! always the `runner_outcome`. All text is stripped of ANSI escapes and XML-invalid characters
 //! and escaped by quick-xml. Redaction is the caller's job: pass results through
 //! [`Redactor::redact_result`](crate::redact::Redactor::redact_result) first.
@@ -13,8 +13,8 @@ use std::path::Path;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use crate::agent::outcome::JunitKind;
 use crate::events::{CheckResult, RunResult};
+use crate::outcome::JunitKind;
 use crate::report::json::error_texts;
 use crate::report::xml_text::{sanitize, truncate};
 

@@ -60,7 +60,7 @@ fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
     done(
         ToolOutput::error(format!("Permission denied: {reason}")),
         Some(Denial {
-            uuid: crate::agent::run::new_uuid(),
+            uuid: crate::events::new_uuid(),
             tool_name: call.name.clone(),
             tool_use_id: call.id.clone(),
             tool_input: input.clone(),

@@ -138,7 +138,7 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
                     .map(str::to_string)
             })
         })
-        .unwrap_or_else(crate::agent::run::new_uuid);
+        .unwrap_or_else(crate::events::new_uuid);
 
     let mut state = totals(&t, &prepared.loaded.spec);
     state.messages = conv.messages.clone();
@@ -515,7 +515,7 @@ pub fn answer_unanswered(agent: &mut Agent, state: &mut State, calls: &[ToolCall
             content: UNANSWERED_RESULT.into(),
             is_error: true,
         };
-        let uuid = crate::agent::run::new_uuid();
+        let uuid = crate::events::new_uuid();
         agent.emit(RunEvent::ToolResult {
             uuid: uuid.clone(),
             parent_uuid: state.last_uuid.clone(),

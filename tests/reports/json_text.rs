@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::{Denial, RunEvent, Sink};
+use runner::outcome::{Outcome, OutcomeKind};
 use runner::report::json::{JsonSink, result_value};
 use runner::report::text::render_text;
 use serde_json::{Value, json};

@@ -2,8 +2,8 @@
 
 use std::process::Command;
 
-use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::RunResult;
+use runner::outcome::{Outcome, OutcomeKind};
 use runner::report::junit::{render_junit, write_junit};
 
 use crate::script;

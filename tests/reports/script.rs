@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::{
     AssistantMeta, BlockRecord, Denial, InitInfo, ModelUsage, RunEvent, RunResult,
 };
 use runner::model::{ContentBlock, StopReason, ToolSpec, Usage};
+use runner::outcome::{Outcome, OutcomeKind};
 use serde_json::json;
 
 pub const SESSION: &str = "11111111-1111-4111-8111-111111111111";

@@ -36,8 +36,8 @@ fn stream_json_frames() {
 
 #[test]
 fn junit_xml() {
-    let mut fail = script::result(runner::agent::outcome::Outcome::new(
-        runner::agent::outcome::OutcomeKind::ChecksFailed,
+    let mut fail = script::result(runner::outcome::Outcome::new(
+        runner::outcome::OutcomeKind::ChecksFailed,
         "check `cargo test` exited 101",
     ));
     fail.task_name = "add-test".into();
