@@ -6,17 +6,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Notify, Semaphore};
-
-use crate::agent::{StopCause, Stopper};
 use crate::batch;
 use crate::cli::{ExecArgs, OutputFormat};
 use crate::events::RunResult;
 use crate::outcome::combined_exit_code;
-use crate::outcome::{Outcome, OutcomeKind};
-use crate::report::{SharedOut, github};
+use crate::prepare::{self, Overrides, PreparedTask};
+use crate::report::{SharedOut, github, progress};
+use crate::session::RunOptions;
 use crate::spec::{self, LoadedSpec};
-use crate::task::{self, Overrides, PreparedTask, RunOptions};
 
 /// Exit code for invalid input (nothing ran).
 pub const EXIT_INVALID: i32 = 2;
@@ -137,12 +134,12 @@ fn overrides(args: &ExecArgs) -> Overrides {
         allowed_tools: args
             .allowed_tools
             .iter()
-            .flat_map(|s| task::split_tool_rules(s))
+            .flat_map(|s| crate::cli::split_tool_rules(s))
             .collect(),
         disallowed_tools: args
             .disallowed_tools
             .iter()
-            .flat_map(|s| task::split_tool_rules(s))
+            .flat_map(|s| crate::cli::split_tool_rules(s))
             .collect(),
         replay: args.replay.clone(),
         max_retries: args.limits.max_retries,
@@ -163,56 +160,13 @@ fn resume_task(
             args.paths.len()
         ));
     }
-    let req = crate::transcript::resume::ResumeRequest {
+    let req = prepare::resume::ResumeRequest {
         transcript: transcript.to_path_buf(),
         spec: args.paths.first().cloned(),
         use_current_spec: args.use_current_spec,
         prompt: args.prompt.clone(),
     };
-    crate::transcript::resume::prepare_resume(&req, o).map_err(|e| e.to_string())
-}
-
-/// Listen for SIGINT/SIGTERM: the first stops every task; the second wakes `second`.
-fn spawn_signal_listener(
-    stoppers: Vec<Stopper>,
-    second: Arc<Notify>,
-    last_signal: Arc<Mutex<i32>>,
-) {
-    use tokio::signal::unix::{SignalKind, signal};
-    tokio::spawn(async move {
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            tracing::warn!(
-                "cannot install signal handlers; SIGINT/SIGTERM will kill runner without a report"
-            );
-            return;
-        };
-        let mut count = 0;
-        loop {
-            let sig = tokio::select! {
-                _ = int.recv() => 2,
-                _ = term.recv() => 15,
-            };
-            count += 1;
-            if let Ok(mut l) = last_signal.lock() {
-                *l = sig;
-            }
-            if count == 1 {
-                tracing::warn!(
-                    "received {}; stopping tasks and writing reports (send it again to cut this short)",
-                    if sig == 15 { "SIGTERM" } else { "SIGINT" }
-                );
-                for s in &stoppers {
-                    s.stop(StopCause::Signal(sig));
-                }
-            } else {
-                tracing::warn!("second signal: writing reports now");
-                second.notify_one();
-            }
-        }
-    });
+    prepare::resume::prepare_resume(&req, o).map_err(|e| e.to_string())
 }
 
 /// Print a finished (or skipped) task's result in the chosen format. A skipped task has no
@@ -242,23 +196,17 @@ fn print_result(
     }
 }
 
-/// `runner exec PATH...`. Returns the exit code.
-pub async fn exec(args: ExecArgs) -> i32 {
-    let o = overrides(&args);
+/// Every task of a `runner exec`, prepared and with its git plan; or every error found (exit
+/// 2, nothing runs).
+fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Vec<String>> {
+    let o = overrides(args);
     let mut prepared: Vec<PreparedTask> = Vec::new();
     let mut errors = Vec::new();
     if let Some(transcript) = &args.resume {
-        match resume_task(&args, transcript, &o) {
-            Ok(p) => prepared.push(p),
-            Err(e) => return report_errors(&[e]),
-        }
+        prepared.push(resume_task(args, transcript, &o).map_err(|e| vec![e])?);
     } else {
-        let loaded = match load_all(&args.paths) {
-            Ok(l) => l,
-            Err(errors) => return report_errors(&errors),
-        };
-        for l in loaded {
-            match task::prepare(l, &o) {
+        for l in load_all(&args.paths)? {
+            match prepare::prepare(l, &o) {
                 Ok(p) => prepared.push(p),
                 Err(e) => errors.push(e.to_string()),
             }
@@ -293,166 +241,125 @@ pub async fn exec(args: ExecArgs) -> i32 {
             ));
         }
     }
-    if !errors.is_empty() {
-        return report_errors(&errors);
+    if errors.is_empty() {
+        Ok(prepared)
+    } else {
+        Err(errors)
     }
-    let plan = match batch::plan(prepared, &args) {
+}
+
+/// In GitHub Actions: mask every secret value in the log and stop workflow commands (model and
+/// tool text may reach the log from here on); the token resumes them at the end.
+fn github_commands(tasks: &[(PreparedTask, Option<String>)]) -> Option<String> {
+    let mut values: Vec<String> = tasks
+        .iter()
+        .flat_map(|(p, _)| prepare::secret_names(&p.loaded))
+        .filter_map(|n| std::env::var(n).ok())
+        .filter(|v| v.len() >= crate::redact::MIN_SECRET_LEN)
+        .collect();
+    values.sort();
+    values.dedup();
+    github::mask_values(&values);
+    let token = github::random_token();
+    github::stop_commands(&token);
+    Some(token)
+}
+
+/// `runner exec PATH...`. Returns the exit code.
+pub async fn exec(args: ExecArgs) -> i32 {
+    let prepared = match prepare_all(&args) {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
     };
-    let (prepared, mut pre_skipped): (Vec<PreparedTask>, Vec<Option<String>>) =
-        plan.into_iter().unzip();
-    let gate = Arc::new(batch::BatchGate::new(
-        args.fail_fast,
-        args.max_total_cost_usd,
-    ));
+    let tasks = match batch::plan(prepared, &batch_options(&args)) {
+        Ok(p) => p,
+        Err(errors) => return report_errors(&errors),
+    };
     crate::model::anthropic::install_crypto_provider();
     let github = github::GithubEnv::detect();
-    let command_token = github.as_ref().map(|_| {
-        let mut values: Vec<String> = prepared
-            .iter()
-            .flat_map(|p| task::secret_names(&p.loaded))
-            .filter_map(|n| std::env::var(n).ok())
-            .filter(|v| v.len() >= crate::redact::MIN_SECRET_LEN)
-            .collect();
-        values.sort();
-        values.dedup();
-        github::mask_values(&values);
-        // Model and tool text may reach the log from here on: no workflow commands in it.
-        let token = github::random_token();
-        github::stop_commands(&token);
-        token
-    });
-
+    let command_token = github.as_ref().and_then(|_| github_commands(&tasks));
     let out = stdout_writer();
-    let out_after = out.clone();
-    let opts = RunOptions {
-        transcript_dir: args.transcript_dir.clone(),
-        record: args.record.clone(),
-        stream_out: (args.output_format == OutputFormat::StreamJson).then(|| out.clone()),
-        gate: Arc::new(crate::retry::RateGate::new()),
-    };
-    let multi = prepared.len() > 1;
-    let groups = command_token
-        .clone()
-        .map(|t| Arc::new(batch::group::Groups::new(t, multi && args.jobs > 1)));
-    let groups_at_end = groups.clone();
-    let show_progress = multi && batch::progress::wanted();
+    let multi = tasks.len() > 1;
+    let groups =
+        command_token.map(|t| Arc::new(batch::group::Groups::new(t, multi && args.jobs > 1)));
+    let show_progress = multi && progress::wanted();
     if show_progress {
-        batch::progress::start(prepared.len());
+        progress::start(tasks.len());
     }
-    let stoppers: Vec<Stopper> = prepared.iter().map(|_| Stopper::default()).collect();
-    let second = Arc::new(Notify::new());
-    let last_signal = Arc::new(Mutex::new(2));
-    spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
-
-    let specs: Vec<LoadedSpec> = prepared.iter().map(|p| p.loaded.clone()).collect();
-    let results: Arc<Mutex<Vec<Option<RunResult>>>> =
-        Arc::new(Mutex::new(vec![None; prepared.len()]));
-    let results_for_tasks = results.clone();
-    let sem = Arc::new(Semaphore::new(args.jobs as usize));
-    // Permits are taken here, in the order the specs were given, before each task is spawned:
-    // acquiring them inside the spawned tasks would let the runtime start them in any order.
     let format = args.output_format;
-    let dispatch = async move {
-        let mut handles = Vec::new();
-        for (i, (task, stopper)) in prepared.into_iter().zip(stoppers).enumerate() {
-            let Ok(permit) = sem.clone().acquire_owned().await else {
-                break;
-            };
-            // Decided once the permit is held, so with --jobs 1 the previous task has finished.
-            if let Some(why) = pre_skipped[i].take().or_else(|| gate.skip_reason()) {
-                tracing::info!(task = %task.loaded.spec.name, "skipped: {why}");
-                let result = batch::skipped_result(&task.loaded, why);
-                batch::progress::task_finished(&result, false);
-                print_result(format, &out, &result, multi, true);
-                if let Ok(mut r) = results_for_tasks.lock() {
-                    r[i] = Some(result);
-                }
-                continue;
-            }
-            let opts = opts.clone();
-            let results = results_for_tasks.clone();
-            let out = out.clone();
-            let gate = gate.clone();
-            let groups = groups.clone();
-            handles.push(tokio::spawn(async move {
-                let _permit = permit;
-                let result = batch::run_one(task, &opts, stopper, groups.as_deref()).await;
-                gate.record(&result);
-                print_result(format, &out, &result, multi, false);
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(result);
-                }
-            }));
-        }
-        futures_util::future::join_all(handles).await;
+    let printer = out.clone();
+    let schedule = batch::Schedule {
+        jobs: args.jobs,
+        gate: Arc::new(batch::BatchGate::new(
+            args.fail_fast,
+            args.max_total_cost_usd,
+        )),
+        opts: RunOptions {
+            transcript_dir: args.transcript_dir.clone(),
+            record: args.record.clone(),
+            stream_out: (format == OutputFormat::StreamJson).then(|| out.clone()),
+            gate: Arc::new(crate::retry::RateGate::new()),
+        },
+        groups: groups.clone(),
+        on_result: Arc::new(move |r, skipped| print_result(format, &printer, r, multi, skipped)),
     };
-    let cut_short = tokio::select! {
-        _ = dispatch => false,
-        _ = second.notified() => true,
-    };
-    let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
-    let mut unfinished = Vec::new();
-    let finished: Vec<RunResult> = {
-        let guard = match results.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        guard
-            .iter()
-            .zip(&specs)
-            .map(|(r, l)| {
-                r.clone().unwrap_or_else(|| {
-                    let mut o = Outcome::new(
-                        OutcomeKind::Interrupted,
-                        "cut short by a second signal before the task finished",
-                    );
-                    o.signal = Some(sig);
-                    let r = task::not_run_result(l, o);
-                    unfinished.push(r.clone());
-                    r
-                })
-            })
-            .collect()
-    };
+    let end = batch::run_all(tasks, schedule).await;
     // Tasks cut short still get their result on stdout, in the chosen format.
-    for r in &unfinished {
+    for r in end.unfinished.iter().map(|&i| &end.results[i]) {
         let text = match format {
             OutputFormat::Text => crate::report::text::render_text(r, multi),
             OutputFormat::Json | OutputFormat::StreamJson => {
                 format!("{}\n", crate::report::json::result_value(r))
             }
         };
-        write_out(&out_after, &text);
+        write_out(&out, &text);
     }
-    if cut_short {
+    if end.cut_short {
         tracing::warn!(
             "reports written for {} task(s); unfinished tasks are marked interrupted",
-            finished.len()
+            end.results.len()
         );
     }
-    if let Some(path) = &args.junit
-        && let Err(e) = crate::report::junit::write_junit(path, &finished)
-    {
-        tracing::error!("cannot write the JUnit report {}: {e}", path.display());
-    }
-    if let Some(path) = &args.output_file
-        && let Err(e) = crate::report::structured::write_output_file(path, &finished)
-    {
-        tracing::error!("cannot write the output file {}: {e}", path.display());
-    }
+    write_reports(&args, &end.results);
     if show_progress {
-        batch::progress::finish();
+        progress::finish();
     }
-    if let (Some(env), Some(groups)) = (&github, &groups_at_end) {
+    if let (Some(env), Some(groups)) = (&github, &groups) {
         github::resume_commands(&groups.token());
-        github::finish(env, &finished, args.junit.as_deref(), &args.transcript_dir);
+        github::finish(
+            env,
+            &end.results,
+            args.junit.as_deref(),
+            &args.transcript_dir,
+        );
     }
-    for r in &finished {
+    for r in &end.results {
         if let Some(t) = &r.transcript_path {
             tracing::info!(task = %r.task_name, outcome = r.outcome.name(), transcript = %t.display(), "result");
         }
     }
-    combined_exit_code(finished.iter().map(|r| r.outcome.exit_code()))
+    combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()))
+}
+
+/// The batch options of `args`.
+fn batch_options(args: &ExecArgs) -> batch::BatchOptions {
+    batch::BatchOptions {
+        shard: args.shard,
+        max_total_cost_usd: args.max_total_cost_usd,
+        skip_passed: args.skip_passed.clone(),
+    }
+}
+
+/// The run's files: the JUnit report and the structured output file.
+fn write_reports(args: &ExecArgs, finished: &[RunResult]) {
+    if let Some(path) = &args.junit
+        && let Err(e) = crate::report::junit::write_junit(path, finished)
+    {
+        tracing::error!("cannot write the JUnit report {}: {e}", path.display());
+    }
+    if let Some(path) = &args.output_file
+        && let Err(e) = crate::report::structured::write_output_file(path, finished)
+    {
+        tracing::error!("cannot write the output file {}: {e}", path.display());
+    }
 }

@@ -276,3 +276,48 @@ impl ResumeArgs {
         Ok(e)
     }
 }
+
+/// Split a `--allowed-tools` value on commas and spaces outside parentheses:
+/// `"Read,Bash(git diff *)"` → `["Read", "Bash(git diff *)"]`.
+pub fn split_tool_rules(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' | ' ' | '\t' | '\n' if depth <= 0 => {
+                if !cur.trim().is_empty() {
+                    out.push(cur.trim().to_string());
+                }
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_rules_outside_parens() {
+        assert_eq!(
+            split_tool_rules("Read,Bash(git diff *) Edit, Bash(npm run test:*)"),
+            vec!["Read", "Bash(git diff *)", "Edit", "Bash(npm run test:*)"]
+        );
+        assert!(split_tool_rules(" , ").is_empty());
+    }
+}

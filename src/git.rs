@@ -706,25 +706,39 @@ fn commit_on_branch(
     Ok(oid)
 }
 
-/// Name of the check `git.require_changes` adds to a task that changed nothing.
-pub const REQUIRE_CHANGES_CHECK: &str = "git.require_changes";
+/// Where a workdir stands in git: the repository root, the branch (`HEAD` when detached) and
+/// the HEAD commit; all None outside git (the commit also on an unborn branch).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepoInfo {
+    /// Root of the work tree holding the workdir.
+    pub root: Option<PathBuf>,
+    /// Branch name, or `HEAD` when detached.
+    pub branch: Option<String>,
+    /// HEAD commit id (hex).
+    pub commit: Option<String>,
+}
 
-/// The failed check reported for a task that changed nothing under `git.require_changes`
-/// (a JUnit testcase like the verify checks).
-pub fn require_changes_check(summary: &GitSummary) -> crate::events::CheckResult {
-    crate::events::CheckResult {
-        name: REQUIRE_CHANGES_CHECK.to_string(),
-        command: format!("git diff {}", summary.base_commit),
-        passed: false,
-        exit_code: None,
-        timed_out: false,
-        duration_ms: 0,
-        output: format!(
-            "the task changed no file (compared with {}); git.require_changes is set",
-            summary.base_commit
-        ),
-        attempt: 1,
-        report_only: false,
+/// [`RepoInfo`] for `workdir`.
+pub fn repo_info(workdir: &Path) -> RepoInfo {
+    let Ok(repo) = git2::Repository::discover(workdir) else {
+        return RepoInfo::default();
+    };
+    let root = repo.workdir().map(Path::to_path_buf);
+    let head = repo.head().ok();
+    let branch = head.as_ref().and_then(|h| {
+        if h.is_branch() {
+            h.shorthand().ok().map(String::from)
+        } else {
+            Some("HEAD".to_string())
+        }
+    });
+    let commit = head
+        .and_then(|h| h.peel_to_commit().ok())
+        .map(|c| c.id().to_string());
+    RepoInfo {
+        root,
+        branch,
+        commit,
     }
 }
 

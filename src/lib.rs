@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod model;
 pub mod outcome;
 pub mod permissions;
+pub mod prepare;
 pub mod redact;
 pub mod report;
 pub mod retry;

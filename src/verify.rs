@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::CheckResult;
+use crate::git::GitSummary;
 use crate::spec::VerifyCheck;
 use crate::tools::EnvPolicy;
 use crate::tools::bash::{End, ShellRun, run_shell};
@@ -195,6 +196,28 @@ pub fn summary(failed: &[&CheckResult]) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Name of the check `git.require_changes` adds to a task that changed nothing.
+pub const REQUIRE_CHANGES_CHECK: &str = "git.require_changes";
+
+/// The failed check reported for a task that changed nothing under `git.require_changes`
+/// (a JUnit testcase like the verify checks).
+pub fn require_changes_check(summary: &GitSummary) -> CheckResult {
+    CheckResult {
+        name: REQUIRE_CHANGES_CHECK.to_string(),
+        command: format!("git diff {}", summary.base_commit),
+        passed: false,
+        exit_code: None,
+        timed_out: false,
+        duration_ms: 0,
+        output: format!(
+            "the task changed no file (compared with {}); git.require_changes is set",
+            summary.base_commit
+        ),
+        attempt: 1,
+        report_only: false,
+    }
 }
 
 #[cfg(test)]

@@ -24,13 +24,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::run::{Agent, request_with_retries};
-use super::state::State;
-use crate::events::RunEvent;
-use crate::events::new_uuid;
-use crate::model::{ContentBlock, Message, ModelRequest, Role, StopReason};
+use crate::model::{ContentBlock, Message, Role};
 use crate::outcome::{Outcome, OutcomeKind};
-use crate::retry::RetryState;
 
 /// Failed compactions in a row that end the task (`context_exhausted`), as Claude Code's
 /// circuit breaker.
@@ -41,7 +36,7 @@ pub const COMPACT_MAX_TOKENS: u32 = 16_000;
 const RENDER_RESULT_CHARS: usize = 2_000;
 /// Share of the context window (in tokens, ~4 bytes each) the summarizer's input may use,
 /// by the number of compactions that already failed in a row.
-const RENDER_WINDOW_SHARE: [f64; 3] = [0.5, 0.3, 0.15];
+pub(super) const RENDER_WINDOW_SHARE: [f64; 3] = [0.5, 0.3, 0.15];
 
 /// Context settings (the spec's `context:` section over these defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -364,109 +359,6 @@ pub enum Trigger {
     Threshold,
     /// The API answered `prompt is too long`.
     PromptTooLong,
-}
-
-/// Summarize the stored conversation with one model call and replace it with the summary
-/// (see the module docs). `pre_tokens` is the estimate before compacting.
-pub async fn compact(
-    agent: &mut Agent,
-    state: &mut State,
-    trigger: Trigger,
-    pre_tokens: u64,
-) -> Result<(), CompactError> {
-    let share = RENDER_WINDOW_SHARE
-        [(state.context.compact_failures as usize).min(RENDER_WINDOW_SHARE.len() - 1)];
-    let full = render_conversation(&state.messages, usize::MAX);
-    let budget = match agent.model_info.map(|m| m.context_window) {
-        Some(w) => (w as f64 * share * 4.0) as usize,
-        // Unknown window: halve the text per failure.
-        None => full.len() >> state.context.compact_failures.min(8),
-    };
-    let rendered = render_conversation(&state.messages, budget.max(1_000));
-    let request = ModelRequest {
-        model: agent.model.clone(),
-        system: COMPACT_SYSTEM.to_string(),
-        messages: vec![Message::user_text(format!(
-            "<conversation>\n{rendered}\n</conversation>\n\n{COMPACT_INSTRUCTION}"
-        ))],
-        tools: Default::default(),
-        max_tokens: agent.max_tokens.min(COMPACT_MAX_TOKENS),
-        thinking: None,
-    };
-    tracing::info!(
-        ?trigger,
-        pre_tokens,
-        input_bytes = rendered.len(),
-        "compacting the conversation"
-    );
-    let mut retries = RetryState::new(agent.retry);
-    let response = match request_with_retries(agent, state, &mut retries, request, false).await {
-        Ok((r, _, _)) => r,
-        Err(o) => {
-            return Err(match o.kind {
-                OutcomeKind::Interrupted | OutcomeKind::Timeout => CompactError::End(o),
-                _ => CompactError::Failed(o.message),
-            });
-        }
-    };
-    agent.record_usage(state, &response);
-    let summary = response
-        .content
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if summary.trim().is_empty() {
-        return Err(CompactError::Failed(format!(
-            "the summarizing call returned no text (stop_reason {})",
-            response
-                .stop_reason
-                .as_ref()
-                .map_or("none", StopReason::as_str)
-        )));
-    }
-    let prompt = state
-        .context
-        .task_prompt
-        .clone()
-        .or_else(|| {
-            state
-                .messages
-                .iter()
-                .find(|m| m.role == Role::User)
-                .map(Message::text)
-        })
-        .unwrap_or_default();
-    let text = summary_message(&prompt, &summary);
-    let boundary = new_uuid();
-    agent.emit(RunEvent::CompactBoundary {
-        uuid: boundary.clone(),
-        logical_parent_uuid: state.last_uuid.clone(),
-        trigger: "auto",
-        pre_tokens,
-    });
-    let summary_uuid = new_uuid();
-    agent.emit(RunEvent::CompactSummary {
-        uuid: summary_uuid.clone(),
-        parent_uuid: boundary,
-        text: text.clone(),
-    });
-    state.last_uuid = Some(summary_uuid);
-    state.messages = vec![Message::user_text(text)];
-    state.context.calibration = None;
-    state.context.cleared.clear();
-    state.context.just_compacted = true;
-    state.context.autocompact_failures = 0;
-    state.last_context_tokens = 0;
-    tracing::info!(
-        pre_tokens,
-        summary_bytes = summary.len(),
-        "conversation compacted"
-    );
-    Ok(())
 }
 
 /// The `context_exhausted` outcome after [`MAX_COMPACT_FAILURES`] failed compactions.

@@ -33,7 +33,7 @@ pub fn write_log(bytes: &[u8]) -> io::Result<()> {
     if buffered.is_ok() {
         return Ok(());
     }
-    super::progress::write_around(bytes)
+    crate::report::progress::write_around(bytes)
 }
 
 /// Run `f` with its log lines collected in `buffer`.

@@ -10,6 +10,8 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod merge;
+pub mod progress;
+pub mod result_file;
 pub mod stream_json;
 pub mod structured;
 pub mod text;

@@ -1,7 +1,7 @@
-//! Resuming a run from its transcript (`runner resume`, `runner exec --resume`).
+//! The resume point of a run, rebuilt from its transcript (`runner resume`, `runner exec
+//! --resume`; the spec is chosen in [`crate::prepare::resume`]).
 //!
-//! [`prepare_resume`] reads the transcript, chooses the spec (the transcript's resolved spec,
-//! or the current file with `--use-current-spec`), and rebuilds what the loop carries: the
+//! From the transcript this rebuilds what the loop carries: the
 //! conversation, turn/usage/cost totals (so budgets continue), denials, read-before-write
 //! state and todos, the exact system prompt and tool schemas that were sent, and the workdir
 //! (the recorded worktree, if any). The task then runs as usual, appending to the same
@@ -14,54 +14,19 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use crate::agent::{Agent, Input, State};
-use crate::events::{Denial, RunEvent};
+use crate::agent::{Input, State};
+use crate::events::Denial;
 use crate::model::table;
-use crate::model::{ContentBlock, Message, Role, StopReason, ToolSpec, Usage};
+use crate::model::{StopReason, ToolSpec, Usage};
 use crate::spec::{LoadedSpec, TaskSpec};
-use crate::task::{self, Overrides, PrepareError, PreparedTask};
 use crate::tools::ReadRecord;
 use crate::tools::todo::Todo;
-use crate::transcript::reader::{
-    Record, ToolCallRecord, Transcript, TranscriptError, UNANSWERED_RESULT, read_transcript,
-};
+use crate::transcript::reader::{Record, ToolCallRecord, Transcript};
 use crate::transcript::record::{SUBTYPE_PERMISSION_DENIED, SUBTYPE_WORKTREE};
 
 /// The user message a resumed run sends when the conversation ends with the model's answer
 /// and no `--prompt` was given.
 pub const DEFAULT_CONTINUATION: &str = "The run was interrupted and has been resumed. Continue the task from where it stopped; do not repeat work that is already done.";
-
-/// What to resume and how (from the command line).
-#[derive(Debug, Clone, Default)]
-pub struct ResumeRequest {
-    /// The transcript to continue.
-    pub transcript: PathBuf,
-    /// The task spec given on the command line (required for Claude Code transcripts).
-    pub spec: Option<PathBuf>,
-    /// Use the spec file as it is now, even if it changed since the run.
-    pub use_current_spec: bool,
-    /// A user message to continue with.
-    pub prompt: Option<String>,
-}
-
-/// Why a run cannot be resumed (exit 2, nothing runs).
-#[derive(Debug, thiserror::Error)]
-pub enum ResumeError {
-    /// The transcript cannot be read.
-    #[error("{0}")]
-    Transcript(#[from] TranscriptError),
-    /// The spec (recorded or current) is not usable.
-    #[error("{0}")]
-    Prepare(#[from] PrepareError),
-    /// Anything else, with a message saying what to do.
-    #[error("{}: {message}", path.display())]
-    Invalid {
-        /// The transcript.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-}
 
 /// What a resumed task starts from; [`crate::task::run_task`] uses it instead of a fresh start.
 #[derive(Debug, Clone)]
@@ -86,102 +51,9 @@ pub struct Resume {
     pub unanswered: Vec<ToolCallRecord>,
 }
 
-fn invalid(path: &Path, message: impl Into<String>) -> ResumeError {
-    ResumeError::Invalid {
-        path: path.to_path_buf(),
-        message: message.into(),
-    }
-}
-
-/// Read the transcript and prepare the task that continues it.
-pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask, ResumeError> {
-    let path = std::path::absolute(&req.transcript).unwrap_or_else(|_| req.transcript.clone());
-    let t = read_transcript(&path)?;
-    let conv = t.conversation()?;
-    if conv.messages.is_empty() {
-        return Err(invalid(
-            &path,
-            "no conversation to resume (no user or assistant records)",
-        ));
-    }
-    let init = t.init_info();
-    let mut prepared = match &init {
-        Some(info) => runner_spec(req, o, &t, info)?,
-        None => {
-            let Some(spec) = &req.spec else {
-                return Err(invalid(
-                    &path,
-                    "not a runner transcript (no runner_init record), so it holds no task spec; give one: `runner resume TRANSCRIPT SPEC`",
-                ));
-            };
-            tracing::info!(transcript = %path.display(), spec = %spec.display(), "resuming a Claude Code transcript with the given spec");
-            task::prepare(crate::spec::load(spec).map_err(PrepareError::from)?, o)?
-        }
-    };
-    if t.result().and_then(|r| r.get("runner_outcome")) == Some(&Value::from("success"))
-        && req.prompt.is_none()
-    {
-        return Err(invalid(
-            &path,
-            "the run already finished successfully; give --prompt TEXT to continue the conversation anyway",
-        ));
-    }
-
-    let session_id = init
-        .as_ref()
-        .map(|i| i.session_id.clone())
-        .or_else(|| {
-            t.records.iter().find_map(|r| {
-                r.value
-                    .get("sessionId")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-        })
-        .unwrap_or_else(crate::events::new_uuid);
-
-    let mut state = totals(&t, &prepared.loaded.spec);
-    state.messages = conv.messages.clone();
-    state.last_uuid = conv.last_uuid.clone();
-    let ends_with_answer =
-        conv.messages.last().map(|m| m.role) == Some(Role::Assistant) && conv.unanswered.is_empty();
-    let input = match &req.prompt {
-        Some(p) => Input::User(p.clone()),
-        None if ends_with_answer => Input::User(DEFAULT_CONTINUATION.into()),
-        None => Input::Continue,
-    };
-    tracing::info!(
-        transcript = %path.display(),
-        records = conv.records,
-        messages = conv.messages.len(),
-        turns = state.turns,
-        tokens = state.usage.total(),
-        unanswered = conv.unanswered.len(),
-        compact_boundary = ?conv.compact_boundary,
-        "resuming"
-    );
-    // With the current spec the prompt and tools are rebuilt from it; otherwise the run sends
-    // exactly what it sent before.
-    let recorded = init.as_ref().filter(|_| !req.use_current_spec);
-    end_last_line(&path).map_err(|e| invalid(&path, format!("cannot append to it: {e}")))?;
-    let resume = Resume {
-        transcript_path: path,
-        session_id,
-        state,
-        input,
-        system_prompt: recorded.map(|i| i.system_prompt.clone()),
-        tool_specs: recorded.map(|i| i.tools.clone()).filter(|t| !t.is_empty()),
-        read_files: read_files(&conv.tool_calls),
-        todos: todos(&conv.tool_calls),
-        unanswered: conv.unanswered,
-    };
-    prepared.resume = Some(Box::new(resume));
-    Ok(prepared)
-}
-
 /// Make sure the file ends with a newline, so appended records start on their own line (a run
 /// killed mid-write leaves a partial last line, which then stays a skipped malformed line).
-fn end_last_line(path: &Path) -> std::io::Result<()> {
+pub(crate) fn end_last_line(path: &Path) -> std::io::Result<()> {
     use std::io::{Read, Seek, SeekFrom, Write};
     let mut f = std::fs::OpenOptions::new()
         .read(true)
@@ -199,87 +71,9 @@ fn end_last_line(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The task for a runner transcript: the recorded resolved spec unless the current one is
-/// asked for; a changed spec is reported either way.
-fn runner_spec(
-    req: &ResumeRequest,
-    o: &Overrides,
-    t: &Transcript,
-    info: &crate::events::InitInfo,
-) -> Result<PreparedTask, ResumeError> {
-    let spec_path = req.spec.clone().unwrap_or_else(|| info.spec_path.clone());
-    let current = if spec_path.is_file() {
-        match crate::spec::load(&spec_path) {
-            Ok(l) => Some(task::prepare(l, o)),
-            Err(e) => Some(Err(PrepareError::from(e))),
-        }
-    } else {
-        None
-    };
-    if req.use_current_spec {
-        return match current {
-            Some(p) => Ok(p?),
-            None => Err(invalid(
-                &t.path,
-                format!(
-                    "--use-current-spec: the spec file {} does not exist",
-                    spec_path.display()
-                ),
-            )),
-        };
-    }
-    let recorded: TaskSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
-        invalid(
-            &t.path,
-            format!("the run's recorded spec cannot be read ({e}); pass --use-current-spec to resume with the spec file as it is now"),
-        )
-    })?;
-    let workdir = workdir(t, info)?;
-    let loaded =
-        recorded_loaded(&info.spec_path, recorded, workdir).map_err(|m| invalid(&t.path, m))?;
-    let prepared = task::prepare(loaded, o)?;
-    match current {
-        Some(Ok(cur)) => {
-            let a = serde_json::to_value(&cur.loaded.spec).unwrap_or(Value::Null);
-            let b = serde_json::to_value(&prepared.loaded.spec).unwrap_or(Value::Null);
-            let changed = changed_keys(&a, &b);
-            if !changed.is_empty() {
-                tracing::warn!(
-                    "the spec {} changed since the run (differs in: {}); resuming with the run's recorded spec (pass --use-current-spec to use the file as it is now)",
-                    spec_path.display(),
-                    changed.join(", ")
-                );
-            }
-        }
-        Some(Err(e)) => tracing::warn!(
-            "the spec {} no longer loads ({e}); resuming with the run's recorded spec",
-            spec_path.display()
-        ),
-        None => tracing::info!(
-            "the spec {} is gone; resuming with the run's recorded spec",
-            spec_path.display()
-        ),
-    }
-    Ok(prepared)
-}
-
-/// Top-level spec keys whose values differ.
-fn changed_keys(a: &Value, b: &Value) -> Vec<String> {
-    let empty = serde_json::Map::new();
-    let (a, b) = (
-        a.as_object().unwrap_or(&empty),
-        b.as_object().unwrap_or(&empty),
-    );
-    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-    keys.into_iter()
-        .filter(|k| a.get(*k) != b.get(*k))
-        .cloned()
-        .collect()
-}
-
 /// The workdir to continue in: the worktree named by the last `runner_worktree` record, else
 /// the recorded workdir. It must still exist.
-fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, ResumeError> {
+pub(crate) fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, String> {
     let worktree = t
         .records
         .iter()
@@ -294,19 +88,16 @@ fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, Re
     let dir = worktree.unwrap_or_else(|| info.cwd.clone());
     match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => Ok(d),
-        _ => Err(invalid(
-            &t.path,
-            format!(
-                "the run's workdir {} no longer exists; resume where it is, or give the spec with --use-current-spec",
-                dir.display()
-            ),
+        _ => Err(format!(
+            "the run's workdir {} no longer exists; resume where it is, or give the spec with --use-current-spec",
+            dir.display()
         )),
     }
 }
 
 /// A [`LoadedSpec`] from the run's recorded resolved spec. Settings files were merged into it
 /// when the run started, so they are not read again.
-fn recorded_loaded(
+pub(crate) fn recorded_loaded(
     spec_path: &Path,
     mut spec: TaskSpec,
     workdir: PathBuf,
@@ -357,7 +148,7 @@ fn recorded_loaded(
 /// earlier run and resume), so budgets continue where they stopped. A response is written as
 /// one record per block: consecutive assistant records with the same `message.id` are one
 /// response, counted once.
-fn totals(t: &Transcript, spec: &TaskSpec) -> State {
+pub(crate) fn totals(t: &Transcript, spec: &TaskSpec) -> State {
     let mut state = State::default();
     let mut prev_id: Option<&str> = None;
     let mut last: Option<&Record> = None;
@@ -432,7 +223,7 @@ fn totals(t: &Transcript, spec: &TaskSpec) -> State {
 /// Files read (or written) by successful Read/Write/Edit calls and not changed on disk since
 /// the call's result was recorded: the read-before-write rule continues for them. A file
 /// changed since must be read again.
-fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)> {
+pub(crate) fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)> {
     let mut out: HashMap<PathBuf, ReadRecord> = HashMap::new();
     for c in calls {
         if c.result_is_error != Some(false) {
@@ -485,7 +276,7 @@ fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)> {
 }
 
 /// The todo list of the last successful TodoWrite call.
-fn todos(calls: &[ToolCallRecord]) -> Option<Vec<Todo>> {
+pub(crate) fn todos(calls: &[ToolCallRecord]) -> Option<Vec<Todo>> {
     calls
         .iter()
         .rev()
@@ -496,41 +287,6 @@ fn todos(calls: &[ToolCallRecord]) -> Option<Vec<Todo>> {
                 .cloned()
                 .and_then(|t| serde_json::from_value(t).ok())
         })
-}
-
-/// Answer the calls the run never answered with error results, recorded in the transcript
-/// like any tool result, so the conversation is valid before the loop continues.
-pub fn answer_unanswered(agent: &mut Agent, state: &mut State, calls: &[ToolCallRecord]) {
-    if calls.is_empty() {
-        return;
-    }
-    tracing::warn!(
-        calls = calls.len(),
-        "the run stopped before answering some tool calls; they get error results and are not run again"
-    );
-    let mut content = Vec::with_capacity(calls.len());
-    for c in calls {
-        let block = ContentBlock::ToolResult {
-            tool_use_id: c.id.clone(),
-            content: UNANSWERED_RESULT.into(),
-            is_error: true,
-        };
-        let uuid = crate::events::new_uuid();
-        agent.emit(RunEvent::ToolResult {
-            uuid: uuid.clone(),
-            parent_uuid: state.last_uuid.clone(),
-            source_assistant_uuid: c.assistant_uuid.clone(),
-            block: block.clone(),
-            tool_use_result: Some(Value::String(format!("Error: {UNANSWERED_RESULT}"))),
-        });
-        state.last_uuid = Some(uuid);
-        content.push(block);
-    }
-    state.messages.push(Message {
-        role: Role::User,
-        content,
-        id: None,
-    });
 }
 
 #[cfg(test)]
@@ -648,12 +404,5 @@ mod tests {
         let two = serde_json::json!([{"content": "two", "status": "completed", "activeForm": "doing two"}]);
         let t = todos(&[todo(one, false), todo(two, true)]).unwrap();
         assert_eq!(t[0].content, "one");
-    }
-
-    #[test]
-    fn changed_keys_lists_top_level_differences() {
-        let a = serde_json::json!({"name": "t", "limits": {"max_turns": 3}, "prompt": "x"});
-        let b = serde_json::json!({"name": "t", "limits": {"max_turns": 4}, "model": "m"});
-        assert_eq!(changed_keys(&a, &b), vec!["limits", "model", "prompt"]);
     }
 }

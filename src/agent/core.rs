@@ -1,0 +1,213 @@
+//! The [`Agent`]: what the loop works with for one task — its fixed [`LoopConfig`], the
+//! model provider, the tools and policy, the event sinks — and the small operations every part
+//! of the loop shares (emit an event, add a user message, account usage, check budgets).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::context::ContextPolicy;
+use super::state::State;
+use super::stop::{StopCause, Stopper};
+use crate::events::{RunEvent, Sinks, new_uuid};
+use crate::model::table::ModelInfo;
+use crate::model::{Message, ModelResponse, Provider};
+use crate::outcome::{Outcome, OutcomeKind};
+use crate::permissions::Policy;
+use crate::retry::{RateGate, RetryPolicy};
+use crate::tools::structured_output::StructuredOutputHandle;
+use crate::tools::{Registry, ToolContext};
+
+/// The `agent_error` outcome for a hook that stopped the run (`continue: false`).
+pub fn hook_stopped(reason: impl Into<String>) -> Outcome {
+    let mut o = Outcome::new(OutcomeKind::AgentError, reason);
+    o.terminal_override = Some("hook_stopped".into());
+    o
+}
+
+/// Limits the loop enforces itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoopLimits {
+    /// Most turns.
+    pub max_turns: Option<u32>,
+    /// Most total tokens.
+    pub max_total_tokens: Option<u64>,
+    /// Most USD.
+    pub max_cost_usd: Option<f64>,
+}
+
+/// What the loop sends and enforces: fixed for the whole task.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    /// Model id.
+    pub model: String,
+    /// Model table entry (context, output cap, prices).
+    pub model_info: Option<ModelInfo>,
+    /// Exact system prompt.
+    pub system: String,
+    /// Output cap per request at the start (see [`Agent::max_tokens`]).
+    pub max_tokens: u32,
+    /// The cap a `max_tokens` stop escalates to, once (None: no escalation, e.g. the spec set
+    /// `max_tokens` itself).
+    pub escalate_max_tokens_to: Option<u32>,
+    /// Retry settings.
+    pub retry: RetryPolicy,
+    /// Thinking configuration, passed through.
+    pub thinking: Option<Value>,
+    /// Limits.
+    pub limits: LoopLimits,
+    /// Context management (microcompact, autocompact).
+    pub context: ContextPolicy,
+}
+
+/// What the loop works with for one task. Built once per task run by the session.
+pub struct Agent {
+    /// Fixed settings.
+    pub(crate) config: LoopConfig,
+    /// The model backend.
+    pub(crate) provider: Arc<dyn Provider>,
+    /// Tools offered.
+    pub(crate) registry: Registry,
+    /// Permission policy.
+    pub(crate) policy: Arc<Policy>,
+    /// Tool context (roots, read state, hooks, cancellation).
+    pub(crate) tool_ctx: ToolContext,
+    /// The rate-limit gate shared with the other tasks of this run.
+    pub(crate) gate: Arc<RateGate>,
+    /// Where events go.
+    pub(crate) sinks: Sinks,
+    /// Stop requests (signals, timeout).
+    pub(crate) stopper: Stopper,
+    /// The `StructuredOutput` state when the spec sets `output:` (see [`super::structured`]).
+    pub(crate) structured: Option<StructuredOutputHandle>,
+    /// Output cap of the next request: lowered after a context error, raised once after a
+    /// `max_tokens` stop.
+    pub(crate) max_tokens: u32,
+    /// The escalation still available (taken when used).
+    pub(crate) escalate_max_tokens_to: Option<u32>,
+}
+
+/// What starts or resumes the loop.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A user message (the task prompt, or feedback such as failing check output).
+    User(String),
+    /// Continue from the stored conversation as it is.
+    Continue,
+}
+
+impl Agent {
+    /// An agent for one task.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        config: LoopConfig,
+        provider: Arc<dyn Provider>,
+        registry: Registry,
+        policy: Arc<Policy>,
+        tool_ctx: ToolContext,
+        gate: Arc<RateGate>,
+        sinks: Sinks,
+        stopper: Stopper,
+        structured: Option<StructuredOutputHandle>,
+    ) -> Agent {
+        Agent {
+            max_tokens: config.max_tokens,
+            escalate_max_tokens_to: config.escalate_max_tokens_to,
+            config,
+            provider,
+            registry,
+            policy,
+            tool_ctx,
+            gate,
+            sinks,
+            stopper,
+            structured,
+        }
+    }
+
+    /// The tool context (roots, hooks, environment policy) calls run with.
+    pub fn tool_ctx(&self) -> &ToolContext {
+        &self.tool_ctx
+    }
+
+    /// Send an event to every sink (output errors are logged, not fatal).
+    pub fn emit(&mut self, ev: RunEvent) {
+        if let Err(e) = self.sinks.emit(&ev) {
+            tracing::error!("writing run output failed: {e}");
+        }
+    }
+
+    pub(crate) fn push_user_text(&mut self, state: &mut State, text: String) {
+        let uuid = new_uuid();
+        self.emit(RunEvent::UserText {
+            uuid: uuid.clone(),
+            parent_uuid: state.last_uuid.clone(),
+            text: text.clone(),
+        });
+        state.last_uuid = Some(uuid);
+        state.messages.push(Message::user_text(text));
+    }
+
+    /// The outcome for a stop requested from outside (signal or timeout).
+    pub fn interrupted(&self, during_tools: bool) -> Outcome {
+        match self.stopper.cause() {
+            Some(StopCause::Timeout) => Outcome::new(
+                OutcomeKind::Timeout,
+                "the task's time limit (limits.timeout) was reached",
+            ),
+            Some(StopCause::Signal(sig)) => {
+                let name = if sig == 15 { "SIGTERM" } else { "SIGINT" };
+                let mut o =
+                    Outcome::new(OutcomeKind::Interrupted, format!("interrupted by {name}"));
+                o.signal = Some(sig);
+                o.during_tools = during_tools;
+                o
+            }
+            None => Outcome::new(OutcomeKind::Interrupted, "interrupted"),
+        }
+    }
+
+    pub(crate) fn budget_exceeded(&self, state: &State) -> Option<Outcome> {
+        if let Some(max) = self.config.limits.max_total_tokens {
+            let used = state.usage.total();
+            if used >= max {
+                return Some(Outcome::new(
+                    OutcomeKind::BudgetTokens,
+                    format!("token budget exhausted: {used} tokens used of max_total_tokens {max}"),
+                ));
+            }
+            // The next request's input: the last response's real context plus a rough size of
+            // what was added since (tool results, continuations); see `context::estimate`.
+            let next = state
+                .context
+                .estimate(&state.messages, || 0)
+                .max(state.last_context_tokens);
+            if used.saturating_add(next) > max {
+                return Some(Outcome::new(
+                    OutcomeKind::BudgetTokens,
+                    format!(
+                        "token budget exhausted: {used} tokens used of max_total_tokens {max}, and the next request (about {next} input tokens) would cross the limit, so it was not sent"
+                    ),
+                ));
+            }
+        }
+        if let (Some(max), Some(cost)) = (self.config.limits.max_cost_usd, state.cost_usd)
+            && cost >= max
+        {
+            return Some(Outcome::new(
+                OutcomeKind::BudgetCost,
+                format!("cost budget exhausted: ${cost:.4} spent of max_cost_usd ${max:.4}"),
+            ));
+        }
+        None
+    }
+
+    /// Add a complete response's usage (and its cost, when the model is priced) to the run's
+    /// totals: main turns and compaction calls alike count toward the budgets.
+    pub(crate) fn record_usage(&self, state: &mut State, response: &ModelResponse) {
+        let info = self.config.model_info.as_ref();
+        let cost = info.and_then(|m| m.cost_usd(&response.usage));
+        let window = info.map(|m| (m.context_window, m.max_output_tokens));
+        state.record_usage(&response.model, &response.usage, cost, window);
+    }
+}

@@ -1,0 +1,48 @@
+//! Stop requests from outside the loop: signals and the task's time limit.
+
+use std::sync::{Arc, Mutex};
+
+use tokio_util::sync::CancellationToken;
+
+/// Why the run was asked to stop from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCause {
+    /// SIGINT (2) or SIGTERM (15).
+    Signal(i32),
+    /// The task's wall-clock limit.
+    Timeout,
+}
+
+/// A cancellation token plus the reason it was cancelled.
+#[derive(Debug, Clone, Default)]
+pub struct Stopper {
+    token: CancellationToken,
+    cause: Arc<Mutex<Option<StopCause>>>,
+}
+
+impl Stopper {
+    /// Request a stop; the first cause wins.
+    pub fn stop(&self, cause: StopCause) {
+        if let Ok(mut c) = self.cause.lock() {
+            c.get_or_insert(cause);
+        }
+        self.token.cancel();
+    }
+
+    /// The token tools and streams watch.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Why it stopped, if it did.
+    pub fn cause(&self) -> Option<StopCause> {
+        if !self.token.is_cancelled() {
+            return None;
+        }
+        self.cause
+            .lock()
+            .ok()
+            .and_then(|c| *c)
+            .or(Some(StopCause::Signal(2)))
+    }
+}

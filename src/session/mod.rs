@@ -1,0 +1,466 @@
+//! One task's session: everything a run of one prepared task works with — its output directory
+//! and transcript, its git isolation, the model provider, the tools, policy and hooks, the event
+//! sinks and the [`Agent`] — built in one place ([`Session::build`]) and finished in one place
+//! ([`Session::finish`]). A build that fails part way finishes what it started (the git guard)
+//! and becomes the task's result, so every exit path reports and cleans up the same way.
+//!
+//! - [`roots`]: the directories every path of the run resolves through.
+//! - `output`: the run's output directory and transcript; `provider`: the model backend;
+//!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
+//!   `verify`: the verify checks and the attempts they feed back.
+
+mod git;
+mod output;
+mod provider;
+mod resume;
+pub mod roots;
+mod tools;
+mod verify;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Local};
+
+pub use output::file_safe;
+pub use roots::{SessionRoots, normalize_lexically};
+
+use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
+use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
+use crate::hooks::{HookSession, Hooks};
+use crate::outcome::{Outcome, OutcomeKind};
+use crate::prepare::{PreparedTask, secret_names, spec_digest};
+use crate::redact::Redactor;
+use crate::report::SharedOut;
+use crate::report::stream_json::StreamJsonSink;
+use crate::retry::RateGate;
+use crate::spec::LoadedSpec;
+use crate::tools::structured_output::StructuredOutputHandle;
+use crate::tools::{EnvPolicy, ToolContext};
+use crate::transcript::TranscriptSink;
+use crate::transcript::resume::Resume;
+use git::GitGuard;
+
+/// Options shared by every task of one `runner exec`.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// Where run outputs go (`--transcript-dir`, default `.runner`).
+    pub transcript_dir: PathBuf,
+    /// `--record FILE`.
+    pub record: Option<PathBuf>,
+    /// stdout for stream-json frames, when that is the output format.
+    pub stream_out: Option<SharedOut>,
+    /// The rate-limit gate every task of this run shares (a 429 pauses them all).
+    pub gate: Arc<RateGate>,
+}
+
+/// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
+/// [`Session::verify`], ended by [`Session::finish`].
+pub struct Session {
+    agent: Agent,
+    hooks: Arc<Hooks>,
+    redactor: Arc<Redactor>,
+    /// The spec; its `workdir` is the task's worktree when the task is isolated.
+    loaded: LoadedSpec,
+    git: GitGuard,
+    /// The result so far (identity, transcript, checks); completed by `finish`.
+    result: RunResult,
+    run_dir: PathBuf,
+    started: Instant,
+    /// How the loop starts: `None` for a fresh run, the resume point for a resumed one.
+    resume: Option<Box<Resume>>,
+    structured: Option<StructuredOutputHandle>,
+    /// What `result.json` records besides the result: spec digest and base commit.
+    digest: String,
+    base_commit: Option<String>,
+    /// Ends the task at `limits.timeout`.
+    timer: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What exists of a session while it is built: enough to finish it if the build fails.
+struct Partial {
+    result: RunResult,
+    git: GitGuard,
+}
+
+impl Partial {
+    /// End a build that failed with `outcome`: finish git (empty patch, worktree removed) and
+    /// make the task's result.
+    async fn fail(mut self, outcome: Outcome) -> RunResult {
+        self.result.errors = vec![outcome.message.clone()];
+        self.result.outcome = outcome;
+        self.git.finish(&mut self.result).await;
+        self.result
+    }
+}
+
+impl Session {
+    /// Build the session of `task`: output directory, git isolation, provider, tools,
+    /// transcript and sinks, and the agent; the `init` event is emitted. On failure the task's
+    /// final result is returned instead (nothing of the session is left behind).
+    pub async fn build(
+        task: PreparedTask,
+        opts: &RunOptions,
+        stopper: Stopper,
+    ) -> Result<Session, Box<RunResult>> {
+        let now = Local::now();
+        let session_id = task
+            .resume
+            .as_ref()
+            .map_or_else(new_uuid, |r| r.session_id.clone());
+        let mut result = crate::task::not_run_result(
+            &task.loaded,
+            Outcome::new(OutcomeKind::AgentError, "not started"),
+        );
+        result.session_id = session_id;
+        result.started_at = now.format("%Y-%m-%dT%H:%M:%S").to_string();
+        let mut partial = Partial {
+            result,
+            git: GitGuard::default(),
+        };
+        match Session::assemble(task, opts, stopper, &mut partial, now).await {
+            Ok(s) => Ok(s),
+            Err(outcome) => Err(Box::new(partial.fail(outcome).await)),
+        }
+    }
+
+    /// The steps of [`Session::build`]; whatever they start is held in `partial` until the
+    /// session owns it.
+    async fn assemble(
+        mut task: PreparedTask,
+        opts: &RunOptions,
+        stopper: Stopper,
+        partial: &mut Partial,
+        now: DateTime<Local>,
+    ) -> Result<Session, Outcome> {
+        let started = Instant::now();
+        let agent_error = |m: String| Outcome::new(OutcomeKind::AgentError, m);
+        let session_id = partial.result.session_id.clone();
+        let resume = task.resume.take();
+        let paths = output::create_run_dir(
+            &opts.transcript_dir,
+            &task.loaded.spec.name,
+            &session_id,
+            &now,
+            resume.as_ref().map(|r| r.transcript_path.as_path()),
+        )
+        .map_err(agent_error)?;
+        let repo = crate::git::repo_info(&task.loaded.workdir);
+        partial.git = GitGuard::start(&task, &session_id, &paths.dir)
+            .await
+            .map_err(agent_error)?;
+        let (git_branch, git_commit) = match partial.git.task() {
+            // An isolated task works in its worktree: every path below resolves through it.
+            Some(g) if g.worktree_path().is_some() => {
+                task.loaded.workdir = g.workdir.clone();
+                (Some("HEAD".to_string()), Some(g.base_commit.to_string()))
+            }
+            Some(g) => (repo.branch.clone(), Some(g.base_commit.to_string())),
+            None => (repo.branch.clone(), repo.commit.clone()),
+        };
+        let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
+        let names = secret_names(&task.loaded);
+        let redactor = Arc::new(Redactor::from_env(&names));
+        crate::redact::register_for_logs(&redactor);
+        let env = EnvPolicy { remove: names };
+        let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
+        let hooks = Arc::new(task.hooks.clone().with_session(
+            HookSession {
+                session_id: session_id.clone(),
+                transcript_path: paths.transcript.clone(),
+                permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
+                workdir: task.loaded.workdir.clone(),
+            },
+            env,
+        ));
+        tool_ctx.hooks = hooks.clone();
+        let (registry, structured) =
+            tools::registry(&task.loaded, &task.policy, resume.as_deref(), &tool_ctx)
+                .map_err(agent_error)?;
+        let system = system_prompt(
+            &task.loaded,
+            &registry.names(),
+            &now,
+            roots.repo_root.is_some(),
+            structured.is_some(),
+        );
+        // A resumed run sends exactly the system prompt the run started with.
+        let system = match resume.as_ref().and_then(|r| r.system_prompt.clone()) {
+            Some(recorded) => recorded,
+            None => system,
+        };
+        let provider = provider::build_provider(&task, &redactor, opts)
+            .map_err(|m| Outcome::new(OutcomeKind::ApiError, m))?;
+        let sinks = sinks(&task, opts, &redactor, &paths.transcript, resume.as_deref())
+            .map_err(agent_error)?;
+        partial.result.transcript_path = Some(paths.transcript.clone());
+
+        let spec = &task.loaded.spec;
+        let digest = spec_digest(spec);
+        let init = InitInfo {
+            uuid: new_uuid(),
+            session_id,
+            task_name: spec.name.clone(),
+            spec_path: task.loaded.path.clone(),
+            spec: serde_json::to_value(spec).unwrap_or_default(),
+            spec_digest: digest.clone(),
+            system_prompt: system.clone(),
+            tools: registry.specs().as_ref().clone(),
+            model: spec.model.clone(),
+            provider: spec.provider.as_str().to_string(),
+            permission_mode: spec.permissions.mode.as_str().to_string(),
+            cwd: task.loaded.workdir.clone(),
+            git_branch,
+            git_base_commit: git_commit.clone(),
+            version: crate::VERSION.to_string(),
+        };
+        let config = loop_config(&task, system);
+        let mut agent = Agent::new(
+            config,
+            provider,
+            registry,
+            task.policy.clone(),
+            tool_ctx,
+            opts.gate.clone(),
+            sinks,
+            stopper.clone(),
+            structured.clone(),
+        );
+        agent.emit(RunEvent::Init(Box::new(init)));
+        if let Some(g) = partial.git.task()
+            && let Some(path) = g.worktree_path()
+        {
+            agent.emit(RunEvent::Worktree {
+                path: path.to_path_buf(),
+                repo_root: g.repo_root().to_path_buf(),
+                base_commit: g.base_commit.to_string(),
+            });
+        }
+        let timer = spec.limits.timeout.map(|t| {
+            let s = stopper.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(t.0).await;
+                s.stop(StopCause::Timeout);
+            })
+        });
+        tracing::info!(task = %spec.name, model = %spec.model, workdir = %task.loaded.workdir.display(), "task started");
+        Ok(Session {
+            agent,
+            hooks,
+            redactor,
+            loaded: task.loaded,
+            git: std::mem::take(&mut partial.git),
+            result: partial.result.clone(),
+            run_dir: paths.dir,
+            started,
+            resume,
+            structured,
+            digest,
+            base_commit: git_commit,
+            timer,
+        })
+    }
+
+    /// Run the loop from the start: the task prompt (after the SessionStart and
+    /// UserPromptSubmit hooks), or, for a resumed run, from where it stopped.
+    pub async fn run(&mut self) -> (Outcome, State) {
+        match self.resume.take() {
+            Some(r) => {
+                let r = *r;
+                let mut state = r.state;
+                resume::answer_unanswered(&mut self.agent, &mut state, &r.unanswered);
+                agent::run(&mut self.agent, state, r.input).await
+            }
+            None => match first_prompt(&self.hooks, &self.loaded.prompt, &self.loaded.spec.model)
+                .await
+            {
+                Ok(prompt) => {
+                    agent::run(&mut self.agent, State::default(), Input::User(prompt)).await
+                }
+                Err(o) => (o, State::default()),
+            },
+        }
+    }
+
+    /// End the session with `outcome`: complete the result (`fail_on_denial`, git patch and
+    /// worktree, redaction), write `result.json`, emit the `result` event, run the SessionEnd
+    /// hooks. The one place a built session ends.
+    pub async fn finish(mut self, mut outcome: Outcome, state: State) -> RunResult {
+        if let Some(t) = self.timer.take() {
+            t.abort();
+        }
+        let spec = &self.loaded.spec;
+        if spec.permissions.fail_on_denial
+            && outcome.kind == OutcomeKind::Success
+            && !state.denials.is_empty()
+        {
+            outcome = Outcome::new(
+                OutcomeKind::Denied,
+                format!(
+                    "{} tool call(s) were denied and the task sets permissions.fail_on_denial",
+                    state.denials.len()
+                ),
+            );
+        }
+        tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
+        let result = &mut self.result;
+        result.outcome = outcome;
+        result.num_turns = state.turns;
+        result.duration_ms = self.started.elapsed().as_millis() as u64;
+        result.duration_api_ms = state.api_time.as_millis() as u64;
+        result.usage = state.usage;
+        result.model_usage = state.model_usage.clone();
+        result.total_cost_usd = state.cost_usd;
+        result.permission_denials = state.denials.clone();
+        result.stop_reason = state.last_stop_reason.clone();
+        result.result_text = state.final_text();
+        result.structured_output = self.structured.as_ref().and_then(|h| h.value());
+        std::mem::take(&mut self.git).finish(result).await;
+        result.errors = if result.outcome.is_error() {
+            vec![self.redactor.redact(&result.outcome.message).into_owned()]
+        } else {
+            vec![]
+        };
+        let result = self.redactor.redact_result(result);
+        let written = crate::report::result_file::write(
+            &self.run_dir,
+            &result,
+            &self.digest,
+            self.base_commit.as_deref(),
+        );
+        if let Err(e) = written {
+            tracing::error!(
+                "cannot write {}: {e}",
+                self.run_dir
+                    .join(crate::report::result_file::RESULT_FILE)
+                    .display()
+            );
+        }
+        self.agent.emit(RunEvent::Result(Box::new(result.clone())));
+        self.hooks.session_end("other").await;
+        result
+    }
+}
+
+/// The roots of the task's paths: the spec's directories, mapped into the worktree when the
+/// task is isolated.
+fn session_roots(
+    task: &PreparedTask,
+    git: &GitGuard,
+    repo_root: Option<PathBuf>,
+    run_dir: &std::path::Path,
+) -> SessionRoots {
+    let loaded = &task.loaded;
+    let map = |p: &PathBuf| git.task().map_or_else(|| p.clone(), |g| g.map_path(p));
+    SessionRoots {
+        spec_dir: map(&loaded.dir),
+        repo_root: git.task().map(|g| g.root().to_path_buf()).or(repo_root),
+        workdir: loaded.workdir.clone(),
+        additional_dirs: loaded.additional_directories.iter().map(map).collect(),
+        output_dir: run_dir.to_path_buf(),
+    }
+}
+
+/// The system prompt for a fresh run.
+fn system_prompt(
+    loaded: &LoadedSpec,
+    tools: &[String],
+    now: &DateTime<Local>,
+    in_git: bool,
+    structured: bool,
+) -> String {
+    let mut system = agent::prompt::system_prompt(
+        &loaded.workdir,
+        tools,
+        &now.format("%Y-%m-%d").to_string(),
+        in_git,
+        loaded.spec.system_prompt_append.as_deref(),
+    );
+    if structured {
+        system.push('\n');
+        system.push_str(crate::tools::structured_output::SYSTEM_PROMPT_NOTE);
+        system.push('\n');
+    }
+    system
+}
+
+/// Where the task's events go: its transcript (appended to, for a resumed run), stream-json on
+/// stdout when chosen, and the batch progress line when it is shown.
+fn sinks(
+    task: &PreparedTask,
+    opts: &RunOptions,
+    redactor: &Arc<Redactor>,
+    transcript: &std::path::Path,
+    resume: Option<&Resume>,
+) -> Result<Sinks, String> {
+    let mut sinks = Sinks::default();
+    let sink = TranscriptSink::create(transcript, redactor.clone())
+        .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
+    let sink = match resume {
+        Some(r) => sink.with_builder(
+            crate::transcript::RecordBuilder::new().resuming(r.state.last_uuid.clone()),
+        ),
+        None => sink,
+    };
+    sinks.push(Box::new(sink));
+    if let Some(out) = &opts.stream_out {
+        sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
+    }
+    if crate::report::progress::active() {
+        sinks.push(Box::new(crate::report::progress::ProgressSink::new(
+            task.model_info,
+        )));
+    }
+    Ok(sinks)
+}
+
+/// The loop's fixed settings from the spec and the model table.
+fn loop_config(task: &PreparedTask, system: String) -> LoopConfig {
+    let spec = &task.loaded.spec;
+    let model_cap = task
+        .model_info
+        .as_ref()
+        .map_or(32_000, |m| m.max_output_tokens);
+    let max_tokens = spec.max_tokens.unwrap_or(model_cap.min(32_000));
+    LoopConfig {
+        model: spec.model.clone(),
+        model_info: task.model_info,
+        system,
+        max_tokens,
+        // A `max_tokens` stop escalates once to the model's cap, unless the spec chose the cap.
+        escalate_max_tokens_to: (spec.max_tokens.is_none() && model_cap > max_tokens)
+            .then_some(model_cap),
+        retry: spec.retry.policy(),
+        thinking: spec
+            .thinking_budget_tokens
+            .map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})),
+        limits: LoopLimits {
+            max_turns: spec.limits.max_turns,
+            max_total_tokens: spec.limits.max_total_tokens,
+            max_cost_usd: spec.limits.max_cost_usd,
+        },
+        context: spec.context.policy(),
+    }
+}
+
+/// The first user message: the prompt after the SessionStart and UserPromptSubmit hooks, with
+/// their context appended as system reminders; or the `hook_stopped` outcome if one blocked it.
+async fn first_prompt(hooks: &Hooks, prompt: &str, model: &str) -> Result<String, Outcome> {
+    let start = hooks.session_start(model).await;
+    if let Some(why) = start.stop {
+        return Err(agent::hook_stopped(why));
+    }
+    let submit = hooks.user_prompt_submit(prompt).await;
+    if let Some(why) = submit.stop {
+        tracing::warn!("{why}");
+        return Err(agent::hook_stopped(why));
+    }
+    let mut text = prompt.to_string();
+    for c in start.context.iter().chain(submit.context.iter()) {
+        text.push_str("\n\n<system-reminder>\n");
+        text.push_str(c.trim_end());
+        text.push_str("\n</system-reminder>");
+    }
+    Ok(text)
+}

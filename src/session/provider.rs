@@ -1,0 +1,72 @@
+//! The model provider a task talks to: Anthropic, an OpenAI-compatible server or a replay
+//! cassette, wrapped in a recorder with `--record`.
+
+use std::sync::Arc;
+
+use super::RunOptions;
+use crate::model::Provider;
+use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::model::openai::{OpenaiConfig, OpenaiProvider};
+use crate::model::record::RecordingProvider;
+use crate::model::replay::ReplayProvider;
+use crate::prepare::PreparedTask;
+use crate::redact::Redactor;
+use crate::spec::{ProviderKind, ReplayMode};
+
+/// The provider for `task`; `Err` says why it cannot be built (an `api_error` outcome).
+pub(crate) fn build_provider(
+    task: &PreparedTask,
+    redactor: &Arc<Redactor>,
+    opts: &RunOptions,
+) -> Result<Arc<dyn Provider>, String> {
+    let loaded = &task.loaded;
+    let base: Arc<dyn Provider> = match loaded.spec.provider {
+        ProviderKind::Anthropic => {
+            let key = task.api_key.clone().unwrap_or_default();
+            let mut config = AnthropicConfig::from_env(key);
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                config.idle_timeout = t.0;
+            }
+            config.prompt_caching = loaded.spec.prompt_caching;
+            let p = AnthropicProvider::new(config).map_err(|e| e.to_string())?;
+            Arc::new(p)
+        }
+        ProviderKind::Openai => {
+            let mut cfg = OpenaiConfig::from_settings(
+                loaded.spec.openai.as_ref(),
+                task.api_key.clone(),
+                |k| std::env::var(k).ok(),
+            );
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                cfg.idle_timeout = t.0;
+            }
+            tracing::debug!(config = ?cfg, "openai provider");
+            Arc::new(OpenaiProvider::new(cfg).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Replay => {
+            let path = loaded
+                .cassette
+                .clone()
+                .ok_or_else(|| "provider replay needs a cassette".to_string())?;
+            let replay = ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?;
+            match loaded.spec.replay_mode {
+                ReplayMode::Lenient => Arc::new(replay),
+                ReplayMode::Strict => Arc::new(
+                    replay.strict(redactor.clone(), loaded.spec.system_prompt_append.clone()),
+                ),
+            }
+        }
+    };
+    match &opts.record {
+        Some(path) => RecordingProvider::create(
+            base,
+            path,
+            &loaded.workdir,
+            redactor.clone(),
+            loaded.spec.system_prompt_append.clone(),
+        )
+        .map(|p| Arc::new(p) as Arc<dyn Provider>)
+        .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
+        None => Ok(base),
+    }
+}
