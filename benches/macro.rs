@@ -212,7 +212,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     let root = std::fs::canonicalize(root).unwrap();
     let out = std::env::temp_dir().join(format!("runner-bench-out-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
-    let roots = runner::session::SessionRoots {
+    let roots = runner::roots::SessionRoots {
         spec_dir: root.clone(),
         repo_root: Some(root.clone()),
         workdir: root,
@@ -221,7 +221,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),
-        runner::tools::EnvPolicy { remove: vec![] },
+        runner::process::EnvPolicy { remove: vec![] },
         tokio_util::sync::CancellationToken::new(),
     )
 }

@@ -37,7 +37,7 @@ use runner::model::{ContentBlock, Message, ModelRequest, Role};
 use runner::outcome::{Outcome, OutcomeKind};
 use runner::permissions::{Policy, ToolCall};
 use runner::redact::Redactor;
-use runner::session::SessionRoots;
+use runner::roots::SessionRoots;
 use runner::spec::PermissionMode;
 use runner::transcript::TranscriptSink;
 

@@ -185,6 +185,41 @@ pub struct RunResult {
     pub git: Option<crate::git::GitSummary>,
 }
 
+impl RunResult {
+    /// The result of a task that never ran (skipped, or cut short before it started), or the
+    /// start of one whose session is being built.
+    pub fn not_run(loaded: &crate::spec::LoadedSpec, outcome: Outcome) -> RunResult {
+        RunResult {
+            session_id: new_uuid(),
+            task_name: loaded.spec.name.clone(),
+            spec_path: loaded.path.clone(),
+            spec_line: loaded.name_line,
+            model: loaded.spec.model.clone(),
+            errors: if outcome.is_error() {
+                vec![outcome.message.clone()]
+            } else {
+                vec![]
+            },
+            outcome,
+            num_turns: 0,
+            duration_ms: 0,
+            duration_api_ms: 0,
+            usage: Default::default(),
+            model_usage: Default::default(),
+            total_cost_usd: None,
+            permission_denials: vec![],
+            stop_reason: None,
+            result_text: String::new(),
+            transcript_path: None,
+            started_at: chrono::Local::now().format("%Y-%m-%dT%H:%M:%S").to_string(),
+            uuid: new_uuid(),
+            checks: vec![],
+            structured_output: None,
+            git: None,
+        }
+    }
+}
+
 /// One event of a task run.
 #[derive(Debug, Clone)]
 pub enum RunEvent {

@@ -20,7 +20,7 @@ use git2::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::session::normalize_lexically;
+use crate::roots::normalize_lexically;
 use crate::spec::{GitAuthor, GitBase, LoadedSpec, SpecError};
 
 /// Serializes operations that change shared repository state (worktree admin files, refs)

@@ -253,15 +253,13 @@ impl std::io::Write for LogWriter {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        // Routed by the batch module: a task's buffered log group, or stderr (around the
+        // Routed by crate::log: a task's buffered log group, or stderr (around the
         // progress line).
         match secrets.as_ref() {
             Some(red) if red.occurs_in(buf) => {
-                crate::batch::group::write_log(
-                    red.redact(&String::from_utf8_lossy(buf)).as_bytes(),
-                )?;
+                crate::log::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
             }
-            _ => crate::batch::group::write_log(buf)?,
+            _ => crate::log::write_log(buf)?,
         }
         Ok(buf.len())
     }

@@ -9,9 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::CheckResult;
 use crate::git::GitSummary;
+use crate::process::EnvPolicy;
+use crate::process::run::{End, ShellRun, run_shell};
 use crate::spec::VerifyCheck;
-use crate::tools::EnvPolicy;
-use crate::tools::bash::{End, ShellRun, run_shell};
 
 /// Time limit of a check without its own `timeout`.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -94,7 +94,7 @@ pub async fn run_checks(
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;
         let result = match done {
-            Ok(Ok(d)) => {
+            Ok(d) => {
                 let mut output = d.stdout.text.clone();
                 if !d.stderr.text.is_empty() {
                     if !output.is_empty() {
@@ -121,11 +121,10 @@ pub async fn run_checks(
                     report_only,
                 }
             }
-            Ok(Err(e)) => fail(&name, &check.run, e, duration_ms, attempt, report_only),
-            Err(fatal) => fail(
+            Err(e) => fail(
                 &name,
                 &check.run,
-                fatal.to_string(),
+                e.to_string(),
                 duration_ms,
                 attempt,
                 report_only,

@@ -53,6 +53,29 @@ pub struct ContextPolicy {
     pub microcompact_min_savings_tokens: u64,
 }
 
+impl ContextPolicy {
+    /// The policy of a spec's `context:` section: its settings over the defaults.
+    pub fn from_settings(s: &crate::spec::ContextSettings) -> ContextPolicy {
+        let mut p = ContextPolicy::default();
+        if let Some(b) = s.autocompact {
+            p.autocompact = b;
+        }
+        if let Some(f) = s.autocompact_threshold {
+            p.autocompact_threshold = f;
+        }
+        if let Some(f) = s.microcompact_threshold {
+            p.microcompact_threshold = f;
+        }
+        if let Some(n) = s.microcompact_keep_turns {
+            p.microcompact_keep_turns = n as usize;
+        }
+        if let Some(n) = s.microcompact_min_savings_tokens {
+            p.microcompact_min_savings_tokens = n;
+        }
+        p
+    }
+}
+
 impl Default for ContextPolicy {
     fn default() -> Self {
         ContextPolicy {

@@ -1,6 +1,5 @@
-//! Per-task log sections for GitHub Actions (`::group::`), and the route every log line takes
-//! to stderr ([`write_log`]): into the running task's buffer when its log is being buffered,
-//! else to stderr, clearing and redrawing the progress line around it.
+//! Per-task log sections for GitHub Actions (`::group::`). A task's log is routed to its
+//! group by [`crate::log`].
 //!
 //! Workflow commands are off for the whole run (`::stop-commands::TOKEN`, see
 //! [`report::github`](crate::report::github)), so each group marker briefly resumes commands
@@ -12,34 +11,10 @@
 //! written as one group when the task ends, so groups never interleave. Logs written outside
 //! the task's own future (e.g. by tasks it spawns) go straight to stderr.
 
-use std::future::Future;
 use std::io::{self, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use crate::report::github;
-
-tokio::task_local! {
-    static TASK_LOG: Arc<Mutex<Vec<u8>>>;
-}
-
-/// Write one log line: to the current task's buffer if it has one, else to stderr (around the
-/// progress line, if one is shown).
-pub fn write_log(bytes: &[u8]) -> io::Result<()> {
-    let buffered = TASK_LOG.try_with(|b| {
-        b.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend_from_slice(bytes)
-    });
-    if buffered.is_ok() {
-        return Ok(());
-    }
-    crate::report::progress::write_around(bytes)
-}
-
-/// Run `f` with its log lines collected in `buffer`.
-pub async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
-    TASK_LOG.scope(buffer, f).await
-}
 
 /// The `::group::` writer of one run; holds the current stop-commands token.
 #[derive(Debug)]

@@ -22,7 +22,7 @@ pub struct BatchOptions {
 
 /// A `skipped` result for a task that was not started.
 pub fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> RunResult {
-    crate::task::not_run_result(loaded, Outcome::new(OutcomeKind::Skipped, why))
+    RunResult::not_run(loaded, Outcome::new(OutcomeKind::Skipped, why))
 }
 
 /// Apply the batch options to the prepared tasks, in order: `--shard` drops the tasks of other

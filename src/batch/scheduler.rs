@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, Semaphore};
 
 use super::BatchGate;
-use super::group::{self, Groups};
+use super::group::Groups;
 use crate::agent::{StopCause, Stopper};
 use crate::events::RunResult;
 use crate::outcome::{Outcome, OutcomeKind};
@@ -74,7 +74,7 @@ pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Sched
                 );
                 o.signal = Some(sig);
                 unfinished.push(i);
-                crate::task::not_run_result(l, o)
+                RunResult::not_run(l, o)
             })
         })
         .collect();
@@ -146,7 +146,8 @@ async fn run_one(
     let result = match groups {
         Some(g) if g.buffered => {
             let buf = Arc::new(Mutex::new(Vec::new()));
-            let r = group::buffered(buf.clone(), crate::task::run_task(task, opts, stopper)).await;
+            let r =
+                crate::log::buffered(buf.clone(), crate::task::run_task(task, opts, stopper)).await;
             let log = std::mem::take(&mut *buf.lock().unwrap_or_else(|e| e.into_inner()));
             g.write_buffered(&name, r.outcome.name(), &log);
             r

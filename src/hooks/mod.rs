@@ -11,13 +11,10 @@
 pub mod config;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -25,7 +22,7 @@ pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
 
 use crate::permissions::bash;
 use crate::permissions::rule::{Rule, Specifier, Tail};
-use crate::tools::EnvPolicy;
+use crate::process::{self, EnvPolicy, Program, Spawn};
 
 /// Default hook timeout (reference §6.1).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -656,44 +653,42 @@ impl Hooks {
     /// Run one hook with `stdin`; `None` if it could not run or timed out (no decision).
     async fn run(&self, h: &Hook, stdin: &str) -> Option<Ran> {
         let name = h.name();
-        let mut cmd = match &h.args {
-            Some(args) => {
-                let mut c = tokio::process::Command::new(&h.command);
-                c.args(args);
-                c
-            }
-            None => {
-                let mut c = tokio::process::Command::new("bash");
-                c.arg("-c").arg(&h.command);
-                c
-            }
+        let program = match &h.args {
+            Some(args) => Program::Exec {
+                program: &h.command,
+                args,
+            },
+            None => Program::Shell(&h.command),
         };
-        cmd.current_dir(&self.session.workdir)
-            .env("CLAUDE_PROJECT_DIR", &self.session.workdir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        self.env.apply(&mut cmd);
+        let mut extra_env = vec![(
+            "CLAUDE_PROJECT_DIR".to_string(),
+            self.session.workdir.to_string_lossy().into_owned(),
+        )];
         for name in &h.passthrough {
-            if let Some(v) = std::env::var_os(name) {
-                cmd.env(name, v);
+            if let Ok(v) = std::env::var(name) {
+                extra_env.push((name.clone(), v));
             }
         }
         let started = Instant::now();
-        let mut child = match cmd.spawn() {
+        let spawned = process::spawn(&Spawn {
+            program,
+            cwd: &self.session.workdir,
+            env: &self.env,
+            extra_env: &extra_env,
+            stdin: true,
+        });
+        let mut child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(hook = %name, "hook could not start: {e}");
                 return None;
             }
         };
-        let pgid = child.id().map(|p| Pid::from_raw(p as i32));
-        let mut child_in = child.stdin.take();
-        let mut child_out = child.stdout.take();
-        let mut child_err = child.stderr.take();
+        let mut child_in = child.inner.stdin.take();
+        let mut child_out = child.inner.stdout.take();
+        let mut child_err = child.inner.stderr.take();
         let input = stdin.as_bytes().to_vec();
+        let inner = &mut child.inner;
         let work = async {
             let write = async {
                 if let Some(mut w) = child_in.take() {
@@ -707,15 +702,14 @@ impl Hooks {
                 read_capped(&mut child_out),
                 read_capped(&mut child_err)
             );
-            let status = child.wait().await;
+            let status = inner.wait().await;
             (status, out, err)
         };
-        match tokio::time::timeout(h.timeout, work).await {
+        let done = tokio::time::timeout(h.timeout, work).await;
+        // Background children of the hook do not outlive it.
+        child.kill_group();
+        match done {
             Ok((status, stdout, stderr)) => {
-                if let Some(p) = pgid {
-                    // Background children of the hook do not outlive it.
-                    let _ = killpg(p, Signal::SIGKILL);
-                }
                 let code = status.ok().and_then(|s| s.code());
                 tracing::debug!(hook = %name, ?code, ms = started.elapsed().as_millis() as u64, "hook finished");
                 Some(Ran {
@@ -725,9 +719,6 @@ impl Hooks {
                 })
             }
             Err(_) => {
-                if let Some(p) = pgid {
-                    let _ = killpg(p, Signal::SIGKILL);
-                }
                 tracing::warn!(hook = %name, timeout_s = h.timeout.as_secs_f64(), "hook timed out and was killed; no decision");
                 None
             }

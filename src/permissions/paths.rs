@@ -3,7 +3,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::session::{SessionRoots, normalize_lexically};
+use crate::roots::{SessionRoots, normalize_lexically};
 
 /// Resolve `path` against `base`: lexical `.`/`..` normalisation, then symlinks of the longest
 /// existing prefix, so a symlink inside the workdir pointing at `/etc` resolves to `/etc`.

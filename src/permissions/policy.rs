@@ -12,7 +12,7 @@ use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
 use super::paths;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
-use crate::session::SessionRoots;
+use crate::roots::SessionRoots;
 use crate::spec::types::PermissionMode;
 
 /// One tool call as the agent loop presents it, after input validation.

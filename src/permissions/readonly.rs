@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::bash::ArgWord;
-use crate::session::SessionRoots;
+use crate::roots::SessionRoots;
 
 /// How a read-only program's arguments are checked.
 struct Entry {

@@ -10,7 +10,7 @@ use std::path::{Component, Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::session::SessionRoots;
+use crate::roots::SessionRoots;
 
 /// A rule that cannot be parsed. The message quotes the rule and says what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

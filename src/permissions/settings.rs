@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::hooks::HooksConfig;
+use crate::hooks::config::HooksConfig;
 use crate::spec::types::PermissionMode;
 
 /// A settings file that cannot be used; the message names the file and the key.

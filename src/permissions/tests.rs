@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Decision, Policy, ToolCall};
-use crate::session::SessionRoots;
+use crate::roots::SessionRoots;
 use crate::spec::types::PermissionMode;
 use PermissionMode::{
     AcceptEdits as AE, BypassPermissions as BP, Default as DF, DontAsk as DA, Plan as PL,

@@ -13,7 +13,7 @@ mod git;
 mod output;
 mod provider;
 mod resume;
-pub mod roots;
+
 mod tools;
 mod verify;
 
@@ -24,20 +24,21 @@ use std::time::Instant;
 use chrono::{DateTime, Local};
 
 pub use output::file_safe;
-pub use roots::{SessionRoots, normalize_lexically};
 
 use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
 use crate::hooks::{HookSession, Hooks};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::{PreparedTask, secret_names, spec_digest};
+use crate::process::EnvPolicy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
 use crate::retry::RateGate;
+use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
+use crate::tools::ToolContext;
 use crate::tools::structured_output::StructuredOutputHandle;
-use crate::tools::{EnvPolicy, ToolContext};
 use crate::transcript::TranscriptSink;
 use crate::transcript::resume::Resume;
 use git::GitGuard;
@@ -109,7 +110,7 @@ impl Session {
             .resume
             .as_ref()
             .map_or_else(new_uuid, |r| r.session_id.clone());
-        let mut result = crate::task::not_run_result(
+        let mut result = RunResult::not_run(
             &task.loaded,
             Outcome::new(OutcomeKind::AgentError, "not started"),
         );
@@ -431,7 +432,7 @@ fn loop_config(task: &PreparedTask, system: String) -> LoopConfig {
         // A `max_tokens` stop escalates once to the model's cap, unless the spec chose the cap.
         escalate_max_tokens_to: (spec.max_tokens.is_none() && model_cap > max_tokens)
             .then_some(model_cap),
-        retry: spec.retry.policy(),
+        retry: crate::retry::RetryPolicy::from_settings(&spec.retry),
         thinking: spec
             .thinking_budget_tokens
             .map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})),
@@ -440,7 +441,7 @@ fn loop_config(task: &PreparedTask, system: String) -> LoopConfig {
             max_total_tokens: spec.limits.max_total_tokens,
             max_cost_usd: spec.limits.max_cost_usd,
         },
-        context: spec.context.policy(),
+        context: agent::context::ContextPolicy::from_settings(&spec.context),
     }
 }
 

@@ -563,7 +563,7 @@ fn context_section() {
         .load("name: t\nprompt: hi\ncontext:\n  autocompact_threshold: 0.7\n  microcompact_keep_turns: 5\n")
         .unwrap()
         .spec;
-    let p = spec.context.policy();
+    let p = crate::agent::context::ContextPolicy::from_settings(&spec.context);
     assert_eq!(p.autocompact_threshold, 0.7);
     assert_eq!(p.microcompact_keep_turns, 5);
     assert!(p.autocompact, "unset fields keep their defaults");

@@ -346,27 +346,6 @@ impl Retry {
     pub fn is_unset(&self) -> bool {
         self == &Retry::default()
     }
-
-    /// The policy: these settings over the defaults.
-    pub fn policy(&self) -> crate::retry::RetryPolicy {
-        let mut p = crate::retry::RetryPolicy::default();
-        if let Some(n) = self.max_retries {
-            p.max_retries = n;
-        }
-        if let Some(d) = self.base_delay {
-            p.base_delay = d.0;
-        }
-        if let Some(d) = self.max_delay {
-            p.max_delay = d.0;
-        }
-        if let Some(d) = self.max_wait {
-            p.max_wait = d.0;
-        }
-        if let Some(d) = self.budget {
-            p.budget = d.0;
-        }
-        p
-    }
 }
 
 /// Context management. Every field is optional; unset fields keep the defaults shown.
@@ -400,27 +379,6 @@ impl ContextSettings {
     /// Whether nothing is set (the section is then left out of the resolved spec).
     pub fn is_unset(&self) -> bool {
         self == &ContextSettings::default()
-    }
-
-    /// The policy: these settings over the defaults.
-    pub fn policy(&self) -> crate::agent::context::ContextPolicy {
-        let mut p = crate::agent::context::ContextPolicy::default();
-        if let Some(b) = self.autocompact {
-            p.autocompact = b;
-        }
-        if let Some(f) = self.autocompact_threshold {
-            p.autocompact_threshold = f;
-        }
-        if let Some(f) = self.microcompact_threshold {
-            p.microcompact_threshold = f;
-        }
-        if let Some(n) = self.microcompact_keep_turns {
-            p.microcompact_keep_turns = n as usize;
-        }
-        if let Some(n) = self.microcompact_min_savings_tokens {
-            p.microcompact_min_savings_tokens = n;
-        }
-        p
     }
 }
 

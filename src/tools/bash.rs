@@ -1,38 +1,21 @@
 //! The Bash tool: `bash -c` in its own process group, with a timeout, output capture with
 //! head/tail truncation and spill files, and a working directory that persists between calls.
 
-use std::collections::VecDeque;
-use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
 
 use super::util::{self, parse_input};
-use super::{EnvPolicy, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use crate::process::capture::Captured;
+use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
 /// Timeout when the call gives none, in milliseconds.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout a call may ask for, in milliseconds.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Characters of each stream (stdout, stderr) kept in the result; the rest is spilled.
-pub const MAX_OUTPUT_CHARS: usize = 30_000;
-/// Time between SIGTERM and SIGKILL when a process group is stopped.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
-/// How long output readers may linger after the process group is gone (a process that left
-/// the group may still hold the pipes).
-const READER_GRACE: Duration = Duration::from_secs(1);
-/// Bytes of a stream kept in memory from its start and from its end.
-const KEEP_BYTES: usize = 64 * 1024;
-/// A stream longer than this many bytes is spilled in full to a file.
-const SPILL_AT: u64 = MAX_OUTPUT_CHARS as u64;
 
 /// Commands for which exit code 1 means "no match / differs", not failure.
 const EXIT_ONE_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "diff", "test", "[", "find"];
@@ -169,17 +152,6 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// How the command ended.
-/// How a shell run ended.
-pub(crate) enum End {
-    /// The process exited.
-    Exited(ExitStatus),
-    /// The time limit was reached.
-    TimedOut,
-    /// The run was cancelled.
-    Cancelled,
-}
-
 async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     let workdir = ctx.roots.workdir.clone();
     let mut cwd = ctx
@@ -208,10 +180,11 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         spill_dir: &ctx.spill_dir,
         spill_name: &format!("bash-{id}"),
     })
-    .await?;
+    .await;
     let done = match done {
         Ok(d) => d,
-        Err(e) => return Ok(ToolOutput::error(e)),
+        Err(e @ RunError::Spawn(_)) => return Ok(ToolOutput::error(e.to_string())),
+        Err(RunError::Output(e)) => return Err(fatal(e)),
     };
     tracing::debug!(command = %p.command, cwd = %cwd.display(), "Bash done");
     let ShellDone {
@@ -236,110 +209,6 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     }
 
     Ok(render(p, &end, exit_code, stdout, stderr, cwd_note))
-}
-
-/// A shell script to run in its own process group, with bounded output capture.
-/// Shared by the Bash tool and verify checks.
-pub(crate) struct ShellRun<'a> {
-    /// Script for `bash -c`.
-    pub script: &'a str,
-    /// Working directory.
-    pub cwd: &'a Path,
-    /// Variables removed from the environment.
-    pub env: &'a EnvPolicy,
-    /// Variables added to the environment.
-    pub extra_env: &'a [(String, String)],
-    /// Time limit.
-    pub timeout: Duration,
-    /// Stops the command (the whole group is killed).
-    pub cancel: &'a CancellationToken,
-    /// Where long output is spilled.
-    pub spill_dir: &'a Path,
-    /// File name stem for spilled output.
-    pub spill_name: &'a str,
-}
-
-/// How a [`ShellRun`] ended and what it printed.
-pub(crate) struct ShellDone {
-    /// Exited, timed out or cancelled.
-    pub end: End,
-    /// Exit code (128 + signal when killed by a signal).
-    pub exit_code: Option<i32>,
-    /// Captured stdout.
-    pub stdout: Captured,
-    /// Captured stderr.
-    pub stderr: Captured,
-}
-
-/// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
-/// The inner `Err` is a spawn failure (reportable); the outer one is fatal (output unwritable).
-pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<Result<ShellDone, String>, ToolFatal> {
-    tokio::fs::create_dir_all(r.spill_dir)
-        .await
-        .map_err(|e| fatal(format!("cannot create {}: {e}", r.spill_dir.display())))?;
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(r.script)
-        .current_dir(r.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    r.env.apply(&mut cmd);
-    for (k, v) in r.extra_env {
-        cmd.env(k, v);
-    }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return Ok(Err(format!("Failed to start bash: {e}"))),
-    };
-    let pgid = child.id().map(|pid| Pid::from_raw(pid as i32));
-    let stop = CancellationToken::new();
-    let out_task = tokio::spawn(capture(
-        child.stdout.take(),
-        r.spill_dir.join(format!("{}.stdout", r.spill_name)),
-        stop.clone(),
-    ));
-    let err_task = tokio::spawn(capture(
-        child.stderr.take(),
-        r.spill_dir.join(format!("{}.stderr", r.spill_name)),
-        stop.clone(),
-    ));
-    let end = tokio::select! {
-        status = child.wait() => match status {
-            Ok(s) => End::Exited(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "waiting for bash failed");
-                End::Cancelled
-            }
-        },
-        _ = tokio::time::sleep(r.timeout) => End::TimedOut,
-        _ = r.cancel.cancelled() => End::Cancelled,
-    };
-    if let Some(pgid) = pgid {
-        kill_group(&mut child, pgid).await;
-    }
-    let status = match &end {
-        End::Exited(s) => Some(*s),
-        _ => child.wait().await.ok(),
-    };
-    // Readers end when the pipes close; a process that escaped the group may keep them open.
-    let stopper = stop.clone();
-    let linger = tokio::spawn(async move {
-        tokio::time::sleep(READER_GRACE).await;
-        stopper.cancel();
-    });
-    let stdout = join_capture(out_task).await?;
-    let stderr = join_capture(err_task).await?;
-    linger.abort();
-    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
-    Ok(Ok(ShellDone {
-        end,
-        exit_code,
-        stdout,
-        stderr,
-    }))
 }
 
 fn render(
@@ -450,177 +319,12 @@ fn is_assignment(word: &str) -> bool {
     })
 }
 
-/// Stop every process in the group: SIGTERM, up to [`KILL_GRACE`] for them to go, SIGKILL.
-async fn kill_group(child: &mut tokio::process::Child, pgid: Pid) {
-    if !group_alive(child, pgid) {
-        return;
-    }
-    tracing::debug!(pgid = pgid.as_raw(), "stopping process group");
-    let _ = killpg(pgid, Signal::SIGTERM);
-    let start = Instant::now();
-    while start.elapsed() < KILL_GRACE {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        if !group_alive(child, pgid) {
-            return;
-        }
-    }
-    tracing::debug!(
-        pgid = pgid.as_raw(),
-        "process group ignored SIGTERM; SIGKILL"
-    );
-    let _ = killpg(pgid, Signal::SIGKILL);
-}
-
-/// Whether any process of the group is still there (reaping our own child first, so that a
-/// zombie leader does not count).
-fn group_alive(child: &mut tokio::process::Child, pgid: Pid) -> bool {
-    let _ = child.try_wait();
-    !matches!(killpg(pgid, None), Err(Errno::ESRCH))
-}
-
-/// One stream's captured output.
-#[derive(Debug, Default)]
-pub(crate) struct Captured {
-    /// The text for the model (head and tail around a marker when long).
-    pub text: String,
-    /// Bytes the stream carried.
-    pub total_bytes: u64,
-    /// Where the full stream was written, when it was too long to keep inline.
-    pub spill_path: Option<PathBuf>,
-}
-
-/// Bounded capture of a stream: the first and last [`KEEP_BYTES`], everything spilled to a file
-/// once it passes [`SPILL_AT`] bytes.
-struct Capture {
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total_bytes: u64,
-    /// Characters seen (bytes that do not continue a UTF-8 sequence).
-    chars: usize,
-    spill_path: PathBuf,
-    spill: Option<tokio::fs::File>,
-}
-
-async fn capture<R: AsyncRead + Unpin>(
-    reader: Option<R>,
-    spill_path: PathBuf,
-    stop: CancellationToken,
-) -> Result<Captured, String> {
-    let mut cap = Capture {
-        head: Vec::new(),
-        tail: VecDeque::new(),
-        total_bytes: 0,
-        chars: 0,
-        spill_path,
-        spill: None,
-    };
-    let Some(mut reader) = reader else {
-        return Ok(cap.finish());
-    };
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        let n = tokio::select! {
-            r = reader.read(&mut buf) => match r {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading command output failed");
-                    0
-                }
-            },
-            _ = stop.cancelled() => 0,
-        };
-        if n == 0 {
-            break;
-        }
-        cap.push(&buf[..n]).await?;
-    }
-    if let Some(f) = cap.spill.as_mut() {
-        f.flush()
-            .await
-            .map_err(|e| format!("cannot write {}: {e}", cap.spill_path.display()))?;
-    }
-    Ok(cap.finish())
-}
-
-impl Capture {
-    async fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
-        self.total_bytes += chunk.len() as u64;
-        self.chars += chunk.iter().filter(|b| (**b & 0xC0) != 0x80).count();
-        let spill_err = |e: std::io::Error, p: &Path| format!("cannot write {}: {e}", p.display());
-        if self.spill.is_none() && self.total_bytes > SPILL_AT {
-            let mut f = tokio::fs::File::create(&self.spill_path)
-                .await
-                .map_err(|e| spill_err(e, &self.spill_path))?;
-            f.write_all(&self.head)
-                .await
-                .map_err(|e| spill_err(e, &self.spill_path))?;
-            let tail: Vec<u8> = self.tail.iter().copied().collect();
-            f.write_all(&tail)
-                .await
-                .map_err(|e| spill_err(e, &self.spill_path))?;
-            self.spill = Some(f);
-        }
-        if let Some(f) = self.spill.as_mut() {
-            f.write_all(chunk)
-                .await
-                .map_err(|e| spill_err(e, &self.spill_path))?;
-        }
-        let room = KEEP_BYTES.saturating_sub(self.head.len()).min(chunk.len());
-        self.head.extend_from_slice(&chunk[..room]);
-        self.tail.extend(&chunk[room..]);
-        let excess = self.tail.len().saturating_sub(KEEP_BYTES);
-        self.tail.drain(..excess);
-        Ok(())
-    }
-
-    fn finish(self) -> Captured {
-        let spill_path = self.spill.is_some().then_some(self.spill_path);
-        let text = if self.tail.is_empty() {
-            let full = String::from_utf8_lossy(&self.head);
-            util::truncate_head_tail(full.trim_end_matches('\n'), MAX_OUTPUT_CHARS).0
-        } else {
-            let half = MAX_OUTPUT_CHARS / 2;
-            let tail: Vec<u8> = self.tail.into_iter().collect();
-            let start = tail
-                .iter()
-                .position(|b| (*b & 0xC0) != 0x80)
-                .unwrap_or(tail.len());
-            let tail = String::from_utf8_lossy(&tail[start..]);
-            let untrimmed = tail.len();
-            let tail = tail.trim_end_matches('\n');
-            let trimmed = untrimmed - tail.len();
-            let head = String::from_utf8_lossy(&self.head);
-            let head: String = head.chars().take(half).collect();
-            let tail_chars = tail.chars().count();
-            let tail: String = tail.chars().skip(tail_chars.saturating_sub(half)).collect();
-            let dropped = self.chars.saturating_sub(half * 2 + trimmed);
-            format!("{head}\n\n... [{dropped} characters truncated] ...\n\n{tail}")
-        };
-        Captured {
-            text,
-            total_bytes: self.total_bytes,
-            spill_path,
-        }
-    }
-}
-
-async fn join_capture(
-    task: tokio::task::JoinHandle<Result<Captured, String>>,
-) -> Result<Captured, ToolFatal> {
-    match task.await {
-        Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(fatal(e)),
-        Err(e) => {
-            tracing::warn!(error = %e, "output reader failed");
-            Ok(Captured::default())
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::process::capture::MAX_OUTPUT_CHARS;
     use crate::tools::util::test_support::ctx;
+    use std::time::Instant;
 
     async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
         BashTool.call(input, ctx).await.unwrap()
@@ -723,7 +427,7 @@ mod tests {
         assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:+set}]\""})).await;
         assert_eq!(out.content, "[set]");
-        ctx.env = std::sync::Arc::new(crate::tools::EnvPolicy {
+        ctx.env = std::sync::Arc::new(crate::process::EnvPolicy {
             remove: vec!["HOME".into()],
         });
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;

@@ -26,7 +26,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
-use crate::session::SessionRoots;
+use crate::process::EnvPolicy;
+use crate::roots::SessionRoots;
 
 /// What a tool call produced for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,22 +95,6 @@ impl ReadFileState {
     /// What is known about `path`.
     pub fn get(&self, path: &std::path::Path) -> Option<&ReadRecord> {
         self.files.get(path)
-    }
-}
-
-/// Which environment variables tool processes must not see.
-#[derive(Debug, Clone, Default)]
-pub struct EnvPolicy {
-    /// Names removed from child environments (secrets, API keys, GITHUB_TOKEN).
-    pub remove: Vec<String>,
-}
-
-impl EnvPolicy {
-    /// Apply the policy to a command about to be spawned.
-    pub fn apply(&self, cmd: &mut tokio::process::Command) {
-        for name in &self.remove {
-            cmd.env_remove(name);
-        }
     }
 }
 

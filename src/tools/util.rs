@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::{ReadRecord, ToolContext};
-use crate::session::normalize_lexically;
+use crate::roots::normalize_lexically;
 
 /// Parse a tool's input, checking it against the tool's JSON Schema first so that errors name
 /// the offending field (serde alone reports type errors without the field name).
@@ -200,24 +200,6 @@ pub(crate) fn to_crlf(text: &str) -> String {
     text.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
-/// Keep at most `max` characters of `text`: its head and tail around a
-/// `... [N characters truncated] ...` marker. Returns the text and the number of dropped chars.
-pub(crate) fn truncate_head_tail(text: &str, max: usize) -> (String, usize) {
-    let total = text.chars().count();
-    if total <= max {
-        return (text.to_string(), 0);
-    }
-    let head_len = max / 2;
-    let tail_len = max - head_len;
-    let dropped = total - head_len - tail_len;
-    let head: String = text.chars().take(head_len).collect();
-    let tail: String = text.chars().skip(total - tail_len).collect();
-    (
-        format!("{head}\n\n... [{dropped} characters truncated] ...\n\n{tail}"),
-        dropped,
-    )
-}
-
 /// Lines of context around each hunk of a structured patch (as `diff -u`).
 const PATCH_CONTEXT: usize = 3;
 
@@ -290,7 +272,7 @@ pub(crate) mod test_support {
 
     use tokio_util::sync::CancellationToken;
 
-    use crate::session::SessionRoots;
+    use crate::roots::SessionRoots;
     use crate::tools::{EnvPolicy, ToolContext};
 
     /// A context rooted in a fresh temporary directory (kept alive by the returned guard).
@@ -353,19 +335,6 @@ mod tests {
             absolute_path("file_path", "/a/./b/../c").unwrap(),
             PathBuf::from("/a/c")
         );
-    }
-
-    #[test]
-    fn head_tail_truncation_keeps_both_ends() {
-        let text: String = (0..100)
-            .map(|i| char::from(b'a' + (i % 26) as u8))
-            .collect();
-        let (out, dropped) = truncate_head_tail(&text, 10);
-        assert_eq!(dropped, 90);
-        assert!(out.starts_with("abcde"));
-        assert!(out.ends_with(&text[95..]));
-        assert!(out.contains("[90 characters truncated]"));
-        assert_eq!(truncate_head_tail("short", 10), ("short".to_string(), 0));
     }
 
     #[test]

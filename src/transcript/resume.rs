@@ -244,7 +244,7 @@ pub(crate) fn read_files(calls: &[ToolCallRecord]) -> Vec<(PathBuf, ReadRecord)>
         if !path.is_absolute() {
             continue;
         }
-        let path = crate::session::normalize_lexically(path);
+        let path = crate::roots::normalize_lexically(path);
         let Some(at) = c
             .result_timestamp
             .as_deref()

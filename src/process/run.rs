@@ -1,0 +1,141 @@
+//! Run a shell script as a child (through [`super::spawn`]) to its end, its time limit or its
+//! cancellation, with both output streams captured ([`super::capture`]); nothing of it outlives
+//! the call. Used by the Bash tool and verify checks.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::capture::{Captured, capture};
+use super::{EnvPolicy, KILL_GRACE, Program, Spawn, spawn};
+
+/// How long output readers may linger after the process group is gone (a process that left
+/// the group may still hold the pipes).
+const READER_GRACE: Duration = Duration::from_secs(1);
+
+/// How a shell run ended.
+pub enum End {
+    /// The process exited.
+    Exited(ExitStatus),
+    /// The time limit was reached.
+    TimedOut,
+    /// The run was cancelled.
+    Cancelled,
+}
+
+/// A shell script to run in its own process group, with bounded output capture.
+pub struct ShellRun<'a> {
+    /// Script for `bash -c`.
+    pub script: &'a str,
+    /// Working directory.
+    pub cwd: &'a Path,
+    /// Variables removed from the environment.
+    pub env: &'a EnvPolicy,
+    /// Variables added to the environment.
+    pub extra_env: &'a [(String, String)],
+    /// Time limit.
+    pub timeout: Duration,
+    /// Stops the command (the whole group is killed).
+    pub cancel: &'a CancellationToken,
+    /// Where long output is spilled.
+    pub spill_dir: &'a Path,
+    /// File name stem for spilled output.
+    pub spill_name: &'a str,
+}
+
+/// How a [`ShellRun`] ended and what it printed.
+pub struct ShellDone {
+    /// Exited, timed out or cancelled.
+    pub end: End,
+    /// Exit code (128 + signal when killed by a signal).
+    pub exit_code: Option<i32>,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+}
+
+/// Why a [`ShellRun`] produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The shell could not be started (reportable to whoever asked for the run).
+    #[error("Failed to start bash: {0}")]
+    Spawn(std::io::Error),
+    /// Output could not be written to the spill directory (runner's own output is broken).
+    #[error("{0}")]
+    Output(String),
+}
+
+/// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
+pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
+    tokio::fs::create_dir_all(r.spill_dir)
+        .await
+        .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;
+    let mut child = spawn(&Spawn {
+        program: Program::Shell(r.script),
+        cwd: r.cwd,
+        env: r.env,
+        extra_env: r.extra_env,
+        stdin: false,
+    })
+    .map_err(RunError::Spawn)?;
+    let stop = CancellationToken::new();
+    let out_task = tokio::spawn(capture(
+        child.inner.stdout.take(),
+        r.spill_dir.join(format!("{}.stdout", r.spill_name)),
+        stop.clone(),
+    ));
+    let err_task = tokio::spawn(capture(
+        child.inner.stderr.take(),
+        r.spill_dir.join(format!("{}.stderr", r.spill_name)),
+        stop.clone(),
+    ));
+    let end = tokio::select! {
+        status = child.inner.wait() => match status {
+            Ok(s) => End::Exited(s),
+            Err(e) => {
+                tracing::warn!(error = %e, "waiting for bash failed");
+                End::Cancelled
+            }
+        },
+        _ = tokio::time::sleep(r.timeout) => End::TimedOut,
+        _ = r.cancel.cancelled() => End::Cancelled,
+    };
+    child.stop_group(KILL_GRACE).await;
+    let status = match &end {
+        End::Exited(s) => Some(*s),
+        _ => child.inner.wait().await.ok(),
+    };
+    // Readers end when the pipes close; a process that escaped the group may keep them open.
+    let stopper = stop.clone();
+    let linger = tokio::spawn(async move {
+        tokio::time::sleep(READER_GRACE).await;
+        stopper.cancel();
+    });
+    let stdout = join_capture(out_task).await?;
+    let stderr = join_capture(err_task).await?;
+    linger.abort();
+    let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
+    Ok(ShellDone {
+        end,
+        exit_code,
+        stdout,
+        stderr,
+    })
+}
+
+async fn join_capture(
+    task: tokio::task::JoinHandle<Result<Captured, String>>,
+) -> Result<Captured, RunError> {
+    match task.await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(RunError::Output(e)),
+        Err(e) => {
+            tracing::warn!(error = %e, "output reader failed");
+            Ok(Captured::default())
+        }
+    }
+}
