@@ -195,11 +195,13 @@ fn session_tool_time(repo: &Path) -> Duration {
     let mut total = Duration::ZERO;
     for i in 0..SESSION_TURNS {
         let (name, input) = session_call(i, repo);
-        let tool = runner::tools::builtin(name).unwrap();
+        let tool = runner::tools::builtin::make(name).unwrap();
         let mut times = Vec::new();
         for _ in 0..15 {
             let t = Instant::now();
-            let out = rt.block_on(tool.call(input.clone(), &ctx)).unwrap();
+            let out = rt
+                .block_on(tool.parse(&input, &ctx).unwrap().run(&ctx))
+                .unwrap();
             times.push(t.elapsed());
             assert!(!out.is_error, "{name} {input}: {}", out.content);
         }
@@ -432,8 +434,8 @@ fn bench_grep(runs: usize) {
         .build()
         .unwrap();
     let ctx = tool_ctx(&root);
-    let grep = runner::tools::builtin("Grep").unwrap();
-    let glob = runner::tools::builtin("Glob").unwrap();
+    let grep = runner::tools::builtin::make("Grep").unwrap();
+    let glob = runner::tools::builtin::make("Glob").unwrap();
     let rg = |args: &[&str]| {
         let out = Command::new("rg")
             .args(args)
@@ -471,7 +473,8 @@ fn bench_grep(runs: usize) {
     let mut t = Table::new(&["tree of files", "Grep tool", "rg 13", "Grep / rg", "target"]);
     for c in &cases {
         let (g, out) = time_runs(runs, || {
-            rt.block_on(grep.call(c.input.clone(), &ctx)).unwrap()
+            rt.block_on(grep.parse(&c.input, &ctx).unwrap().run(&ctx))
+                .unwrap()
         });
         assert!(!out.is_error, "{}: {}", c.label, out.content);
         let (r, _) = time_runs(runs, || rg(&c.rg_args));
@@ -489,7 +492,8 @@ fn bench_grep(runs: usize) {
     for pattern in ["**/*.rs", "d04*/s0[0-4]/f*7.py", "**/nothing-*.zig"] {
         let input = json!({"pattern": pattern, "path": root});
         let (d, out) = time_runs(runs, || {
-            rt.block_on(glob.call(input.clone(), &ctx)).unwrap()
+            rt.block_on(glob.parse(&input, &ctx).unwrap().run(&ctx))
+                .unwrap()
         });
         assert!(!out.is_error, "{pattern}: {}", out.content);
         let n = out

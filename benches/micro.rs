@@ -39,6 +39,7 @@ use runner::permissions::{Policy, ToolCall};
 use runner::redact::Redactor;
 use runner::roots::SessionRoots;
 use runner::spec::PermissionMode;
+use runner::tools::Access;
 use runner::transcript::TranscriptSink;
 
 const SAMPLES: usize = 7;
@@ -485,10 +486,10 @@ fn bench_permissions() {
     ]);
     let cwd = work.clone();
     for (label, cmd) in &cases {
-        let input = json!({"command": cmd});
+        let access = Access::Exec(cmd.to_string());
         let call = ToolCall {
             tool: "Bash",
-            input: &input,
+            access: &access,
             cwd: &cwd,
         };
         let decision = policy.decide(&call, &roots);
@@ -502,10 +503,10 @@ fn bench_permissions() {
             fmt_dur(d),
         ]);
     }
-    let read_input = json!({"file_path": "/work/repo/src/main.rs"});
+    let read_access = Access::Read(vec!["/work/repo/src/main.rs".into()]);
     let call = ToolCall {
         tool: "Read",
-        input: &read_input,
+        access: &read_access,
         cwd: &cwd,
     };
     let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {

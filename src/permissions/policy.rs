@@ -5,8 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::args;
 use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
 use super::paths;
@@ -14,15 +12,16 @@ use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
 use crate::roots::SessionRoots;
 use crate::spec::types::PermissionMode;
+use crate::tools::Access;
 
-/// One tool call as the agent loop presents it, after input validation.
+/// One tool call as the agent loop presents it, after its input was parsed and checked.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolCall<'a> {
-    /// Tool name (`Bash`, `Read`, `mcp__server__tool`, ...).
+    /// Tool name (`Bash`, `Read`, `mcp__server__tool`, ...): rules name tools.
     pub tool: &'a str,
-    /// The tool's input.
-    pub input: &'a Value,
-    /// Bash's current directory (inside the workdir).
+    /// What the call touches: the decision is made on this.
+    pub access: &'a Access,
+    /// The shell's current directory (inside the workdir), where a command runs.
     pub cwd: &'a Path,
 }
 
@@ -88,11 +87,6 @@ const HARMLESS_ENV: &[&str] = &[
     "DEBUG",
     "VERBOSE",
 ];
-
-/// Tools whose calls only read.
-const READ_TOOLS: &[&str] = &["Read", "Glob", "Grep"];
-/// Tools whose calls write a file.
-const WRITE_TOOLS: &[&str] = &["Edit", "Write", "NotebookEdit"];
 
 /// The permission policy of one task.
 #[derive(Debug, Clone)]
@@ -277,34 +271,36 @@ impl Policy {
                 b.because(r)
             ));
         }
-        if tool == "Bash" {
-            return match call.input.get("command").and_then(Value::as_str) {
-                Some(cmd) => self.decide_bash(cmd, call.cwd, roots, grant),
-                None => deny("Bash denied: the input has no `command` string."),
-            };
+        match call.access {
+            Access::Exec(cmd) => self.decide_bash(cmd, call.cwd, roots, grant),
+            Access::Read(paths) => self.all_of(paths, |p| {
+                let path = paths::resolve_in(roots, p);
+                self.decide_read(tool, &path, roots, grant)
+            }),
+            Access::Write(paths) => self.all_of(paths, |p| {
+                let path = paths::resolve_in(roots, p);
+                let what = format!("{tool} of {}", path.display());
+                self.decide_write(tool, &path, roots, &what, grant)
+            }),
+            Access::Other => self.decide_other(tool, grant),
+            Access::Internal => allow(format!("{tool} changes only runner's own state")),
         }
-        if READ_TOOLS.contains(&tool) {
-            return match read_target(tool, call.input, roots) {
-                Some(path) => self.decide_read(tool, &path, roots, grant),
-                None => deny(format!("{tool} denied: the input has no usable path.")),
-            };
+    }
+
+    /// Allow when `decide` allows every path (the reasons joined), else the first denial. A
+    /// call that names no path at all is denied: there is nothing to decide on.
+    fn all_of(&self, paths: &[PathBuf], decide: impl Fn(&Path) -> Decision) -> Decision {
+        if paths.is_empty() {
+            return deny("denied: the call names no path to check.");
         }
-        if WRITE_TOOLS.contains(&tool) {
-            let key = if tool == "NotebookEdit" {
-                "notebook_path"
-            } else {
-                "file_path"
-            };
-            return match call.input.get(key).and_then(Value::as_str) {
-                Some(p) => {
-                    let path = paths::resolve_in(roots, Path::new(p));
-                    let what = format!("{tool} of {}", path.display());
-                    self.decide_write(tool, &path, roots, &what, grant)
-                }
-                None => deny(format!("{tool} denied: the input has no `{key}` string.")),
-            };
+        let mut reasons = Vec::new();
+        for p in paths {
+            match decide(p) {
+                Decision::Allow { reason } => reasons.push(reason),
+                d => return d,
+            }
         }
-        self.decide_other(tool, grant)
+        allow(reasons.join("; "))
     }
 
     // ---------------------------------------------------------------- file reads
@@ -974,35 +970,6 @@ fn is_kernel_fs(p: &Path) -> bool {
 
 /// The path a read tool touches: `file_path` for Read, `path` (default the workdir) plus the
 /// literal prefix of a Glob pattern.
-fn read_target(tool: &str, input: &Value, roots: &SessionRoots) -> Option<PathBuf> {
-    if tool == "Read" {
-        let p = input.get("file_path")?.as_str()?;
-        return Some(paths::resolve_in(roots, Path::new(p)));
-    }
-    let base = match input.get("path") {
-        None | Some(Value::Null) => roots.workdir.clone(),
-        Some(v) => paths::resolve_in(roots, Path::new(v.as_str()?)),
-    };
-    if tool != "Glob" {
-        return Some(base);
-    }
-    let pattern = input.get("pattern")?.as_str()?;
-    // The directory the pattern can reach: its literal leading components. A `..` after a
-    // wildcard could climb anywhere, so that counts as the filesystem root.
-    let mut literal = PathBuf::new();
-    let mut wild = false;
-    for comp in pattern.split('/') {
-        if comp.contains(['*', '?', '[', '{']) {
-            wild = true;
-        } else if wild && comp == ".." {
-            return Some(PathBuf::from("/"));
-        } else if !wild {
-            literal.push(if comp.is_empty() { "/" } else { comp });
-        }
-    }
-    Some(paths::resolve(&base, &literal))
-}
-
 /// How a path rule for `path` is spelled: `./rel` inside the workdir, `//abs` elsewhere.
 fn rule_path(path: &Path, roots: &SessionRoots) -> String {
     match path.strip_prefix(&roots.workdir) {

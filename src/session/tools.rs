@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::permissions::Policy;
 use crate::spec::LoadedSpec;
 use crate::tools::structured_output::{StructuredOutputHandle, StructuredOutputTool};
-use crate::tools::{Registry, ToolContext};
+use crate::tools::{Erased, Registry, ToolContext};
 use crate::transcript::resume::Resume;
 
 /// The registry for `loaded` under `policy`, and the structured-output handle when the spec
@@ -25,7 +25,7 @@ pub(crate) fn registry(
     let structured = match structured_output_tool(loaded)? {
         Some(tool) => {
             let handle = tool.handle();
-            registry.add(Arc::new(tool));
+            registry.add(Arc::new(Erased(Arc::new(tool))));
             Some(handle)
         }
         None => None,

@@ -58,7 +58,7 @@ fn minimal_spec_loads_with_defaults_and_resolved_paths() {
     assert_eq!(l.prompt, "Fix it.");
     assert_eq!(l.name_line, 2);
     assert_eq!(l.spec.model, "claude-sonnet-4-5");
-    assert_eq!(l.spec.tools, crate::tools::BUILTIN_TOOLS);
+    assert_eq!(l.spec.tools, crate::tools::builtin::default_names());
     assert_eq!(l.spec.attempts, 1);
     assert_eq!(l.workdir, fs::canonicalize(f.dir.path()).unwrap());
     assert!(l.workdir.is_absolute());

@@ -432,7 +432,7 @@ fn default_workdir() -> PathBuf {
 }
 
 fn default_tools() -> Vec<String> {
-    crate::tools::BUILTIN_TOOLS
+    crate::tools::builtin::default_names()
         .iter()
         .map(|s| s.to_string())
         .collect()

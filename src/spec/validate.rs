@@ -165,12 +165,13 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
     }
 
     for (i, tool) in spec.tools.iter().enumerate() {
-        if !crate::tools::KNOWN_TOOLS.contains(&tool.as_str()) {
+        let known = crate::tools::builtin::names();
+        if !known.contains(&tool.as_str()) {
             return Err(at(
                 &format!("tools[{i}]"),
                 format!(
                     "unknown tool `{tool}`; expected one of {}",
-                    crate::tools::KNOWN_TOOLS.join(", ")
+                    known.join(", ")
                 ),
             ));
         }

@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util;
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::process::capture::Captured;
 use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
@@ -23,15 +24,26 @@ const EXIT_ONE_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "diff", "test", "
 const GIT_EXIT_ONE_OK: &[&str] = &["diff", "grep"];
 
 /// The Bash tool.
+#[derive(Clone, Copy)]
 pub struct BashTool;
 
-#[derive(Debug, Deserialize)]
-struct BashInput {
+/// The Bash tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct BashInput {
     command: String,
     #[serde(default, deserialize_with = "util::de_opt_u64")]
     timeout: Option<u64>,
     #[serde(default, deserialize_with = "util::de_opt_bool")]
     run_in_background: Option<bool>,
+    /// A few words on what the command does, for a human reader; not used.
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
+    /// Claude Code's opt-out of its sandbox; runner never lets the model lift confinement,
+    /// so the field is accepted and ignored.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    #[allow(dead_code)]
+    dangerously_disable_sandbox: Option<bool>,
 }
 
 const DESCRIPTION: &str = "Executes a bash command (`bash -c`) and returns its output.
@@ -51,14 +63,14 @@ as an error, except exit code 1 of grep, rg, diff, test, find, git diff and git 
 - Prefer the Read, Edit, Write, Glob and Grep tools over cat, sed, echo >, find and grep.
 - Quote paths that contain spaces. Chain dependent commands with &&.";
 
-struct Parsed {
+/// A checked Bash call.
+pub struct Parsed {
     command: String,
     timeout: Duration,
 }
 
 impl BashTool {
-    fn parse(&self, input: &Value) -> Result<Parsed, String> {
-        let raw: BashInput = parse_input(&self.input_schema(), input)?;
+    fn parse(&self, raw: BashInput) -> Result<Parsed, String> {
         if raw.command.trim().is_empty() {
             return Err("`command` must not be empty".to_string());
         }
@@ -84,6 +96,9 @@ impl BashTool {
 
 #[async_trait::async_trait]
 impl Tool for BashTool {
+    type Input = BashInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Bash"
     }
@@ -123,19 +138,15 @@ impl Tool for BashTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+    fn check(&self, input: BashInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+        self.parse(input)
     }
 
-    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Exec(call.command.clone())
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let parsed = match self.parse(&input) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         run(ctx, &parsed).await
     }
 }
@@ -323,11 +334,11 @@ fn is_assignment(word: &str) -> bool {
 mod tests {
     use super::*;
     use crate::process::capture::MAX_OUTPUT_CHARS;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
     use std::time::Instant;
 
     async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
-        BashTool.call(input, ctx).await.unwrap()
+        call(&BashTool, input, ctx).await.unwrap()
     }
 
     /// Live (non-zombie) processes whose command line contains all of `words`.
@@ -550,21 +561,27 @@ mod tests {
     #[test]
     fn input_rules() {
         let (_d, ctx) = ctx();
-        let e = BashTool
-            .validate(&json!({"command": "ls", "run_in_background": true}), &ctx)
-            .unwrap_err();
+        let e = validate(
+            &BashTool,
+            &json!({"command": "ls", "run_in_background": true}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("run_in_background"));
-        let e = BashTool
-            .validate(&json!({"command": "ls", "timeout": 600001}), &ctx)
-            .unwrap_err();
+        let e = validate(
+            &BashTool,
+            &json!({"command": "ls", "timeout": 600001}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("timeout"));
-        let e = BashTool.validate(&json!({}), &ctx).unwrap_err();
+        let e = validate(&BashTool, &json!({}), &ctx).unwrap_err();
         assert!(e.contains("`command`"));
-        BashTool
-            .validate(
-                &json!({"command": "ls", "timeout": 1000, "description": "list"}),
-                &ctx,
-            )
-            .unwrap();
+        validate(
+            &BashTool,
+            &json!({"command": "ls", "timeout": 1000, "description": "list"}),
+            &ctx,
+        )
+        .unwrap();
     }
 }

@@ -2,17 +2,20 @@
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, absolute_path, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util::{self, absolute_path};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Edit tool.
+#[derive(Clone, Copy)]
 pub struct EditTool;
 
-#[derive(Debug, Deserialize)]
-struct EditInput {
+/// The Edit tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EditInput {
     file_path: String,
     old_string: String,
     new_string: String,
@@ -20,7 +23,8 @@ struct EditInput {
     replace_all: Option<bool>,
 }
 
-struct Parsed {
+/// A checked Edit call.
+pub struct Parsed {
     path: PathBuf,
     old: String,
     new: String,
@@ -44,8 +48,7 @@ unique or use replace_all to change every instance of old_string.
 - Use replace_all for replacing and renaming strings across the file.";
 
 impl EditTool {
-    fn parse(&self, input: &Value) -> Result<Parsed, String> {
-        let raw: EditInput = parse_input(&self.input_schema(), input)?;
+    fn parse(&self, raw: EditInput) -> Result<Parsed, String> {
         let path = absolute_path("file_path", &raw.file_path)?;
         if raw.old_string == raw.new_string {
             return Err(
@@ -63,6 +66,9 @@ impl EditTool {
 
 #[async_trait::async_trait]
 impl Tool for EditTool {
+    type Input = EditInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Edit"
     }
@@ -99,19 +105,15 @@ impl Tool for EditTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+    fn check(&self, input: EditInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+        self.parse(input)
     }
 
-    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Write(vec![call.path.clone()])
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let parsed = match self.parse(&input) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         Ok(match edit_file(ctx, &parsed) {
             Ok(out) => out,
             Err(e) => ToolOutput::error(e),
@@ -233,16 +235,15 @@ fn apply(
 mod tests {
     use super::*;
     use crate::tools::read::ReadTool;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
     use std::path::Path;
 
     async fn edit(ctx: &ToolContext, input: Value) -> ToolOutput {
-        EditTool.call(input, ctx).await.unwrap()
+        call(&EditTool, input, ctx).await.unwrap()
     }
 
     async fn read(ctx: &ToolContext, path: &Path) {
-        let out = ReadTool
-            .call(json!({"file_path": path}), ctx)
+        let out = call(&ReadTool, json!({"file_path": path}), ctx)
             .await
             .unwrap();
         assert!(!out.is_error, "{}", out.content);
@@ -372,19 +373,19 @@ mod tests {
     #[test]
     fn same_strings_are_an_input_error() {
         let (_d, ctx) = ctx();
-        let e = EditTool
-            .validate(
-                &json!({"file_path": "/x", "old_string": "a", "new_string": "a"}),
-                &ctx,
-            )
-            .unwrap_err();
+        let e = validate(
+            &EditTool,
+            &json!({"file_path": "/x", "old_string": "a", "new_string": "a"}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("No changes"));
-        let e = EditTool
-            .validate(
-                &json!({"file_path": "/x", "old_string": "a", "new_string": "b", "replace_all": "yes"}),
-                &ctx,
-            )
-            .unwrap_err();
+        let e = validate(
+            &EditTool,
+            &json!({"file_path": "/x", "old_string": "a", "new_string": "b", "replace_all": "yes"}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("replace_all"), "{e}");
     }
 }

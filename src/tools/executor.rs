@@ -2,13 +2,11 @@
 //! `validate` → PreToolUse hooks → permission decision → call → PostToolUse hooks, with
 //! concurrency for consecutive concurrency-safe calls and results in the model's order.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Registry, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CheckedCall, Registry, ToolContext, ToolFatal, ToolOutput};
 use crate::events::Denial;
 use crate::hooks::HookDecision;
 use crate::permissions::{Decision, Policy, ToolCall};
@@ -42,13 +40,20 @@ pub(super) enum Prepared {
     /// Answered without running (invalid input, unknown tool, denied, ...).
     Done(Box<(ToolOutput, Option<Denial>)>),
     /// Allowed: run it.
-    Run {
-        /// The input to run with (a PreToolUse hook may have replaced it).
-        input: Value,
-        concurrent: bool,
-        /// `additionalContext` from PreToolUse hooks, added to the result.
-        context: Vec<String>,
-    },
+    Run(Box<Runnable>),
+}
+
+/// An allowed call, ready to run.
+pub(super) struct Runnable {
+    /// The input it runs with (a PreToolUse hook may have replaced the model's), for the
+    /// PostToolUse hooks.
+    pub(super) input: Value,
+    /// The parsed and checked call.
+    pub(super) call: Box<dyn CheckedCall>,
+    /// Whether it may run concurrently with its safe neighbours.
+    pub(super) concurrent: bool,
+    /// `additionalContext` from PreToolUse hooks, added to the result.
+    pub(super) context: Vec<String>,
 }
 
 fn done(out: ToolOutput, denial: Option<Denial>) -> Prepared {
@@ -80,29 +85,24 @@ pub(super) fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
 /// is split into batches of this size, run one after another in the model's order.
 pub const MAX_CONCURRENT_CALLS: usize = 10;
 
-/// Whether an allowed call may run concurrently with its safe neighbours. Bash decides it here,
-/// not in the tool, because it takes the permission engine: a command is safe when the policy
+/// Whether an allowed call may run concurrently with its safe neighbours. A command is decided
+/// here, not in the tool, because it takes the permission engine: it is safe when the policy
 /// classifies it as entirely read-only and it does not change directory (a `cd` would move the
 /// persistent shell cwd under its siblings).
 fn concurrency_safe(
-    call: &PendingCall,
-    tool: &dyn super::Tool,
-    input: &Value,
+    call: &dyn CheckedCall,
     policy: &Policy,
     cwd: &std::path::Path,
     ctx: &ToolContext,
 ) -> bool {
-    if call.name == "Bash" {
-        return input
-            .get("command")
-            .and_then(Value::as_str)
-            .is_some_and(|cmd| policy.is_read_only_bash(cmd, cwd, &ctx.roots));
+    match call.access() {
+        Access::Exec(cmd) => policy.is_read_only_bash(cmd, cwd, &ctx.roots),
+        _ => call.concurrency_safe(),
     }
-    tool.is_concurrency_safe(input)
 }
 
-/// The pipeline up to the call: input validation → `validate` → PreToolUse hooks → permission
-/// decision.
+/// The pipeline up to the call: parse and check the input → PreToolUse hooks → permission
+/// decision on what the call touches.
 pub(super) async fn prepare(
     call: &PendingCall,
     registry: &Registry,
@@ -128,41 +128,49 @@ pub(super) async fn prepare(
             None,
         );
     };
-    if let Err(e) = tool.validate(&call.input, ctx) {
-        return done(
-            ToolOutput::error(format!("InputValidationError: {e}")),
-            None,
-        );
-    }
-    if !tool.needs_permission() {
+    let checked = match tool.parse(&call.input, ctx) {
+        Ok(c) => c,
+        Err(e) => {
+            return done(
+                ToolOutput::error(format!("InputValidationError: {e}")),
+                None,
+            );
+        }
+    };
+    if *checked.access() == Access::Internal {
         // Changes only runner's own state (TodoWrite): no hooks, no policy.
-        return Prepared::Run {
+        return Prepared::Run(Box::new(Runnable {
             input: call.input.clone(),
-            concurrent: tool.is_concurrency_safe(&call.input),
+            concurrent: checked.concurrency_safe(),
+            call: checked,
             context: Vec::new(),
-        };
+        }));
     }
     let cwd = bash_cwd(ctx);
     let hook = ctx
         .hooks
         .pre_tool_use(&call.name, &call.input, &call.id, &cwd)
         .await;
-    let mut input = call.input.clone();
-    if let Some(updated) = hook.updated_input {
-        if let Err(e) = tool.validate(&updated, ctx) {
-            return done(
-                ToolOutput::error(format!(
-                    "InputValidationError: a PreToolUse hook's updatedInput is not valid: {e}"
-                )),
-                None,
-            );
-        }
-        tracing::info!(tool = %call.name, id = %call.id, "a PreToolUse hook replaced the input");
-        input = updated;
-    }
+    let (input, checked) = match hook.updated_input {
+        Some(updated) => match tool.parse(&updated, ctx) {
+            Ok(c) => {
+                tracing::info!(tool = %call.name, id = %call.id, "a PreToolUse hook replaced the input");
+                (updated, c)
+            }
+            Err(e) => {
+                return done(
+                    ToolOutput::error(format!(
+                        "InputValidationError: a PreToolUse hook's updatedInput is not valid: {e}"
+                    )),
+                    None,
+                );
+            }
+        },
+        None => (call.input.clone(), checked),
+    };
     let tc = ToolCall {
         tool: &call.name,
-        input: &input,
+        access: checked.access(),
         cwd: &cwd,
     };
     let decision = match hook.decision {
@@ -187,11 +195,12 @@ pub(super) async fn prepare(
         None => policy.decide(&tc, &ctx.roots),
     };
     match decision {
-        Decision::Allow { .. } => Prepared::Run {
-            concurrent: concurrency_safe(call, tool.as_ref(), &input, policy, &cwd, ctx),
+        Decision::Allow { .. } => Prepared::Run(Box::new(Runnable {
+            concurrent: concurrency_safe(checked.as_ref(), policy, &cwd, ctx),
             input,
+            call: checked,
             context: hook.context,
-        },
+        })),
         Decision::Deny { reason } => denied(call, &input, reason),
     }
 }
@@ -199,9 +208,7 @@ pub(super) async fn prepare(
 /// The call itself, then the PostToolUse hooks.
 async fn run_one(
     call: &PendingCall,
-    input: &Value,
-    context: &[String],
-    tool: Option<&Arc<dyn Tool>>,
+    run: Runnable,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolFatal> {
     if ctx.cancel.is_cancelled() {
@@ -210,11 +217,15 @@ async fn run_one(
             "Not run: the run was interrupted before this tool call started.",
         ));
     }
+    let Runnable {
+        input,
+        call: checked,
+        context,
+        ..
+    } = run;
+    let input = &input;
     let started = std::time::Instant::now();
-    let mut out = match tool {
-        Some(tool) => tool.call(input.clone(), ctx).await?,
-        None => ToolOutput::error(format!("No such tool available: {}", call.name)),
-    };
+    let mut out = checked.run(ctx).await?;
     let response = out
         .structured
         .clone()
@@ -278,23 +289,15 @@ pub(super) async fn execute_from(
                     denial,
                 });
             }
-            Prepared::Run {
-                input,
-                concurrent: true,
-                context,
-            } => {
+            Prepared::Run(run) if run.concurrent => {
                 if batch.len() == MAX_CONCURRENT_CALLS {
                     batch.finish(calls, &mut results).await?;
                 }
-                batch.start(i, call, input, context, registry, ctx);
+                batch.start(i, call, *run, ctx);
             }
-            Prepared::Run {
-                input,
-                concurrent: false,
-                context,
-            } => {
+            Prepared::Run(run) => {
                 batch.finish(calls, &mut results).await?;
-                let out = run_one(call, &input, &context, registry.get(&call.name), ctx).await?;
+                let out = run_one(call, *run, ctx).await?;
                 results[i] = Some(CallOutcome {
                     id: call.id.clone(),
                     output: out,
@@ -426,30 +429,24 @@ impl Batch {
         self.running.is_empty()
     }
 
-    /// Start `call` (index `i`) with its prepared `input` and hook `context`, now.
-    pub(super) fn start(
-        &mut self,
-        i: usize,
-        call: &PendingCall,
-        input: Value,
-        context: Vec<String>,
-        registry: &Registry,
-        ctx: &ToolContext,
-    ) {
+    /// Start `call` (index `i`), prepared as `run`, now.
+    pub(super) fn start(&mut self, i: usize, call: &PendingCall, run: Runnable, ctx: &ToolContext) {
         let call = call.clone();
-        let tool = registry.get(&call.name).cloned();
+        // A failed command says something about its siblings (they may depend on what it
+        // should have done); a failed read does not.
+        let command = matches!(run.call.access(), Access::Exec(_));
         let (parent, batch) = (self.parent.clone(), self.token.clone());
         let mine = batch.child_token();
         let mut call_ctx = ctx.clone();
         call_ctx.cancel = mine.clone();
         let task = tokio::spawn(async move {
-            let out = run_one(&call, &input, &context, tool.as_ref(), &call_ctx).await;
+            let out = run_one(&call, run, &call_ctx).await;
             if mine.is_cancelled() && !parent.is_cancelled() {
                 // A sibling failed while this call ran: whatever it produced is discarded.
                 return out.map(|_| ToolOutput::error(SIBLING_CANCELLED));
             }
-            if call.name == "Bash" && matches!(&out, Ok(o) if o.is_error) {
-                tracing::info!(id = %call.id, "a Bash call failed; cancelling its running siblings");
+            if command && matches!(&out, Ok(o) if o.is_error) {
+                tracing::info!(id = %call.id, "a command failed; cancelling its running siblings");
                 batch.cancel();
             }
             out
@@ -524,7 +521,7 @@ pub(super) mod tests {
     use super::*;
     use crate::spec::types::PermissionMode;
     use crate::tools::util::test_support::ctx;
-    use crate::tools::{Tool, ToolOutput};
+    use crate::tools::{DynTool, Erased, Tool, ToolOutput};
 
     pub(crate) type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
 
@@ -538,6 +535,8 @@ pub(super) mod tests {
 
     #[async_trait::async_trait]
     impl Tool for Probe {
+        type Input = Value;
+        type Call = Value;
         fn name(&self) -> &'static str {
             self.name
         }
@@ -547,11 +546,17 @@ pub(super) mod tests {
         fn input_schema(&self) -> Value {
             json!({"type": "object"})
         }
-        fn is_read_only(&self, _input: &Value) -> bool {
-            self.safe
+        fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+            Ok(input)
         }
-        fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-            Ok(())
+        /// A `Bash` probe runs its `command`; the others read or write `file_path`.
+        fn access(&self, input: &Value) -> Access {
+            let path = std::path::PathBuf::from(input["file_path"].as_str().unwrap_or("/"));
+            match self.name {
+                "Bash" => Access::Exec(input["command"].as_str().unwrap_or("").to_string()),
+                _ if self.safe => Access::Read(vec![path]),
+                _ => Access::Write(vec![path]),
+            }
         }
         async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
             let label = input["label"].as_str().unwrap_or("").to_string();
@@ -583,12 +588,12 @@ pub(super) mod tests {
     /// and Write (never safe), and a bypass policy so every call is allowed.
     pub(crate) fn setup() -> (Registry, Policy, Log) {
         let log: Log = Arc::default();
-        let probe = |name, safe| -> Arc<dyn Tool> {
-            Arc::new(Probe {
+        let probe = |name, safe| -> Arc<dyn DynTool> {
+            Arc::new(Erased(Arc::new(Probe {
                 name,
                 safe,
                 log: log.clone(),
-            })
+            })))
         };
         let registry = Registry {
             tools: vec![

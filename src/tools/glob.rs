@@ -9,20 +9,24 @@ use std::time::{Instant, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util;
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use crate::roots::normalize_lexically;
 
 /// Most file names one call returns.
 pub const MAX_RESULTS: usize = 100;
 
 /// The Glob tool.
+#[derive(Clone, Copy)]
 pub struct GlobTool;
 
-#[derive(Debug, Deserialize)]
-struct GlobInput {
+/// The Glob tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GlobInput {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -40,14 +44,35 @@ for the working directory (never pass \"undefined\" or \"null\").
 - .gitignore is not applied; the .git directory is skipped.
 - Use this tool when you need to find files by name patterns; use Grep to search contents.";
 
-struct Parsed {
+/// A checked Glob call.
+pub struct Parsed {
     root: PathBuf,
+    /// The pattern, relative to `root`.
+    pattern: String,
     matcher: GlobMatcher,
 }
 
+impl Parsed {
+    /// The directory the pattern can reach: `root` with the pattern's literal leading
+    /// components. A `..` after a wildcard could climb anywhere, so that reaches `/`.
+    fn reach(&self) -> PathBuf {
+        let mut literal = PathBuf::new();
+        let mut wild = false;
+        for comp in self.pattern.split('/') {
+            if comp.contains(['*', '?', '[', '{']) {
+                wild = true;
+            } else if wild && comp == ".." {
+                return PathBuf::from("/");
+            } else if !wild {
+                literal.push(if comp.is_empty() { "/" } else { comp });
+            }
+        }
+        normalize_lexically(&self.root.join(literal))
+    }
+}
+
 impl GlobTool {
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Parsed, String> {
-        let raw: GlobInput = parse_input(&self.input_schema(), input)?;
+    fn parse(&self, raw: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
         if raw.pattern.trim().is_empty() {
             return Err("`pattern` must not be empty".to_string());
         }
@@ -74,12 +99,19 @@ impl GlobTool {
             .build()
             .map_err(|e| format!("`pattern` is not a valid glob: {e}"))?
             .compile_matcher();
-        Ok(Parsed { root, matcher })
+        Ok(Parsed {
+            root,
+            pattern,
+            matcher,
+        })
     }
 }
 
 #[async_trait::async_trait]
 impl Tool for GlobTool {
+    type Input = GlobInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Glob"
     }
@@ -107,19 +139,15 @@ impl Tool for GlobTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        true
+    fn check(&self, input: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
+        self.parse(input, ctx)
     }
 
-    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input, ctx).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Read(vec![call.reach()])
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let parsed = match self.parse(&input, ctx) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         if !parsed.root.is_dir() {
             return Ok(ToolOutput::error(format!(
                 "Directory does not exist or is not a directory: {}",
@@ -212,7 +240,7 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
     use std::time::Duration;
 
     fn touch(path: &Path, age_secs: u64) {
@@ -228,7 +256,7 @@ mod tests {
     }
 
     async fn glob(ctx: &ToolContext, input: Value) -> ToolOutput {
-        GlobTool.call(input, ctx).await.unwrap()
+        call(&GlobTool, input, ctx).await.unwrap()
     }
 
     #[tokio::test]
@@ -290,7 +318,7 @@ mod tests {
         let (_d, ctx) = ctx();
         let out = glob(&ctx, json!({"pattern": "*", "path": "missing"})).await;
         assert!(out.is_error && out.content.contains("does not exist"));
-        let e = GlobTool.validate(&json!({"pattern": "a[", "path": null}), &ctx);
+        let e = validate(&GlobTool, &json!({"pattern": "a[", "path": null}), &ctx);
         assert!(e.unwrap_err().contains("valid glob"));
         let out = glob(&ctx, json!({"pattern": "*", "path": "undefined"})).await;
         assert!(!out.is_error);

@@ -16,11 +16,12 @@ use grep_searcher::{
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util;
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Entries returned when the call gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -28,10 +29,12 @@ pub const DEFAULT_HEAD_LIMIT: usize = 250;
 pub const MAX_LINE_CHARS: usize = 500;
 
 /// The Grep tool.
+#[derive(Clone, Copy)]
 pub struct GrepTool;
 
-#[derive(Debug, Deserialize)]
-struct GrepInput {
+/// The Grep tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepInput {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -80,7 +83,8 @@ impl Mode {
     }
 }
 
-struct Parsed {
+/// A checked Grep call.
+pub struct Parsed {
     pattern: String,
     root: PathBuf,
     globs: Vec<String>,
@@ -113,8 +117,7 @@ lines.
 - Respects .gitignore; hidden and binary files are skipped.";
 
 impl GrepTool {
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Parsed, String> {
-        let raw: GrepInput = parse_input(&self.input_schema(), input)?;
+    fn parse(&self, raw: GrepInput, ctx: &ToolContext) -> Result<Parsed, String> {
         if raw.pattern.is_empty() {
             return Err("`pattern` must not be empty".to_string());
         }
@@ -172,6 +175,9 @@ fn split_globs(raw: &str) -> Vec<String> {
 
 #[async_trait::async_trait]
 impl Tool for GrepTool {
+    type Input = GrepInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Grep"
     }
@@ -252,19 +258,15 @@ impl Tool for GrepTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        true
+    fn check(&self, input: GrepInput, ctx: &ToolContext) -> Result<Parsed, String> {
+        self.parse(input, ctx)
     }
 
-    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input, ctx).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Read(vec![call.root.clone()])
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let parsed = match self.parse(&input, ctx) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let cancel = ctx.cancel.clone();
         let result = util::blocking(move || search(&parsed, &|| cancel.is_cancelled())).await;
         Ok(match result {
@@ -592,7 +594,7 @@ impl Sink for FileSink<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
     use std::time::Duration;
 
     fn put(root: &Path, rel: &str, body: &str, age_secs: u64) -> String {
@@ -610,7 +612,7 @@ mod tests {
     }
 
     async fn grep(ctx: &ToolContext, input: Value) -> ToolOutput {
-        GrepTool.call(input, ctx).await.unwrap()
+        call(&GrepTool, input, ctx).await.unwrap()
     }
 
     #[tokio::test]
@@ -719,9 +721,12 @@ mod tests {
             "{}",
             out.content
         );
-        let e = GrepTool
-            .validate(&json!({"pattern": "x", "output_mode": "lines"}), &ctx)
-            .unwrap_err();
+        let e = validate(
+            &GrepTool,
+            &json!({"pattern": "x", "output_mode": "lines"}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("output_mode"));
     }
 

@@ -1,10 +1,17 @@
-//! Built-in tools, the `Tool` trait they implement and the registry that offers them.
+//! Built-in tools, the [`Tool`] trait they implement and the [`Registry`] that offers them.
 //!
-//! Pipeline for one call (DESIGN.md): input parse (the tool's typed input) → `validate` →
-//! hooks → permission decision → `call` → hooks → tool_result. Every failure short of a
+//! A tool is one file implementing [`Tool`] and one row in [`builtin::BUILTINS`]. Its input
+//! is a typed struct, parsed once ([`DynTool::parse`]: the JSON Schema check, serde, then the
+//! tool's own [`Tool::check`]); what a call touches is declared as an [`Access`], and the
+//! permission policy decides on that, never on the tool's name.
+//!
+//! Pipeline for one call ([`executor`]): parse → PreToolUse hooks → permission decision on the
+//! call's access → run → PostToolUse hooks → tool_result. Every failure short of a
 //! [`ToolFatal`] becomes an `is_error` tool_result for the model.
 
+pub mod access;
 pub mod bash;
+pub mod builtin;
 pub mod edit;
 pub mod executor;
 pub mod glob;
@@ -22,12 +29,15 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
 use crate::process::EnvPolicy;
 use crate::roots::SessionRoots;
+pub use access::Access;
 
 /// What a tool call produced for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,66 +147,138 @@ impl ToolContext {
     }
 }
 
-/// A built-in tool.
+/// A built-in tool: its typed input, what a call touches, and what it does.
 #[async_trait::async_trait]
-pub trait Tool: Send + Sync {
+pub trait Tool: Send + Sync + 'static {
+    /// What the model sends: deserialized once, after a check against [`Tool::input_schema`].
+    type Input: DeserializeOwned + JsonSchema;
+    /// A call that passed [`Tool::check`]: what [`Tool::access`] describes and
+    /// [`Tool::call`] runs.
+    type Call: Send + Sync + 'static;
+
     /// Name the model calls it by (`Read`, `Bash`, ...).
     fn name(&self) -> &'static str;
 
     /// Description offered to the model.
     fn description(&self) -> &'static str;
 
-    /// JSON Schema of the input (Claude Code's schema for this tool).
+    /// The JSON Schema offered to the model (Claude Code's wording for its tools); `Input`
+    /// must accept what it describes (a unit test holds the two together).
     fn input_schema(&self) -> Value;
 
-    /// Whether this call only reads (decides permission defaults and plan mode).
-    fn is_read_only(&self, input: &Value) -> bool;
+    /// The tool's own rules beyond the schema (absolute paths, ranges, valid patterns); `Err`
+    /// is an input error sent to the model.
+    fn check(&self, input: Self::Input, ctx: &ToolContext) -> Result<Self::Call, String>;
 
-    /// Whether this call may run concurrently with other concurrency-safe calls.
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
-        self.is_read_only(input)
+    /// What the call touches; the permission policy decides on this.
+    fn access(&self, call: &Self::Call) -> Access;
+
+    /// Whether the call may run concurrently with other concurrency-safe calls. By default a
+    /// call that only reads files may; a command's safety is decided by the policy (the
+    /// executor asks it for [`Access::Exec`]).
+    fn concurrency_safe(&self, call: &Self::Call) -> bool {
+        matches!(self.access(call), Access::Read(_))
     }
 
-    /// Whether the permission policy decides this tool's calls. Tools that change only
-    /// runner's own state (TodoWrite) return false and always run.
-    fn needs_permission(&self) -> bool {
-        true
+    /// Whether the call itself validates the input against the schema (so that a miss is
+    /// answered, and counted, by the call); the shallow schema check before parsing is then
+    /// skipped.
+    fn validates_own_input(&self) -> bool {
+        false
     }
-
-    /// Check the input before permissions are asked: parse errors and the tool's own rules
-    /// (e.g. relative paths). `Err` is an input error sent to the model.
-    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String>;
 
     /// Run the call. `Ok` output may itself be an error result for the model.
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>;
+    async fn call(&self, call: Self::Call, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>;
+}
+
+/// A tool as the registry holds it, whatever its input type.
+pub trait DynTool: Send + Sync {
+    /// Name the model calls it by.
+    fn name(&self) -> &'static str;
 
     /// The spec offered to the model.
+    fn spec(&self) -> ToolSpec;
+
+    /// Parse and check one call's input; `Err` is an input error for the model.
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String>;
+
+    /// The JSON Schema derived from the typed input (tests hold it to [`DynTool::spec`]'s).
+    fn typed_schema(&self) -> Value;
+}
+
+/// A parsed and checked call, ready for the policy and to run.
+#[async_trait::async_trait]
+pub trait CheckedCall: Send + Sync {
+    /// What it touches.
+    fn access(&self) -> &Access;
+
+    /// Whether it may run concurrently with other concurrency-safe calls.
+    fn concurrency_safe(&self) -> bool;
+
+    /// Run it.
+    async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal>;
+}
+
+/// A [`Tool`] behind the [`DynTool`] face.
+pub struct Erased<T: Tool>(pub Arc<T>);
+
+impl<T: Tool> DynTool for Erased<T> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: self.name().to_string(),
-            description: self.description().to_string(),
-            input_schema: self.input_schema(),
+            name: self.0.name().to_string(),
+            description: self.0.description().to_string(),
+            input_schema: self.0.input_schema(),
         }
+    }
+
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+        let raw: T::Input = if self.0.validates_own_input() {
+            serde_json::from_value(input.clone()).map_err(|e| format!("invalid input: {e}"))?
+        } else {
+            util::parse_input(&self.0.input_schema(), input)?
+        };
+        let call = self.0.check(raw, ctx)?;
+        let access = self.0.access(&call);
+        let concurrent = self.0.concurrency_safe(&call);
+        Ok(Box::new(Checked {
+            tool: self.0.clone(),
+            call,
+            access,
+            concurrent,
+        }))
+    }
+
+    fn typed_schema(&self) -> Value {
+        serde_json::to_value(schemars::schema_for!(T::Input)).unwrap_or_default()
     }
 }
 
-/// The tools offered when a spec does not say, in offer order.
-pub const BUILTIN_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
-/// Every tool a spec may name in `tools:` (the defaults plus opt-in ones).
-pub const KNOWN_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite"];
+/// One checked call of `T`.
+struct Checked<T: Tool> {
+    tool: Arc<T>,
+    call: T::Call,
+    access: Access,
+    concurrent: bool,
+}
 
-/// Look up a built-in tool by name.
-pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
-    Some(match name {
-        "Read" => Arc::new(read::ReadTool),
-        "Write" => Arc::new(write::WriteTool),
-        "Edit" => Arc::new(edit::EditTool),
-        "Bash" => Arc::new(bash::BashTool),
-        "Glob" => Arc::new(glob::GlobTool),
-        "Grep" => Arc::new(grep::GrepTool),
-        "TodoWrite" => Arc::new(todo::TodoWriteTool),
-        _ => return None,
-    })
+#[async_trait::async_trait]
+impl<T: Tool> CheckedCall for Checked<T> {
+    fn access(&self) -> &Access {
+        &self.access
+    }
+
+    fn concurrency_safe(&self) -> bool {
+        self.concurrent
+    }
+
+    async fn run(self: Box<Self>, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+        let Checked { tool, call, .. } = *self;
+        tool.call(call, ctx).await
+    }
 }
 
 /// The tools offered in one task, by name, in offer order.
@@ -204,39 +286,34 @@ pub fn builtin(name: &str) -> Option<Arc<dyn Tool>> {
 /// The tools' specs are built once, on first use, and shared by every request of the task.
 #[derive(Clone, Default)]
 pub struct Registry {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Vec<Arc<dyn DynTool>>,
     /// The specs of `tools`, built on first [`Registry::specs`] (reset by [`Registry::remove`]).
     specs: std::sync::OnceLock<Arc<Vec<ToolSpec>>>,
 }
 
 impl Registry {
-    /// Build a registry of the named built-ins; unknown names are returned as errors.
+    /// Build a registry of the named built-ins; an unknown name is an error saying which
+    /// names exist.
     pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, String> {
-        let mut tools = Vec::new();
+        let mut registry = Registry::default();
         for n in names {
             let n = n.as_ref();
-            let tool = builtin(n).ok_or_else(|| {
+            let tool = builtin::make(n).ok_or_else(|| {
                 format!(
                     "unknown tool `{n}` (built-in tools: {})",
-                    BUILTIN_TOOLS.join(", ")
+                    builtin::names().join(", ")
                 )
             })?;
-            if !tools
-                .iter()
-                .any(|t: &Arc<dyn Tool>| t.name() == tool.name())
-            {
-                tools.push(tool);
+            if registry.get(tool.name()).is_none() {
+                registry.tools.push(tool);
             }
         }
-        Ok(Registry {
-            tools,
-            specs: std::sync::OnceLock::new(),
-        })
+        Ok(registry)
     }
 
     /// Offer one more tool (e.g. `StructuredOutput`), after the built-ins; a tool of the same
     /// name is replaced.
-    pub fn add(&mut self, tool: Arc<dyn Tool>) {
+    pub fn add(&mut self, tool: Arc<dyn DynTool>) {
         self.tools.retain(|t| t.name() != tool.name());
         self.tools.push(tool);
         self.specs = std::sync::OnceLock::new();
@@ -264,7 +341,7 @@ impl Registry {
     }
 
     /// The tool called `name`, if offered.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn DynTool>> {
         self.tools.iter().find(|t| t.name() == name)
     }
 
@@ -284,37 +361,21 @@ impl Registry {
 /// A tool offered with a recorded schema (see [`Registry::set_specs`]); it runs as the tool it
 /// wraps.
 struct RecordedSpec {
-    inner: Arc<dyn Tool>,
+    inner: Arc<dyn DynTool>,
     spec: ToolSpec,
 }
 
-#[async_trait::async_trait]
-impl Tool for RecordedSpec {
+impl DynTool for RecordedSpec {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
-    fn description(&self) -> &'static str {
-        self.inner.description()
-    }
-    fn input_schema(&self) -> Value {
-        self.spec.input_schema.clone()
-    }
-    fn is_read_only(&self, input: &Value) -> bool {
-        self.inner.is_read_only(input)
-    }
-    fn is_concurrency_safe(&self, input: &Value) -> bool {
-        self.inner.is_concurrency_safe(input)
-    }
-    fn needs_permission(&self) -> bool {
-        self.inner.needs_permission()
-    }
-    fn validate(&self, input: &Value, ctx: &ToolContext) -> Result<(), String> {
-        self.inner.validate(input, ctx)
-    }
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        self.inner.call(input, ctx).await
-    }
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
+    }
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+        self.inner.parse(input, ctx)
+    }
+    fn typed_schema(&self) -> Value {
+        self.inner.typed_schema()
     }
 }

@@ -4,11 +4,12 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, absolute_path, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util::{self, absolute_path};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Lines returned when no `limit` is given.
 pub const DEFAULT_LIMIT: usize = 2000;
@@ -25,10 +26,12 @@ const NON_TEXT_EXTENSIONS: &[&str] = &[
 ];
 
 /// The Read tool.
+#[derive(Clone, Copy)]
 pub struct ReadTool;
 
-#[derive(Debug, Deserialize)]
-struct ReadInput {
+/// The Read tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadInput {
     file_path: String,
     #[serde(default, deserialize_with = "util::de_opt_u64")]
     offset: Option<u64>,
@@ -36,15 +39,15 @@ struct ReadInput {
     limit: Option<u64>,
 }
 
-struct Parsed {
+/// A checked Read call.
+pub struct Parsed {
     path: PathBuf,
     offset: Option<usize>,
     limit: Option<usize>,
 }
 
 impl ReadTool {
-    fn parse(&self, input: &Value) -> Result<Parsed, String> {
-        let raw: ReadInput = parse_input(&self.input_schema(), input)?;
+    fn parse(&self, raw: ReadInput) -> Result<Parsed, String> {
         let path = absolute_path("file_path", &raw.file_path)?;
         if raw.limit == Some(0) {
             return Err("`limit` must be at least 1".to_string());
@@ -73,6 +76,9 @@ To list a directory use the Bash tool with `ls`, or the Glob tool.
 
 #[async_trait::async_trait]
 impl Tool for ReadTool {
+    type Input = ReadInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Read"
     }
@@ -104,19 +110,15 @@ impl Tool for ReadTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        true
+    fn check(&self, input: ReadInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+        self.parse(input)
     }
 
-    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Read(vec![call.path.clone()])
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let parsed = match self.parse(&input) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let path = parsed.path.clone();
         let result = util::blocking(move || read_window(&parsed)).await;
         Ok(match result {
@@ -328,10 +330,10 @@ fn cut_line(line: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
 
     async fn read(ctx: &ToolContext, input: Value) -> ToolOutput {
-        ReadTool.call(input, ctx).await.unwrap()
+        call(&ReadTool, input, ctx).await.unwrap()
     }
 
     #[tokio::test]
@@ -375,17 +377,16 @@ mod tests {
     #[test]
     fn relative_path_is_an_input_error() {
         let (_d, ctx) = ctx();
-        let e = ReadTool
-            .validate(&json!({"file_path": "src/main.rs"}), &ctx)
-            .unwrap_err();
+        let e = validate(&ReadTool, &json!({"file_path": "src/main.rs"}), &ctx).unwrap_err();
         assert!(e.contains("absolute"), "{e}");
-        let e = ReadTool
-            .validate(&json!({"file_path": 5}), &ctx)
-            .unwrap_err();
+        let e = validate(&ReadTool, &json!({"file_path": 5}), &ctx).unwrap_err();
         assert!(e.contains("file_path"), "{e}");
-        ReadTool
-            .validate(&json!({"file_path": "/x", "unknown": true}), &ctx)
-            .unwrap();
+        validate(
+            &ReadTool,
+            &json!({"file_path": "/x", "unknown": true}),
+            &ctx,
+        )
+        .unwrap();
     }
 
     #[tokio::test]

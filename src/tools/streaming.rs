@@ -91,14 +91,9 @@ impl StreamingExecutor {
                     denial,
                 }));
             }
-            Prepared::Run {
-                input,
-                concurrent: true,
-                context,
-            } if self.batch.len() < MAX_CONCURRENT_CALLS => {
+            Prepared::Run(run) if run.concurrent && self.batch.len() < MAX_CONCURRENT_CALLS => {
                 tracing::debug!(tool = %call.name, id = %call.id, "starting a concurrency-safe call while the message streams");
-                self.batch
-                    .start(self.ids.len(), call, input, context, registry, ctx);
+                self.batch.start(self.ids.len(), call, *run, ctx);
                 self.results.push(None);
             }
             // Side-effecting, or the first batch is full: this call and the rest wait for the

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The tool's name.
 pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
@@ -130,6 +130,9 @@ impl StructuredOutputTool {
 
 #[async_trait::async_trait]
 impl Tool for StructuredOutputTool {
+    type Input = Value;
+    type Call = Value;
+
     fn name(&self) -> &'static str {
         STRUCTURED_OUTPUT_TOOL
     }
@@ -142,17 +145,17 @@ impl Tool for StructuredOutputTool {
         self.schema.clone()
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
+    fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        Ok(input)
+    }
+
+    /// Schema validation happens in `call`, so a miss is counted exactly once.
+    fn validates_own_input(&self) -> bool {
         true
     }
 
-    fn needs_permission(&self) -> bool {
-        false
-    }
-
-    fn validate(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        // Schema validation happens in `call`, so a miss is counted exactly once.
-        Ok(())
+    fn access(&self, _call: &Value) -> Access {
+        Access::Internal
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {

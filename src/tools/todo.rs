@@ -1,14 +1,14 @@
 //! The TodoWrite tool: the task's todo list, kept in the session so a long unattended run
 //! shows its plan (the list is in every call's structured result: transcript and stream-json).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::util::parse_input;
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// One todo item (Claude Code's shape).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Todo {
     /// What to do.
     pub content: String,
@@ -19,12 +19,14 @@ pub struct Todo {
     pub active_form: String,
 }
 
-#[derive(Debug, Deserialize)]
-struct TodoInput {
+/// The TodoWrite tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TodoInput {
     todos: Vec<Todo>,
 }
 
 /// The TodoWrite tool.
+#[derive(Clone, Copy)]
 pub struct TodoWriteTool;
 
 const DESCRIPTION: &str = "Create and update a structured todo list for this task. Use it for \
@@ -34,6 +36,9 @@ The list is recorded in the run's transcript.";
 
 #[async_trait::async_trait]
 impl Tool for TodoWriteTool {
+    type Input = TodoInput;
+    type Call = TodoInput;
+
     fn name(&self) -> &'static str {
         "TodoWrite"
     }
@@ -67,21 +72,7 @@ impl Tool for TodoWriteTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        // It changes only runner's own state, never the workspace.
-        true
-    }
-
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        false
-    }
-
-    fn needs_permission(&self) -> bool {
-        false
-    }
-
-    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        let parsed: TodoInput = parse_input(&self.input_schema(), input)?;
+    fn check(&self, parsed: TodoInput, _ctx: &ToolContext) -> Result<TodoInput, String> {
         for (i, t) in parsed.todos.iter().enumerate() {
             if !matches!(t.status.as_str(), "pending" | "in_progress" | "completed") {
                 return Err(format!(
@@ -93,17 +84,19 @@ impl Tool for TodoWriteTool {
                 return Err(format!("todos[{i}].content must not be empty"));
             }
         }
-        Ok(())
+        Ok(parsed)
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        if let Err(e) = self.validate(&input, ctx) {
-            return Ok(ToolOutput::error(format!("InputValidationError: {e}")));
-        }
-        let parsed: TodoInput = match parse_input(&self.input_schema(), &input) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
+    /// It changes only runner's own state, never the workspace.
+    fn access(&self, _call: &TodoInput) -> Access {
+        Access::Internal
+    }
+
+    fn concurrency_safe(&self, _call: &TodoInput) -> bool {
+        false
+    }
+
+    async fn call(&self, parsed: TodoInput, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let old = {
             let mut todos = ctx.todos.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::replace(&mut *todos, parsed.todos.clone())
@@ -128,7 +121,7 @@ impl Tool for TodoWriteTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
 
     #[tokio::test]
     async fn keeps_the_list_and_reports_old_and_new() {
@@ -136,17 +129,17 @@ mod tests {
         let t = TodoWriteTool;
         let one =
             json!({"todos": [{"content": "a", "status": "in_progress", "activeForm": "Doing a"}]});
-        let out = t.call(one, &ctx).await.unwrap();
+        let out = call(&t, one, &ctx).await.unwrap();
         assert!(!out.is_error);
         let two =
             json!({"todos": [{"content": "a", "status": "completed", "activeForm": "Doing a"}]});
-        let out = t.call(two, &ctx).await.unwrap();
+        let out = call(&t, two, &ctx).await.unwrap();
         let s = out.structured.unwrap();
         assert_eq!(s["oldTodos"][0]["status"], "in_progress");
         assert_eq!(s["newTodos"][0]["status"], "completed");
         assert_eq!(ctx.todos.lock().unwrap().len(), 1);
         let bad = json!({"todos": [{"content": "a", "status": "maybe", "activeForm": "x"}]});
-        assert!(t.validate(&bad, &ctx).is_err());
-        assert!(t.validate(&json!({}), &ctx).is_err());
+        assert!(validate(&t, &bad, &ctx).is_err());
+        assert!(validate(&t, &json!({}), &ctx).is_err());
     }
 }

@@ -272,8 +272,32 @@ pub(crate) mod test_support {
 
     use tokio_util::sync::CancellationToken;
 
+    use serde_json::Value;
+
+    use crate::process::EnvPolicy;
     use crate::roots::SessionRoots;
-    use crate::tools::{EnvPolicy, ToolContext};
+    use crate::tools::{DynTool, Erased, Tool, ToolContext, ToolFatal, ToolOutput};
+
+    /// Parse and check `input` for `tool` as the executor does.
+    pub(crate) fn validate<T: Tool + Clone>(
+        tool: &T,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), String> {
+        Erased(Arc::new(tool.clone())).parse(input, ctx).map(|_| ())
+    }
+
+    /// Run one call of `tool` as the executor does: an input error is an error result.
+    pub(crate) async fn call<T: Tool + Clone>(
+        tool: &T,
+        input: Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolFatal> {
+        match Erased(Arc::new(tool.clone())).parse(&input, ctx) {
+            Ok(c) => c.run(ctx).await,
+            Err(e) => Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
+        }
+    }
 
     /// A context rooted in a fresh temporary directory (kept alive by the returned guard).
     pub(crate) fn ctx() -> (tempfile::TempDir, ToolContext) {
@@ -355,9 +379,10 @@ mod tests {
 
     #[test]
     fn every_builtin_schema_is_well_formed() {
-        for name in crate::tools::KNOWN_TOOLS {
-            let tool = crate::tools::builtin(name).unwrap();
-            let schema = tool.input_schema();
+        for name in crate::tools::builtin::names() {
+            let tool = crate::tools::builtin::make(name).unwrap();
+            let spec = tool.spec();
+            let schema = spec.input_schema;
             assert_eq!(schema["type"], "object", "{name}");
             assert_eq!(schema["additionalProperties"], false, "{name}");
             let props = schema["properties"].as_object().unwrap();
@@ -367,10 +392,10 @@ mod tests {
             for (field, prop) in props {
                 assert!(prop["description"].is_string(), "{name}.{field}");
             }
-            assert!(tool.description().len() > 200, "{name}");
+            assert!(spec.description.len() > 200, "{name}");
             // An empty object fails validation naming the first required field.
             let (_d, ctx) = test_support::ctx();
-            let e = tool.validate(&json!({}), &ctx).unwrap_err();
+            let e = tool.parse(&json!({}), &ctx).map(|_| ()).unwrap_err();
             assert!(e.contains("is missing"), "{name}: {e}");
         }
     }

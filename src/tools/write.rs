@@ -2,17 +2,20 @@
 
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::util::{self, absolute_path, parse_input};
-use super::{Tool, ToolContext, ToolFatal, ToolOutput};
+use super::util::{self, absolute_path};
+use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Write tool.
+#[derive(Clone, Copy)]
 pub struct WriteTool;
 
-#[derive(Debug, Deserialize)]
-struct WriteInput {
+/// The Write tool's input.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteInput {
     file_path: String,
     content: String,
 }
@@ -28,15 +31,17 @@ This tool will fail if you did not read the file first, or if it changed on disk
 - ALWAYS prefer editing existing files with the Edit tool. NEVER write new files unless required.
 - NEVER proactively create documentation files (*.md) or README files unless explicitly requested.";
 
-impl WriteTool {
-    fn parse(&self, input: &Value) -> Result<(PathBuf, String), String> {
-        let raw: WriteInput = parse_input(&self.input_schema(), input)?;
-        Ok((absolute_path("file_path", &raw.file_path)?, raw.content))
-    }
+/// A checked Write call: the file and its new content.
+pub struct Parsed {
+    path: PathBuf,
+    content: String,
 }
 
 #[async_trait::async_trait]
 impl Tool for WriteTool {
+    type Input = WriteInput;
+    type Call = Parsed;
+
     fn name(&self) -> &'static str {
         "Write"
     }
@@ -64,20 +69,19 @@ impl Tool for WriteTool {
         })
     }
 
-    fn is_read_only(&self, _input: &Value) -> bool {
-        false
+    fn check(&self, input: WriteInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+        Ok(Parsed {
+            path: absolute_path("file_path", &input.file_path)?,
+            content: input.content,
+        })
     }
 
-    fn validate(&self, input: &Value, _ctx: &ToolContext) -> Result<(), String> {
-        self.parse(input).map(|_| ())
+    fn access(&self, call: &Parsed) -> Access {
+        Access::Write(vec![call.path.clone()])
     }
 
-    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
-        let (path, content) = match self.parse(&input) {
-            Ok(p) => p,
-            Err(e) => return Ok(ToolOutput::error(format!("InputValidationError: {e}"))),
-        };
-        Ok(match write_file(ctx, &path, &content) {
+    async fn call(&self, call: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+        Ok(match write_file(ctx, &call.path, &call.content) {
             Ok(out) => out,
             Err(e) => ToolOutput::error(e),
         })
@@ -130,13 +134,16 @@ fn write_file(ctx: &ToolContext, path: &Path, content: &str) -> Result<ToolOutpu
 mod tests {
     use super::*;
     use crate::tools::read::ReadTool;
-    use crate::tools::util::test_support::ctx;
+    use crate::tools::util::test_support::{call, ctx, validate};
 
     async fn write(ctx: &ToolContext, path: &Path, content: &str) -> ToolOutput {
-        WriteTool
-            .call(json!({"file_path": path, "content": content}), ctx)
-            .await
-            .unwrap()
+        call(
+            &WriteTool,
+            json!({"file_path": path, "content": content}),
+            ctx,
+        )
+        .await
+        .unwrap()
     }
 
     #[tokio::test]
@@ -166,7 +173,9 @@ mod tests {
         assert!(out.is_error && out.content.contains("has not been read"));
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "old\n");
 
-        ReadTool.call(json!({"file_path": f}), &ctx).await.unwrap();
+        call(&ReadTool, json!({"file_path": f}), &ctx)
+            .await
+            .unwrap();
         // Changed on disk after the read (a distinct mtime).
         std::fs::write(&f, "changed by someone\n").unwrap();
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
@@ -179,7 +188,9 @@ mod tests {
         let out = write(&ctx, &f, "new\n").await;
         assert!(out.is_error && out.content.contains("modified since read"));
 
-        ReadTool.call(json!({"file_path": f}), &ctx).await.unwrap();
+        call(&ReadTool, json!({"file_path": f}), &ctx)
+            .await
+            .unwrap();
         let out = write(&ctx, &f, "new\n").await;
         assert!(!out.is_error, "{}", out.content);
         assert!(out.content.contains("updated"));
@@ -196,7 +207,9 @@ mod tests {
         let (_d, ctx) = ctx();
         let f = ctx.roots.workdir.join("w.txt");
         std::fs::write(&f, "a\r\nb\r\n").unwrap();
-        ReadTool.call(json!({"file_path": f}), &ctx).await.unwrap();
+        call(&ReadTool, json!({"file_path": f}), &ctx)
+            .await
+            .unwrap();
         let out = write(&ctx, &f, "a\nc\n").await;
         assert!(!out.is_error);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "a\r\nc\r\n");
@@ -205,13 +218,14 @@ mod tests {
     #[test]
     fn validates_inputs() {
         let (_d, ctx) = ctx();
-        let e = WriteTool
-            .validate(&json!({"file_path": "rel.txt", "content": ""}), &ctx)
-            .unwrap_err();
+        let e = validate(
+            &WriteTool,
+            &json!({"file_path": "rel.txt", "content": ""}),
+            &ctx,
+        )
+        .unwrap_err();
         assert!(e.contains("absolute"));
-        let e = WriteTool
-            .validate(&json!({"file_path": "/x"}), &ctx)
-            .unwrap_err();
+        let e = validate(&WriteTool, &json!({"file_path": "/x"}), &ctx).unwrap_err();
         assert!(e.contains("`content`"));
     }
 }
