@@ -75,18 +75,21 @@ fn report_errors(errors: &[String]) -> i32 {
     EXIT_INVALID
 }
 
-/// `runner validate PATH...`.
+/// `runner validate PATH...`: every check `exec` makes before the first model request,
+/// except those that depend on the environment (the provider's API key).
 pub fn validate(paths: &[PathBuf]) -> i32 {
-    match load_all(paths) {
-        Ok(specs) => {
+    let loaded = match load_all(paths) {
+        Ok(l) => l,
+        Err(errors) => return report_errors(&errors),
+    };
+    let outputs = GitOutputs::new(&PathBuf::from(".runner"), None);
+    match check_tasks(loaded, &Overrides::default(), &outputs, prepare::check) {
+        Ok(tasks) => {
             let out = stdout_writer();
-            for s in &specs {
-                if let Err(e) = s.check() {
-                    return report_errors(&[e.to_string()]);
-                }
+            for t in &tasks {
                 write_out(
                     &out,
-                    &format!("{}: ok ({})\n", s.path.display(), s.spec.name),
+                    &format!("{}: ok ({})\n", t.loaded.path.display(), t.loaded.spec.name),
                 );
             }
             0
@@ -196,39 +199,86 @@ fn print_result(
     }
 }
 
+/// Where a run's outputs go, which git must leave out of a task's changes.
+struct GitOutputs {
+    patch_dir: PathBuf,
+    dirs: [PathBuf; 2],
+}
+
+impl GitOutputs {
+    fn new(transcript_dir: &std::path::Path, patch_dir: Option<&std::path::Path>) -> GitOutputs {
+        let patch_dir = patch_dir.map_or_else(|| transcript_dir.join("patches"), PathBuf::from);
+        GitOutputs {
+            dirs: [transcript_dir.to_path_buf(), patch_dir.clone()],
+            patch_dir,
+        }
+    }
+}
+
 /// Every task of a `runner exec`, prepared and with its git plan; or every error found (exit
 /// 2, nothing runs).
 fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Vec<String>> {
     let o = overrides(args);
-    let mut prepared: Vec<PreparedTask> = Vec::new();
-    let mut errors = Vec::new();
-    if let Some(transcript) = &args.resume {
-        prepared.push(resume_task(args, transcript, &o).map_err(|e| vec![e])?);
+    let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
+    let prepared = if let Some(transcript) = &args.resume {
+        let task = resume_task(args, transcript, &o).map_err(|e| vec![e])?;
+        let mut tasks = vec![task];
+        plan_git(&mut tasks, &outputs, false)?;
+        tasks
     } else {
-        for l in load_all(&args.paths)? {
-            match prepare::prepare(l, &o) {
-                Ok(p) => prepared.push(p),
-                Err(e) => errors.push(e.to_string()),
-            }
-        }
-    }
+        check_tasks(load_all(&args.paths)?, &o, &outputs, prepare::prepare)?
+    };
     if args.output_file.is_some() && !prepared.iter().any(|p| p.loaded.spec.output.is_some()) {
         tracing::warn!(
             "--output-file: no task sets `output:`, so the file will hold only null (see README \"Structured output\")"
         );
     }
-    if args.record.is_some() && prepared.len() + errors.len() > 1 {
-        errors.push("--record records one task; give a single task spec".to_string());
+    if args.record.is_some() && prepared.len() > 1 {
+        return Err(vec![
+            "--record records one task; give a single task spec".to_string(),
+        ]);
     }
-    let patch_dir = args
-        .patch_dir
-        .clone()
-        .unwrap_or_else(|| args.transcript_dir.join("patches"));
-    let git_outputs = [args.transcript_dir.clone(), patch_dir.clone()];
-    let several = prepared.len() + errors.len() > 1;
+    Ok(prepared)
+}
+
+/// Prepare each loaded spec with `prepare` (exec: [`prepare::prepare`]; validate:
+/// [`prepare::check`]) and plan its git work; every error is collected.
+fn check_tasks(
+    loaded: Vec<LoadedSpec>,
+    o: &Overrides,
+    outputs: &GitOutputs,
+    prepare: fn(LoadedSpec, &Overrides) -> Result<PreparedTask, prepare::PrepareError>,
+) -> Result<Vec<PreparedTask>, Vec<String>> {
+    let mut tasks = Vec::new();
+    let mut errors = Vec::new();
+    let total = loaded.len();
+    for l in loaded {
+        match prepare(l, o) {
+            Ok(p) => tasks.push(p),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if let Err(e) = plan_git(&mut tasks, outputs, total > 1) {
+        errors.extend(e);
+    }
+    if errors.is_empty() {
+        Ok(tasks)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Plan the git work of `tasks` (one run; `several` when it has more than one task):
+/// isolation, patches, branches; a branch may serve only one task.
+fn plan_git(
+    tasks: &mut [PreparedTask],
+    outputs: &GitOutputs,
+    several: bool,
+) -> Result<(), Vec<String>> {
+    let mut errors = Vec::new();
     let mut branches: HashMap<String, String> = HashMap::new();
-    for p in &mut prepared {
-        match crate::git::plan(&p.loaded, several, &patch_dir, &git_outputs) {
+    for p in tasks.iter_mut() {
+        match crate::git::plan(&p.loaded, several, &outputs.patch_dir, &outputs.dirs) {
             Ok(g) => p.git = g,
             Err(e) => errors.push(e.to_string()),
         }
@@ -242,7 +292,7 @@ fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Vec<String>> {
         }
     }
     if errors.is_empty() {
-        Ok(prepared)
+        Ok(())
     } else {
         Err(errors)
     }

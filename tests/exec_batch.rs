@@ -548,6 +548,13 @@ fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
         repo.path(),
         "name: lint-{{basename}}\nprompt: lint {{path}}\nmodel: claude-sonnet-4-5\nworkdir: \"{{path}}\"\nmatrix:\n  glob: crates/*\nverify:\n  - run: test -f Cargo.toml && test \"$RUNNER_PARAM_PATH\" = {{path}}\n",
     );
+    // Before the first commit there is no HEAD to isolate the tasks in: validate says so,
+    // as exec would.
+    let v = runner_cmd().arg("validate").arg(&spec).output().unwrap();
+    assert_eq!(v.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v.stderr).contains("HEAD"));
+    // Committed, so each expanded task runs isolated in a worktree of HEAD.
+    repo.commit_all("add crates and the spec");
     let v = runner_cmd().arg("validate").arg(&spec).output().unwrap();
     assert_eq!(v.status.code(), Some(0));
     let listed = String::from_utf8_lossy(&v.stdout);
@@ -555,8 +562,6 @@ fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
         listed.contains("(lint-alpha)") && listed.contains("(lint-beta)"),
         "{listed}"
     );
-    // Committed, so each expanded task runs isolated in a worktree of HEAD.
-    repo.commit_all("add crates and the spec");
     let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
     let out = OutDir::new();
     let run = exec_in(

@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod bash;
+pub mod mode;
 pub mod paths;
 pub mod policy;
 pub mod readonly;
@@ -23,5 +24,6 @@ pub mod settings;
 #[cfg(test)]
 mod tests;
 
+pub use mode::PermissionMode;
 pub use policy::{Decision, Policy, ToolCall};
 pub use rule::RuleError;

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use super::args;
 use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
+use super::mode::PermissionMode;
 use super::paths;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
 use crate::roots::SessionRoots;
-use crate::spec::types::PermissionMode;
 use crate::tools::Access;
 
 /// One tool call as the agent loop presents it, after its input was parsed and checked.

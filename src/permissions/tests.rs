@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{Decision, Policy, ToolCall};
+use crate::permissions::PermissionMode;
 use crate::roots::SessionRoots;
-use crate::spec::types::PermissionMode;
 use crate::tools::Access;
 use PermissionMode::{
     AcceptEdits as AE, BypassPermissions as BP, Default as DF, DontAsk as DA, Plan as PL,

@@ -139,11 +139,50 @@ pub struct PreparedTask {
 }
 
 /// Check everything a task needs before any task starts: the spec (again, after overrides),
-/// its rules, its provider's key, its cassette.
-pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
+/// its tools, rules and hooks, its provider's key, its cassette.
+pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
+    let mut task = check(loaded, o)?;
+    let spec = &task.loaded.spec;
+    task.api_key = match spec.provider {
+        ProviderKind::Anthropic | ProviderKind::Openai => match key_var(spec) {
+            // A server that needs no key (`openai.api_key_env: ""`).
+            None => None,
+            Some(var) => match std::env::var(&var) {
+                Ok(k) if !k.trim().is_empty() => Some(k),
+                _ => {
+                    return Err(PrepareError::MissingKey {
+                        spec: task.loaded.path.display().to_string(),
+                        provider: spec.provider.as_str().into(),
+                        var,
+                    });
+                }
+            },
+        },
+        ProviderKind::Replay => None,
+    };
+    Ok(task)
+}
+
+/// Every check of [`prepare`] that does not depend on the environment (all but the provider's
+/// key): what `runner validate` runs, so a spec it passes is one `exec` accepts.
+pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
     apply_overrides(&mut loaded, o);
     apply_settings(&mut loaded, o)?;
     loaded.check()?;
+    let known = crate::tools::builtin::names();
+    for (i, tool) in loaded.spec.tools.iter().enumerate() {
+        if !known.contains(&tool.as_str()) {
+            return Err(SpecError::at(
+                &loaded,
+                &format!("tools[{i}]"),
+                format!(
+                    "unknown tool `{tool}`; expected one of {}",
+                    known.join(", ")
+                ),
+            )
+            .into());
+        }
+    }
     let hooks = Hooks::new(&loaded.spec.hooks)
         .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
     let spec = &loaded.spec;
@@ -173,34 +212,15 @@ pub fn prepare(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Pr
         )
         .into());
     }
-    let api_key = match spec.provider {
-        ProviderKind::Anthropic | ProviderKind::Openai => match key_var(spec) {
-            // A server that needs no key (`openai.api_key_env: ""`).
-            None => None,
-            Some(var) => match std::env::var(&var) {
-                Ok(k) if !k.trim().is_empty() => Some(k),
-                _ => {
-                    return Err(PrepareError::MissingKey {
-                        spec: loaded.path.display().to_string(),
-                        provider: spec.provider.as_str().into(),
-                        var,
-                    });
-                }
-            },
-        },
-        ProviderKind::Replay => {
-            if let Some(c) = &loaded.cassette {
-                Cassette::load(c)?;
-            }
-            None
-        }
-    };
+    if let (ProviderKind::Replay, Some(c)) = (&spec.provider, &loaded.cassette) {
+        Cassette::load(c)?;
+    }
     let model_info = table::lookup(&spec.model, &spec.models);
     Ok(PreparedTask {
         git: Default::default(),
         hooks,
         policy: Arc::new(policy),
-        api_key,
+        api_key: None,
         model_info,
         loaded,
         resume: None,
@@ -322,5 +342,30 @@ mod tests {
         assert_eq!(key_var(&spec), None);
         spec.provider = ProviderKind::Replay;
         assert_eq!(key_var(&spec), None);
+    }
+
+    /// The error `check` gives for a spec with this text.
+    fn check_error(text: &str) -> SpecError {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("task.yaml");
+        std::fs::write(&path, text).unwrap();
+        let loaded = crate::spec::load(&path).unwrap();
+        match check(loaded, &Overrides::default()) {
+            Err(PrepareError::Spec(e)) => e,
+            Err(e) => panic!("not a spec error: {e}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    #[test]
+    fn unknown_tool_points_at_the_item() {
+        let e = check_error("name: t\nprompt: hi\ntools: [Read, Bashh]\n");
+        assert_eq!((e.line, e.column), (Some(3), Some(15)));
+        assert_eq!(
+            e.message,
+            "unknown tool `Bashh`; expected one of Read, Write, Edit, Bash, Glob, Grep, TodoWrite"
+        );
+        let e = check_error("name: t\nprompt: hi\ntools:\n  - Read\n  - WebFetch\n");
+        assert_eq!((e.line, e.column), (Some(5), Some(5)));
     }
 }

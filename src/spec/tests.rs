@@ -58,7 +58,7 @@ fn minimal_spec_loads_with_defaults_and_resolved_paths() {
     assert_eq!(l.prompt, "Fix it.");
     assert_eq!(l.name_line, 2);
     assert_eq!(l.spec.model, "claude-sonnet-4-5");
-    assert_eq!(l.spec.tools, crate::tools::builtin::default_names());
+    assert_eq!(l.spec.tools, super::DEFAULT_TOOLS);
     assert_eq!(l.spec.attempts, 1);
     assert_eq!(l.workdir, fs::canonicalize(f.dir.path()).unwrap());
     assert!(l.workdir.is_absolute());
@@ -277,19 +277,6 @@ fn bad_names() {
     let long = "a".repeat(validate::MAX_NAME_LEN + 1);
     let e = f.err(format!("name: {long}\nprompt: hi\n"));
     assert!(e.message.contains("at most"), "{e}");
-}
-
-#[test]
-fn unknown_tool_points_at_the_item() {
-    let f = Fixture::new();
-    let e = f.err("name: t\nprompt: hi\ntools: [Read, Bashh]\n");
-    assert_eq!(pos(&e), (3, 15));
-    assert_eq!(
-        e.message,
-        "unknown tool `Bashh`; expected one of Read, Write, Edit, Bash, Glob, Grep, TodoWrite"
-    );
-    let e = f.err("name: t\nprompt: hi\ntools:\n  - Read\n  - WebFetch\n");
-    assert_eq!(pos(&e), (5, 5));
 }
 
 #[test]

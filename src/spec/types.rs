@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration::SpecDuration;
+pub use crate::permissions::mode::PermissionMode;
 
 /// One task: what to ask the agent, under which policy and limits, and how to check the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -66,7 +67,7 @@ pub struct TaskSpec {
     /// `PostToolUseFailure`, `Stop`, `UserPromptSubmit`, `SessionStart`, `SessionEnd`) → matcher
     /// groups.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub hooks: crate::hooks::HooksConfig,
+    pub hooks: crate::hooks::config::HooksConfig,
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,
@@ -222,52 +223,6 @@ pub struct OpenaiSettings {
     /// per token) and the run logs that the figures are estimates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_usage: Option<bool>,
-}
-
-/// Permission mode (Claude Code's names). With no human to ask, "would prompt" means deny.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum PermissionMode {
-    /// Same as dontAsk: reads need no rule, everything else needs an allow rule.
-    #[serde(rename = "default")]
-    Default,
-    /// dontAsk plus file edits inside the workdir.
-    #[serde(rename = "acceptEdits")]
-    AcceptEdits,
-    /// Reads and read-only commands only.
-    #[serde(rename = "plan")]
-    Plan,
-    /// Reads inside the workspace and read-only Bash need no rule; everything else needs an allow rule.
-    #[default]
-    #[serde(rename = "dontAsk")]
-    DontAsk,
-    /// Everything runs except what a deny rule or a safety check blocks.
-    #[serde(rename = "bypassPermissions")]
-    BypassPermissions,
-}
-
-impl PermissionMode {
-    /// The spec's spelling.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            PermissionMode::Default => "default",
-            PermissionMode::AcceptEdits => "acceptEdits",
-            PermissionMode::Plan => "plan",
-            PermissionMode::DontAsk => "dontAsk",
-            PermissionMode::BypassPermissions => "bypassPermissions",
-        }
-    }
-
-    /// Parse the spec/CLI spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "default" => PermissionMode::Default,
-            "acceptEdits" => PermissionMode::AcceptEdits,
-            "plan" => PermissionMode::Plan,
-            "dontAsk" => PermissionMode::DontAsk,
-            "bypassPermissions" => PermissionMode::BypassPermissions,
-            _ => return None,
-        })
-    }
 }
 
 /// Permission policy: mode plus allow/deny rules (`Tool` or `Tool(specifier)`).
@@ -431,11 +386,11 @@ fn default_workdir() -> PathBuf {
     PathBuf::from(".")
 }
 
+/// The tools a spec without `tools:` offers, in offer order.
+pub const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
+
 fn default_tools() -> Vec<String> {
-    crate::tools::builtin::default_names()
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect()
 }
 
 fn default_attempts() -> u32 {

@@ -164,19 +164,6 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
         }
     }
 
-    for (i, tool) in spec.tools.iter().enumerate() {
-        let known = crate::tools::builtin::names();
-        if !known.contains(&tool.as_str()) {
-            return Err(at(
-                &format!("tools[{i}]"),
-                format!(
-                    "unknown tool `{tool}`; expected one of {}",
-                    known.join(", ")
-                ),
-            ));
-        }
-    }
-
     if spec.attempts == 0 {
         return Err(at(
             "attempts",

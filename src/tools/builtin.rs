@@ -8,8 +8,6 @@ use super::{DynTool, Erased};
 pub struct Builtin {
     /// The name a spec's `tools:` and the model use.
     pub name: &'static str,
-    /// Whether a spec without `tools:` offers it.
-    pub default: bool,
     /// A fresh instance.
     pub make: fn() -> Arc<dyn DynTool>,
 }
@@ -18,37 +16,30 @@ pub struct Builtin {
 pub const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "Read",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::read::ReadTool))),
     },
     Builtin {
         name: "Write",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::write::WriteTool))),
     },
     Builtin {
         name: "Edit",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::edit::EditTool))),
     },
     Builtin {
         name: "Bash",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::bash::BashTool))),
     },
     Builtin {
         name: "Glob",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::glob::GlobTool))),
     },
     Builtin {
         name: "Grep",
-        default: true,
         make: || Arc::new(Erased(Arc::new(super::grep::GrepTool))),
     },
     Builtin {
         name: "TodoWrite",
-        default: false,
         make: || Arc::new(Erased(Arc::new(super::todo::TodoWriteTool))),
     },
 ];
@@ -61,15 +52,6 @@ pub fn make(name: &str) -> Option<Arc<dyn DynTool>> {
 /// Every built-in tool's name, in offer order.
 pub fn names() -> Vec<&'static str> {
     BUILTINS.iter().map(|b| b.name).collect()
-}
-
-/// The tools a spec without `tools:` offers, in offer order.
-pub fn default_names() -> Vec<&'static str> {
-    BUILTINS
-        .iter()
-        .filter(|b| b.default)
-        .map(|b| b.name)
-        .collect()
 }
 
 #[cfg(test)]
@@ -104,6 +86,18 @@ mod tests {
             assert!(seen.insert(b.name), "{} twice", b.name);
             assert_eq!((b.make)().name(), b.name);
         }
+    }
+
+    #[test]
+    fn the_spec_default_tools_are_built_in_in_offer_order() {
+        let all = names();
+        let defaults: Vec<&str> = crate::spec::DEFAULT_TOOLS.to_vec();
+        let in_order: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|n| defaults.contains(n))
+            .collect();
+        assert_eq!(in_order, defaults);
     }
 
     #[test]

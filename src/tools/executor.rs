@@ -519,7 +519,7 @@ pub(super) mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::spec::types::PermissionMode;
+    use crate::permissions::PermissionMode;
     use crate::tools::util::test_support::ctx;
     use crate::tools::{DynTool, Erased, Tool, ToolOutput};
 
