@@ -81,7 +81,18 @@ fn is_env_name(s: &str) -> bool {
 /// Checks that depend only on the spec file (not on command-line overrides).
 pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
     let at = |key: &str, msg: String| SpecError::in_source(path, source, key, msg);
+    check_name_and_prompt(spec, &at)?;
+    check_provider(spec, &at)?;
+    check_lists(spec, &at)?;
+    check_context(spec, &at)?;
+    check_models(spec, &at)
+}
 
+/// Makes the error for a key of the spec.
+type At<'a> = &'a dyn Fn(&str, String) -> SpecError;
+
+/// The task name and its prompt.
+fn check_name_and_prompt(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     let name_check = if spec.params.is_empty() {
         name_problem(&spec.name)
     } else {
@@ -114,7 +125,11 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
         }
         _ => {}
     }
+    Ok(())
+}
 
+/// The provider and the settings only some providers use.
+fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     match spec.provider {
         ProviderKind::Anthropic | ProviderKind::Openai if spec.cassette.is_some() => {
             return Err(at(
@@ -163,7 +178,11 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
             }
         }
     }
+    Ok(())
+}
 
+/// `attempts`, `secrets` and `verify`.
+fn check_lists(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     if spec.attempts == 0 {
         return Err(at(
             "attempts",
@@ -203,7 +222,11 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
             ));
         }
     }
+    Ok(())
+}
 
+/// The `context:` thresholds.
+fn check_context(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     let ctx = &spec.context;
     for (field, v) in [
         ("autocompact_threshold", ctx.autocompact_threshold),
@@ -232,7 +255,11 @@ pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), Sp
             ),
         ));
     }
+    Ok(())
+}
 
+/// The `models:` overrides: prices, windows, output caps.
+fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     for (model, o) in &spec.models {
         let key = |field: &str| format!("models[\"{model}\"].{field}");
         let prices = [
