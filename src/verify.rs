@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::CheckResult;
 use crate::git::GitSummary;
+use crate::permissions::Scope;
 use crate::process::EnvPolicy;
 use crate::process::run::{End, ShellRun, run_shell};
 use crate::spec::VerifyCheck;
@@ -90,6 +91,7 @@ pub async fn run_checks(
             cancel,
             spill_dir,
             spill_name: &format!("check-{attempt}-{i}"),
+            scope: Scope::Write,
         })
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;

@@ -20,6 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
 
+use crate::permissions::Scope;
 use crate::permissions::bash;
 use crate::permissions::rule::{Rule, Specifier, Tail};
 use crate::process::{self, EnvPolicy, Program, Spawn};
@@ -676,6 +677,7 @@ impl Hooks {
             env: &self.env,
             extra_env: &extra_env,
             stdin: true,
+            scope: Scope::Write,
         });
         let mut child = match spawned {
             Ok(c) => c,

@@ -25,5 +25,5 @@ pub mod settings;
 mod tests;
 
 pub use mode::PermissionMode;
-pub use policy::{Decision, Policy, ToolCall};
+pub use policy::{Decision, Policy, Scope, ToolCall};
 pub use rule::RuleError;

@@ -25,6 +25,16 @@ pub struct ToolCall<'a> {
     pub cwd: &'a Path,
 }
 
+/// What an allowed call may do when it runs: the sandbox confines a command to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum Scope {
+    /// Read only: every command it runs was allowed as read-only, by no rule or mode.
+    #[default]
+    ReadOnly,
+    /// Write in the workspace: a rule, the permission mode or a hook allowed it.
+    Write,
+}
+
 /// The outcome for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -32,6 +42,8 @@ pub enum Decision {
     Allow {
         /// Why (for logs and transcripts).
         reason: String,
+        /// What it may do when it runs.
+        scope: Scope,
     },
     /// Do not run it; `reason` goes to the model as the tool_result.
     Deny {
@@ -49,14 +61,32 @@ impl Decision {
     /// The reason, either way.
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason } | Decision::Deny { reason } => reason,
+            Decision::Allow { reason, .. } | Decision::Deny { reason } => reason,
+        }
+    }
+
+    /// What an allowed call may do (read only for a denial: it does nothing).
+    pub fn scope(&self) -> Scope {
+        match self {
+            Decision::Allow { scope, .. } => *scope,
+            Decision::Deny { .. } => Scope::ReadOnly,
         }
     }
 }
 
+/// An allowance to write in the workspace (by a rule, the mode or a hook).
 fn allow(reason: impl Into<String>) -> Decision {
     Decision::Allow {
         reason: reason.into(),
+        scope: Scope::Write,
+    }
+}
+
+/// An allowance to read only.
+fn allow_read(reason: impl Into<String>) -> Decision {
+    Decision::Allow {
+        reason: reason.into(),
+        scope: Scope::ReadOnly,
     }
 }
 
@@ -283,7 +313,7 @@ impl Policy {
                 self.decide_write(tool, &path, roots, &what, grant)
             }),
             Access::Other => self.decide_other(tool, grant),
-            Access::Internal => allow(format!("{tool} changes only runner's own state")),
+            Access::Internal => allow_read(format!("{tool} changes only runner's own state")),
         }
     }
 
@@ -294,13 +324,20 @@ impl Policy {
             return deny("denied: the call names no path to check.");
         }
         let mut reasons = Vec::new();
+        let mut scope = Scope::ReadOnly;
         for p in paths {
             match decide(p) {
-                Decision::Allow { reason } => reasons.push(reason),
+                Decision::Allow { reason, scope: s } => {
+                    reasons.push(reason);
+                    scope = scope.max(s);
+                }
                 d => return d,
             }
         }
-        allow(reasons.join("; "))
+        Decision::Allow {
+            reason: reasons.join("; "),
+            scope,
+        }
     }
 
     // ---------------------------------------------------------------- file reads
@@ -312,19 +349,19 @@ impl Policy {
             return deny(format!("{tool} of {shown} denied {}.", b.because(r)));
         }
         if roots.is_inside_workspace(path) {
-            return allow(format!("{tool} of {shown} allowed: inside the workspace"));
+            return allow_read(format!("{tool} of {shown} allowed: inside the workspace"));
         }
         if self.mode == PermissionMode::BypassPermissions {
-            return allow(format!(
+            return allow_read(format!(
                 "{tool} of {shown} allowed by permission mode bypassPermissions"
             ));
         }
         let home = self.home.as_deref();
         if let Some(r) = Self::path_rule(&self.allow, &covering, path, roots, home, true) {
-            return allow(format!("{tool} of {shown} allowed by the rule `{}`", r.raw));
+            return allow_read(format!("{tool} of {shown} allowed by the rule `{}`", r.raw));
         }
         if grant {
-            return allow(format!("{tool} of {shown} allowed by a PreToolUse hook"));
+            return allow_read(format!("{tool} of {shown} allowed by a PreToolUse hook"));
         }
         deny(format!(
             "{tool} of {shown} denied: the path is outside the workdir and additional directories, and no allow rule matches (permission mode {}). Add an allow rule such as Read({}) to permit it.",
@@ -510,15 +547,22 @@ impl Policy {
             return d;
         }
         let mut reasons = Vec::new();
+        let mut scope = Scope::ReadOnly;
         for c in &analysis.commands {
             match self.bash_command(&shown, c, roots, grant) {
-                Decision::Allow { reason } => reasons.push(reason),
+                Decision::Allow { reason, scope: s } => {
+                    reasons.push(reason);
+                    scope = scope.max(s);
+                }
                 d => return d,
             }
         }
         for w in &analysis.writes {
             match self.bash_write(&shown, w, roots, grant) {
-                Decision::Allow { reason } => reasons.push(reason),
+                Decision::Allow { reason, .. } => {
+                    reasons.push(reason);
+                    scope = Scope::Write;
+                }
                 d => return d,
             }
         }
@@ -540,10 +584,10 @@ impl Policy {
         if reasons.is_empty() {
             reasons.push("it runs no commands".into());
         }
-        allow(format!(
-            "Bash command \"{shown}\" allowed: {}",
-            reasons.join("; ")
-        ))
+        Decision::Allow {
+            reason: format!("Bash command \"{shown}\" allowed: {}", reasons.join("; ")),
+            scope,
+        }
     }
 
     /// Deny and ask rules, checked for every simple command first (past assignments, with and
@@ -710,10 +754,10 @@ impl Policy {
             ));
         }
         if c.words.is_empty() {
-            return allow(format!("\"{display}\" only sets harmless variables"));
+            return allow_read(format!("\"{display}\" only sets harmless variables"));
         }
         if c.shell_wrapper {
-            return allow(format!(
+            return allow_read(format!(
                 "\"{display}\" runs a script whose commands are checked one by one"
             ));
         }
@@ -738,7 +782,7 @@ impl Policy {
             readonly::check(c.argv(), &c.cwd, roots)
         };
         if read_only.is_ok() {
-            return allow(format!("\"{display}\" is read-only"));
+            return allow_read(format!("\"{display}\" is read-only"));
         }
         if self.mode == PermissionMode::AcceptEdits
             && let Some(d) = self.accept_edits_file_command(shown, c, roots)

@@ -843,3 +843,36 @@ fn read_only_bash_classification_for_concurrency() {
     let denying = fx.policy(DF, NONE, &["Bash(cat:*)"]);
     assert!(!denying.is_read_only_bash("cat a.txt", &fx.roots.workdir, &fx.roots));
 }
+
+#[test]
+fn allowed_calls_carry_the_scope_they_may_run_in() {
+    use super::Scope;
+    let fx = Fixture::new();
+    let rows: &[(PermissionMode, &[&str], &str, &str, Scope)] = &[
+        (DA, NONE, "Bash", "ls -la", Scope::ReadOnly),
+        (DA, NONE, "Bash", "cat a.txt | grep x", Scope::ReadOnly),
+        (
+            DA,
+            &["Bash(cargo test:*)"],
+            "Bash",
+            "cargo test",
+            Scope::Write,
+        ),
+        (
+            DA,
+            &["Bash(cargo test:*)"],
+            "Bash",
+            "ls && cargo test",
+            Scope::Write,
+        ),
+        (BP, NONE, "Bash", "echo x > out.txt", Scope::Write),
+        (BP, NONE, "Bash", "ls", Scope::ReadOnly),
+        (DA, NONE, "Read", "{W}/a.txt", Scope::ReadOnly),
+        (BP, NONE, "Write", "{W}/a.txt", Scope::Write),
+    ];
+    for (mode, allow, tool, arg, scope) in rows {
+        let d = fx.decide(*mode, allow, NONE, tool, arg);
+        assert!(d.is_allow(), "{tool} {arg}: {d:?}");
+        assert_eq!(d.scope(), *scope, "{tool} {arg}: {d:?}");
+    }
+}

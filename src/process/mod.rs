@@ -21,6 +21,8 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use crate::permissions::Scope;
+
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
@@ -66,6 +68,8 @@ pub struct Spawn<'a> {
     pub extra_env: &'a [(String, String)],
     /// Whether it gets a pipe on stdin (else /dev/null).
     pub stdin: bool,
+    /// What it may do: read only, or write in the workspace.
+    pub scope: Scope,
 }
 
 /// A started child: the leader of its own process group.

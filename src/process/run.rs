@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::capture::{Captured, capture};
 use super::{EnvPolicy, KILL_GRACE, Program, Spawn, spawn};
+use crate::permissions::Scope;
 
 /// How long output readers may linger after the process group is gone (a process that left
 /// the group may still hold the pipes).
@@ -44,6 +45,8 @@ pub struct ShellRun<'a> {
     pub spill_dir: &'a Path,
     /// File name stem for spilled output.
     pub spill_name: &'a str,
+    /// What the script may do.
+    pub scope: Scope,
 }
 
 /// How a [`ShellRun`] ended and what it printed.
@@ -80,6 +83,7 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         env: r.env,
         extra_env: r.extra_env,
         stdin: false,
+        scope: r.scope,
     })
     .map_err(RunError::Spawn)?;
     let stop = CancellationToken::new();

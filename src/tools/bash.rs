@@ -190,6 +190,7 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         cancel: &ctx.cancel,
         spill_dir: &ctx.spill_dir,
         spill_name: &format!("bash-{id}"),
+        scope: ctx.scope,
     })
     .await;
     let done = match done {

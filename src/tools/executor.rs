@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Access, CheckedCall, Registry, ToolContext, ToolFatal, ToolOutput};
 use crate::events::Denial;
 use crate::hooks::HookDecision;
-use crate::permissions::{Decision, Policy, ToolCall};
+use crate::permissions::{Decision, Policy, Scope, ToolCall};
 
 /// One tool_use block to execute.
 #[derive(Debug, Clone)]
@@ -52,6 +52,8 @@ pub(super) struct Runnable {
     pub(super) call: Box<dyn CheckedCall>,
     /// Whether it may run concurrently with its safe neighbours.
     pub(super) concurrent: bool,
+    /// What it may do when it runs (the policy's decision).
+    pub(super) scope: Scope,
     /// `additionalContext` from PreToolUse hooks, added to the result.
     pub(super) context: Vec<String>,
 }
@@ -142,6 +144,7 @@ pub(super) async fn prepare(
         return Prepared::Run(Box::new(Runnable {
             input: call.input.clone(),
             concurrent: checked.concurrency_safe(),
+            scope: Scope::ReadOnly,
             call: checked,
             context: Vec::new(),
         }));
@@ -195,8 +198,9 @@ pub(super) async fn prepare(
         None => policy.decide(&tc, &ctx.roots),
     };
     match decision {
-        Decision::Allow { .. } => Prepared::Run(Box::new(Runnable {
+        Decision::Allow { scope, .. } => Prepared::Run(Box::new(Runnable {
             concurrent: concurrency_safe(checked.as_ref(), policy, &cwd, ctx),
+            scope,
             input,
             call: checked,
             context: hook.context,
@@ -221,9 +225,19 @@ async fn run_one(
         input,
         call: checked,
         context,
+        scope,
         ..
     } = run;
     let input = &input;
+    let scoped;
+    let ctx = if ctx.scope == scope {
+        ctx
+    } else {
+        let mut c = ctx.clone();
+        c.scope = scope;
+        scoped = c;
+        &scoped
+    };
     let started = std::time::Instant::now();
     let mut out = checked.run(ctx).await?;
     let response = out

@@ -35,6 +35,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
+use crate::permissions::Scope;
 use crate::process::EnvPolicy;
 use crate::roots::SessionRoots;
 pub use access::Access;
@@ -127,6 +128,9 @@ pub struct ToolContext {
     pub todos: Arc<Mutex<Vec<todo::Todo>>>,
     /// PreToolUse/PostToolUse hooks (none unless the spec or a settings file configures them).
     pub hooks: Arc<crate::hooks::Hooks>,
+    /// What the current call may do (set per call from the permission decision): a command
+    /// runs confined to it.
+    pub scope: Scope,
 }
 
 impl ToolContext {
@@ -143,6 +147,7 @@ impl ToolContext {
             bash_cwd: Arc::new(Mutex::new(cwd)),
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
+            scope: Scope::ReadOnly,
         }
     }
 }
