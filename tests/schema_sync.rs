@@ -46,7 +46,10 @@ fn errors(src: &str) -> Vec<String> {
 #[test]
 fn schema_has_id_title_and_draft() {
     let s = task_schema();
-    assert_eq!(s["$id"], "urn:runner:schema:task:v1");
+    assert_eq!(
+        s["$id"],
+        "https://github.com/your-org/runner/releases/latest/download/task.schema.json"
+    );
     assert_eq!(s["title"], "runner task spec v1");
     assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert_eq!(s["additionalProperties"], false);
