@@ -13,6 +13,7 @@ pub mod cli;
 pub mod events;
 pub mod git;
 pub mod hooks;
+pub mod init;
 pub mod model;
 pub mod permissions;
 pub mod redact;
