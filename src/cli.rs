@@ -77,6 +77,12 @@ pub enum Command {
     /// Work with reports of earlier runs.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Start a repository off: a commented task spec (tasks/NAME.yaml), `.runner/` in
+    /// .gitignore, and with --workflow a GitHub workflow. Never overwrites a file.
+    #[command(
+        after_help = "Example:\n  runner init fix-tests --workflow && runner validate tasks/"
+    )]
+    Init(crate::init::InitArgs),
 }
 
 /// `runner report ...`.
