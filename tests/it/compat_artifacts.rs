@@ -58,12 +58,7 @@ fn writes_artifacts_for_the_claude_code_tool_checks() {
          output:\n  schema:\n    type: object\n    properties:\n      summary: {type: string}\n      files: {type: integer}\n    required: [summary, files]\n",
     );
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "stream-json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).stream_json().arg(&spec).run();
     run.expect_code(0);
     let frames = run.json();
     let result = frames.last().unwrap().clone();

@@ -3,55 +3,21 @@
 //! three failed compactions → `context_exhausted`, and microcompact clearing old tool results
 //! from requests while the transcript keeps them.
 
-use std::path::{Path, PathBuf};
-
 use crate::support::*;
 use serde_json::{Value, json};
 
 const FAST_RETRY: &str = "retry:\n  base_delay: 1ms\n  max_delay: 5ms\n";
 
-struct Run {
-    code: Option<i32>,
-    frames: Vec<Value>,
-    stderr: String,
-    transcript: Vec<Value>,
-}
-
-impl Run {
-    fn result(&self) -> &Value {
-        self.frames
-            .iter()
-            .rev()
-            .find(|f| f["type"] == "result")
-            .unwrap_or_else(|| panic!("no result frame; stderr: {}", self.stderr))
-    }
-}
-
-fn find_transcript(repo: &Path) -> Option<PathBuf> {
-    let dir = repo.join(".runner");
-    std::fs::read_dir(dir).ok()?.find_map(|e| {
-        let p = e.ok()?.path().join("transcript.jsonl");
-        p.exists().then_some(p)
-    })
-}
-
+/// `runner exec SPEC --output-format stream-json` in `repo` (the transcript stays in the
+/// repository's `.runner/`).
 fn run_in(mock: &MockAnthropic, repo: &TestRepo, yaml: &str) -> Run {
     let spec = write_spec(repo.path(), yaml);
-    let out = runner_cmd_for(mock)
+    Runner::against(mock)
         .current_dir(repo.path())
         .arg("exec")
         .arg(&spec)
-        .args(["--output-format", "stream-json"])
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code(),
-        frames: json_lines(&out.stdout),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        transcript: find_transcript(repo.path())
-            .map(|p| read_json_lines(&p))
-            .unwrap_or_default(),
-    }
+        .stream_json()
+        .run()
 }
 
 fn prompt_too_long() -> MockTurn {
@@ -125,23 +91,26 @@ fn prompt_too_long_compacts_and_retries_to_success() {
     assert!(text.contains("Nothing done yet; next: do it."), "{text}");
     assert!(text.contains("<task>\ndo it\n</task>"), "{text}");
 
-    let boundary = events_of(&r.frames, "system", Some("compact_boundary"));
+    let boundary = r.system("compact_boundary");
     assert_eq!(boundary.len(), 1);
     assert_eq!(boundary[0]["compact_metadata"]["trigger"], "auto");
     assert!(boundary[0]["compact_metadata"]["pre_tokens"].is_u64());
     // The summary is not shown as an assistant message.
     assert!(
-        !r.frames
+        !r.json()
             .iter()
             .any(|f| f["type"] == "assistant" && f.to_string().contains("Nothing done yet"))
     );
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "success");
     assert_eq!(res["num_turns"], 1, "the compaction call is not a turn");
     // The compaction call counts toward usage (and so toward budgets).
     assert_eq!(res["usage"]["input_tokens"], 400);
     assert_eq!(res["usage"]["output_tokens"], 47);
-    assert_compact_records(&r.transcript, "Nothing done yet; next: do it.");
+    assert_compact_records(
+        &repo.transcript().unwrap(),
+        "Nothing done yet; next: do it.",
+    );
     mock.assert_clean();
 }
 
@@ -174,9 +143,12 @@ fn a_full_context_window_stop_compacts_and_continues() {
     assert!(reqs[1].message_text(0).contains("Reading everything first"));
     let text = reqs[2].message_text(0);
     assert!(text.contains("Started reading; next: finish."), "{text}");
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "success");
-    assert_compact_records(&r.transcript, "Started reading; next: finish.");
+    assert_compact_records(
+        &repo.transcript().unwrap(),
+        "Started reading; next: finish.",
+    );
     mock.assert_clean();
 }
 
@@ -214,7 +186,7 @@ fn autocompact_runs_when_the_configured_window_fills() {
             .message_text(0)
             .contains("Listed the files; next: finish.")
     );
-    let boundary = events_of(&r.frames, "system", Some("compact_boundary"));
+    let boundary = r.system("compact_boundary");
     assert_eq!(boundary.len(), 1);
     // 920 tokens of real usage plus the tool result: past 85% of 1000.
     assert!(
@@ -223,11 +195,15 @@ fn autocompact_runs_when_the_configured_window_fills() {
             .unwrap()
             >= 920
     );
-    assert_eq!(r.result()["num_turns"], 2);
-    assert_compact_records(&r.transcript, "Listed the files; next: finish.");
+    assert_eq!(r.result_frame()["num_turns"], 2);
+    assert_compact_records(
+        &repo.transcript().unwrap(),
+        "Listed the files; next: finish.",
+    );
     // The tool result before the boundary stays in the transcript in full.
     assert!(
-        r.transcript
+        repo.transcript()
+            .unwrap()
             .iter()
             .any(|rec| rec["toolUseResult"].is_object() || rec["toolUseResult"].is_string())
     );
@@ -276,7 +252,7 @@ fn autocompact_stops_after_three_compactions_that_do_not_help() {
         !is_compaction_request(&reqs[7]),
         "the last request is a turn"
     );
-    assert_eq!(r.result()["num_turns"], 5);
+    assert_eq!(r.result_frame()["num_turns"], 5);
     mock.assert_clean();
 }
 
@@ -302,14 +278,14 @@ fn three_failed_compactions_end_with_context_exhausted() {
     // when it is already small; never a larger one.
     let sizes: Vec<usize> = reqs[1..].iter().map(|r| r.message_text(0).len()).collect();
     assert!(sizes.windows(2).all(|w| w[1] <= w[0]), "{sizes:?}");
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "context_exhausted");
     assert_eq!(res["terminal_reason"], "prompt_too_long");
     assert!(
         res["errors"].to_string().contains("3 times in a row"),
         "{res}"
     );
-    assert!(events_of(&r.frames, "system", Some("compact_boundary")).is_empty());
+    assert!(r.system("compact_boundary").is_empty());
     mock.assert_clean();
 }
 
@@ -334,11 +310,8 @@ fn a_compaction_that_is_still_too_long_counts_as_a_failure() {
     );
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
     assert_eq!(mock.requests().len(), 7);
-    assert_eq!(r.result()["runner_outcome"], "context_exhausted");
-    assert_eq!(
-        events_of(&r.frames, "system", Some("compact_boundary")).len(),
-        3
-    );
+    assert_eq!(r.result_frame()["runner_outcome"], "context_exhausted");
+    assert_eq!(r.system("compact_boundary").len(), 3);
     mock.assert_clean();
 }
 
@@ -386,8 +359,8 @@ fn microcompact_clears_old_results_in_requests_but_not_in_the_transcript() {
             .contains("line of file content")
     );
     // The transcript keeps the full result.
-    let stored = r
-        .transcript
+    let transcript = repo.transcript().unwrap();
+    let stored = transcript
         .iter()
         .find(|rec| rec["message"]["content"][0]["tool_use_id"] == "toolu_1")
         .expect("tool result record");
@@ -412,7 +385,7 @@ fn stop_hooks_do_not_run_after_an_api_error() {
     );
     let r = run_in(&mock, &repo, &yaml);
     assert_eq!(r.code, Some(4), "stderr: {}", r.stderr);
-    assert_eq!(r.result()["runner_outcome"], "api_error");
+    assert_eq!(r.result_frame()["runner_outcome"], "api_error");
     assert!(!marker.exists(), "a Stop hook ran after an API error");
     mock.assert_clean();
 }
@@ -442,7 +415,7 @@ fn a_failed_autocompact_lets_the_request_go_out_as_it_is() {
     // The main request carries the whole conversation, tool result included.
     assert!(!is_compaction_request(&reqs[2]));
     assert!(reqs[2].tool_result_text("toolu_1").is_some());
-    assert!(events_of(&r.frames, "system", Some("compact_boundary")).is_empty());
+    assert!(r.system("compact_boundary").is_empty());
     assert!(r.stderr.contains("autocompact failed"), "{}", r.stderr);
     mock.assert_clean();
 }

@@ -152,20 +152,14 @@ fn record_example_cassette() {
     let tmp_spec = examples_dir().join(".record.yaml");
     std::fs::write(&tmp_spec, live).unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .args(["exec", "--transcript-dir"])
         .arg(out_dir.path())
         .arg("--record")
         .arg(&cassette)
         .arg(&tmp_spec)
-        .output()
-        .unwrap();
+        .run();
     std::fs::remove_file(&tmp_spec).unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    out.expect_code(0);
     mock.assert_clean();
 }

@@ -13,15 +13,13 @@ fn text_only_answer_succeeds() {
     let mock = MockAnthropic::start(vec![text_turn("All done.")]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec("say hi", ""));
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "All done.\n");
+        .run();
+    out.expect_code(0);
+    assert_eq!(out.stdout, "All done.\n");
     let req = mock.request(0);
     assert_eq!(req.body["model"], json!("claude-sonnet-4-5"));
     assert_eq!(req.body["stream"], json!(true));
@@ -43,12 +41,7 @@ fn text_only_answer_json_result_fields() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("say hi", ""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let r = run.result();
     assert_eq!(r["type"], "result");
@@ -121,12 +114,7 @@ fn read_then_edit_changes_the_file() {
         repo.path(),
         &spec("fix beta", "permissions:\n  allow: [Edit]\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert_eq!(repo.read("src/lib.txt"), "alpha\nBETA\ngamma\n");
     assert_eq!(
@@ -233,7 +221,7 @@ fn three_parallel_tool_uses_answered_in_one_message_in_order() {
     ]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("find the needle", ""));
-    let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&spec).run();
     run.expect_code(0);
     assert_eq!(run.stdout, "found it\n");
     let req = mock.request(1);
@@ -280,7 +268,7 @@ fn thinking_and_redacted_thinking_go_back_unchanged() {
         repo.path(),
         &spec("look", "thinking_budget_tokens: 2048\nmax_tokens: 8000\n"),
     );
-    let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&spec).run();
     run.expect_code(0);
     let req0 = mock.request(0);
     assert_eq!(

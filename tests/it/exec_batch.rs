@@ -103,19 +103,12 @@ fn fail_fast_skips_the_tasks_not_started() {
     let mock = MockAnthropic::start(vec![text_turn("ok a"), text_turn("done b")]);
     let out = OutDir::new();
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--fail-fast",
-            "--output-format",
-            "json",
-            "--junit",
-            junit.to_str().unwrap(),
-            dir.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .arg("--fail-fast")
+        .json()
+        .junit(&junit)
+        .arg(&dir)
+        .run();
     run.expect_code(1);
     assert_eq!(
         outcomes(&run),
@@ -156,17 +149,7 @@ fn without_fail_fast_every_task_runs() {
     let b = write_spec_named(repo.path(), "b.yaml", &task("b-ok", ""));
     let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&a).arg(&b).run();
     run.expect_code(1);
     assert_eq!(
         outcomes(&run),
@@ -199,7 +182,7 @@ fn max_total_cost_skips_tasks_once_the_cap_is_reached() {
         "stream-json",
     ];
     args.extend(paths.iter().map(String::as_str));
-    let run = exec_in(&mock, &repo, &out, &args);
+    let run = exec(&mock, &repo, &out).args(&args).run();
     run.expect_code(0);
     let lines = run.json();
     let results = events_of(&lines, "result", None);
@@ -234,12 +217,10 @@ fn max_total_cost_needs_priced_models() {
     let spec = write_spec(repo.path(), "name: t\nprompt: hi\nmodel: my-local-model\n");
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--max-total-cost-usd", "1", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-total-cost-usd", "1"])
+        .arg(&spec)
+        .run();
     run.expect_code(2);
     assert!(
         run.stderr
@@ -248,12 +229,11 @@ fn max_total_cost_needs_priced_models() {
         run.stderr
     );
     assert!(mock.requests().is_empty());
-    let bad = runner_cmd()
+    let bad = Runner::new()
         .args(["exec", "--max-total-cost-usd", "0", spec.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a positive amount"));
+        .run();
+    assert_eq!(bad.code, Some(2));
+    assert!(bad.stderr.contains("not a positive amount"));
 }
 
 #[test]
@@ -272,37 +252,24 @@ fn shards_partition_the_tasks_and_their_reports_merge() {
         let mock = MockAnthropic::start((0..8).map(|_| text_turn("ok")).collect());
         let junit = out.path().join(format!("shard-{i}.xml"));
         let shard = format!("{i}/3");
-        let run = exec_in(
-            &mock,
-            &repo,
-            &out,
-            &[
-                "--shard",
-                &shard,
-                "--output-format",
-                "json",
-                "--junit",
-                junit.to_str().unwrap(),
-                dir.to_str().unwrap(),
-            ],
-        );
+        let run = exec(&mock, &repo, &out)
+            .arg("--shard")
+            .arg(&shard)
+            .json()
+            .junit(&junit)
+            .arg(&dir)
+            .run();
         run.expect_code(0);
         let these: Vec<String> = outcomes(&run).into_iter().map(|(n, _)| n).collect();
         assert_eq!(mock.requests().len(), these.len());
         // The same shard again selects the same tasks.
         let again = MockAnthropic::start((0..8).map(|_| text_turn("ok")).collect());
-        let run2 = exec_in(
-            &again,
-            &repo,
-            &out,
-            &[
-                "--shard",
-                &shard,
-                "--output-format",
-                "json",
-                dir.to_str().unwrap(),
-            ],
-        );
+        let run2 = exec(&again, &repo, &out)
+            .arg("--shard")
+            .arg(&shard)
+            .json()
+            .arg(&dir)
+            .run();
         let these2: Vec<String> = outcomes(&run2).into_iter().map(|(n, _)| n).collect();
         assert_eq!(these, these2, "shard {shard} is deterministic");
         seen.extend(these);
@@ -317,12 +284,13 @@ fn shards_partition_the_tasks_and_their_reports_merge() {
     assert_eq!(unique.len(), names.len());
 
     let merged = out.path().join("all.xml");
-    let mut cmd = runner_cmd();
-    cmd.arg("report").arg("merge");
-    for r in &reports {
-        cmd.arg(r);
-    }
-    cmd.arg("-o").arg(&merged).assert().success();
+    Runner::new()
+        .args(["report", "merge"])
+        .args(&reports)
+        .arg("-o")
+        .arg(&merged)
+        .run()
+        .expect_code(0);
     let (tests_attr, cases, failures, errors, skipped) = junit_counts(&merged);
     assert_eq!(tests_attr, "8");
     assert_eq!((cases, failures, errors, skipped), (8, 0, 0, 0));
@@ -342,26 +310,26 @@ fn shards_partition_the_tasks_and_their_reports_merge() {
 fn shard_and_merge_errors_are_clear() {
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &task("t", ""));
-    let o = runner_cmd()
+    let o = Runner::new()
         .args(["exec", "--shard", "3/2", spec.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid shard `3/2`"));
+        .run();
+    assert_eq!(o.code, Some(2));
+    assert!(o.stderr.contains("invalid shard `3/2`"));
 
     let junk = repo.write("junk.xml", "<html/>");
-    let o = runner_cmd()
+    let o = Runner::new()
         .args(["report", "merge"])
         .arg(&junk)
         .arg("-o")
         .arg(repo.path().join("out.xml"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
+        .run();
+    assert_eq!(o.code, Some(2));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("no <testsuites> or <testsuite> element found"),
+        o.stderr
+            .as_str()
+            .contains("no <testsuites> or <testsuite> element found"),
         "{}",
-        String::from_utf8_lossy(&o.stderr)
+        o.stderr
     );
     assert!(!repo.exists("out.xml"));
 }
@@ -399,12 +367,7 @@ fn result_json_and_skip_passed() {
     let out = OutDir::new();
     let mock = MockAnthropic::start(vec![text_turn("one"), text_turn("two")]);
     let a = args_for(&[]);
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let run = exec(&mock, &repo, &out).args(a).run();
     run.expect_code(1);
     let files = result_files(&out.transcripts());
     assert_eq!(files.len(), 2);
@@ -429,12 +392,7 @@ fn result_json_and_skip_passed() {
     let mock2 = MockAnthropic::start(vec![text_turn("again")]);
     let prev = out.transcripts().display().to_string();
     let a = args_for(&["--skip-passed", &prev]);
-    let run = exec_in(
-        &mock2,
-        &repo,
-        &out,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let run = exec(&mock2, &repo, &out).args(a).run();
     run.expect_code(1);
     assert_eq!(
         outcomes(&run),
@@ -452,12 +410,7 @@ fn result_json_and_skip_passed() {
     // A different model (digest changes) or a new commit reruns it.
     let mock3 = MockAnthropic::start(vec![text_turn("x"), text_turn("y")]);
     let a = args_for(&["--skip-passed", &prev, "--model", "claude-opus-4-1"]);
-    let run = exec_in(
-        &mock3,
-        &repo,
-        &out,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let run = exec(&mock3, &repo, &out).args(a).run();
     assert_eq!(
         outcomes(&run),
         pairs(&[("ok", "success"), ("bad", "checks_failed")])
@@ -466,12 +419,7 @@ fn result_json_and_skip_passed() {
     repo.commit_all("next");
     let mock4 = MockAnthropic::start(vec![text_turn("x"), text_turn("y")]);
     let a = args_for(&["--skip-passed", &prev]);
-    let run = exec_in(
-        &mock4,
-        &repo,
-        &out,
-        &a.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
+    let run = exec(&mock4, &repo, &out).args(a).run();
     assert_eq!(outcomes(&run)[0], ("ok".to_string(), "success".to_string()));
 }
 
@@ -502,12 +450,7 @@ verify:
     );
     let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert_eq!(
         outcomes(&run),
@@ -546,9 +489,9 @@ fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
         repo.path(),
         "name: lint-{{basename}}\nprompt: lint {{path}}\nmodel: claude-sonnet-4-5\nworkdir: \"{{path}}\"\nmatrix:\n  glob: crates/*\nverify:\n  - run: test -f Cargo.toml && test \"$RUNNER_PARAM_PATH\" = {{path}}\n",
     );
-    let v = runner_cmd().arg("validate").arg(&spec).output().unwrap();
-    assert_eq!(v.status.code(), Some(0));
-    let listed = String::from_utf8_lossy(&v.stdout);
+    let v = Runner::new().arg("validate").arg(&spec).run();
+    assert_eq!(v.code, Some(0));
+    let listed = &v.stdout;
     assert!(
         listed.contains("(lint-alpha)") && listed.contains("(lint-beta)"),
         "{listed}"
@@ -557,12 +500,7 @@ fn matrix_glob_one_task_per_crate_and_validate_lists_them() {
     repo.commit_all("add crates and the spec");
     let mock = MockAnthropic::start(vec![text_turn("a"), text_turn("b")]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert_eq!(
         outcomes(&run),
@@ -582,12 +520,7 @@ fn matrix_unknown_placeholder_is_a_spec_error_and_nothing_runs() {
     );
     let mock = MockAnthropic::start(vec![text_turn("never")]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[good.to_str().unwrap(), bad.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).arg(&good).arg(&bad).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains(
@@ -603,7 +536,7 @@ fn matrix_unknown_placeholder_is_a_spec_error_and_nothing_runs() {
         "dup.yaml",
         "name: same-{{a}}\nprompt: hi\nmatrix:\n  - {a: 1, b: 1}\n  - {a: 1, b: 2}\n",
     );
-    let run = exec_in(&mock, &repo, &out, &[dup.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&dup).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("task name `same-1` is also used"),
@@ -615,7 +548,7 @@ fn matrix_unknown_placeholder_is_a_spec_error_and_nothing_runs() {
         "e.yaml",
         "name: t\nprompt: hi\nmatrix:\n  glob: nope/*\n",
     );
-    let run = exec_in(&mock, &repo, &out, &[empty.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&empty).run();
     run.expect_code(2);
     assert!(
         run.stderr
@@ -683,17 +616,14 @@ fn github_actions_groups_concurrent_task_logs_without_interleaving() {
     let out = OutDir::new();
     let summary = out.path().join("summary.md");
     let outputs = out.path().join("outputs.txt");
-    let run = exec_env(
-        &mock,
-        &repo,
-        &out,
-        &["--jobs", "2", a.to_str().unwrap(), b.to_str().unwrap()],
-        &[
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
-            ("GITHUB_OUTPUT", outputs.to_str().unwrap()),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())
+        .env("GITHUB_OUTPUT", outputs.to_str().unwrap())
+        .args(["--jobs", "2"])
+        .arg(&a)
+        .arg(&b)
+        .run();
     run.expect_code(0);
     let (commands, groups) = actions_view(&run.stderr);
     let titles: HashSet<&str> = groups.iter().map(|(t, _)| t.as_str()).collect();
@@ -733,13 +663,10 @@ fn github_actions_single_task_streams_its_group_live() {
     let spec = write_spec(repo.path(), &task("solo", ""));
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     let out = OutDir::new();
-    let run = exec_env(
-        &mock,
-        &repo,
-        &out,
-        &[spec.to_str().unwrap()],
-        &[("GITHUB_ACTIONS", "true")],
-    );
+    let run = exec(&mock, &repo, &out)
+        .env("GITHUB_ACTIONS", "true")
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     let (_, groups) = actions_view(&run.stderr);
     assert_eq!(groups.len(), 1, "{}", run.stderr);

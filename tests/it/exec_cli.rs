@@ -18,20 +18,16 @@ fn cli_model_and_allowed_tools_apply() {
         repo.path(),
         "name: c\nprompt: hi\nmodel: claude-sonnet-4-5\n",
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
+    let run = exec(&mock, &repo, &out)
+        .args([
             "--model",
             "claude-haiku-4-5",
             "--allowed-tools",
             "Bash(echo hi:*) Bash(touch:*)",
-            "--output-format",
-            "json",
-            spec.to_str().unwrap(),
-        ],
-    );
+        ])
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     assert_eq!(mock.request(0).body["model"], "claude-haiku-4-5");
     let req = mock.request(1);
@@ -61,16 +57,10 @@ fn cli_permission_mode_replaces_the_specs() {
     ]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), "name: c\nprompt: hi\n");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--permission-mode",
-            "bypassPermissions",
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--permission-mode", "bypassPermissions"])
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     assert!(repo.exists("made.txt"));
     mock.assert_clean();
@@ -94,20 +84,14 @@ fn workdir_and_prompt_file_are_relative_to_the_spec() {
     let out = OutDir::new();
     // Run from somewhere else entirely.
     let elsewhere = tempfile::tempdir().unwrap();
-    let o = runner_cmd_for(&mock)
+    let o = Runner::against(&mock)
         .current_dir(elsewhere.path())
         .arg("exec")
         .arg("--transcript-dir")
         .arg(out.transcripts())
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+        .run();
+    o.expect_code(0);
     assert!(mock.request(0).message_text(0).starts_with("fix the thing"));
     let project = std::fs::canonicalize(repo.path().join("project")).unwrap();
     assert!(
@@ -138,14 +122,13 @@ fn default_transcript_dir_is_dot_runner_in_the_current_directory() {
     let repo = TestRepo::new();
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     let spec = write_spec(repo.path(), "name: d\nprompt: hi\n");
-    let o = runner_cmd_for(&mock)
+    let o = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let r = json_lines(&o.stdout).remove(0);
+        .run();
+    assert_eq!(o.code, Some(0));
+    let r = o.json().remove(0);
     let tp = std::path::PathBuf::from(r["runner_transcript_path"].as_str().unwrap());
     let dot = std::fs::canonicalize(repo.path().join(".runner")).unwrap();
     assert!(tp.starts_with(&dot), "{}", tp.display());
@@ -167,12 +150,7 @@ fn stream_json_error_result_has_errors_not_result() {
     let mock = MockAnthropic::start(vec![http_error(401)]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), "name: e\nprompt: hi\n");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "stream-json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).stream_json().arg(&spec).run();
     run.expect_code(4);
     let frames = run.json();
     assert_eq!(frames[0]["subtype"], "init");

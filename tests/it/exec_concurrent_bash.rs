@@ -23,12 +23,7 @@ fn three_read_only_bash_calls_in_one_message_are_answered_in_order() {
         repo.path(),
         "name: conc\nprompt: look\nmodel: claude-sonnet-4-5\n",
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let req = mock.request(1);
     let results = req.tool_results();

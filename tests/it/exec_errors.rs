@@ -59,12 +59,7 @@ fn http_401_is_an_api_error_with_a_clear_message() {
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--junit", junit.to_str().unwrap(), spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).junit(&junit).arg(&spec).run();
     run.expect_code(4);
     assert!(
         run.stdout.contains("ANTHROPIC_API_KEY rejected (401"),
@@ -90,12 +85,7 @@ fn http_401_json_result() {
     let mock = MockAnthropic::start(vec![http_error(401)]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(4);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "api_error");
@@ -118,18 +108,11 @@ fn http_529_overloaded_is_exit_4() {
     let mock = MockAnthropic::start(vec![http_error(529)]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--max-retries",
-            "0",
-            "--output-format",
-            "json",
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-retries", "0"])
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(4);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "api_error");
@@ -159,7 +142,7 @@ fn tool_use_with_unparsable_input_gets_an_error_result_and_the_loop_continues() 
         repo.path(),
         &spec("permissions:\n  mode: bypassPermissions\n"),
     );
-    let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&spec).run();
     run.expect_code(0);
     assert_eq!(run.stdout, "recovered\n");
     assert!(!repo.exists("marker.txt"), "malformed call must not run");
@@ -181,18 +164,11 @@ fn error_event_mid_stream_is_exit_4_with_a_clear_message() {
     let mock = MockAnthropic::start(vec![MockTurn::Sse(events)]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--max-retries",
-            "0",
-            "--output-format",
-            "json",
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-retries", "0"])
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(4);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "api_error");
@@ -241,12 +217,7 @@ fn tool_use_cut_off_by_max_tokens_never_runs_and_the_model_is_asked_to_continue(
         // An explicit max_tokens: no escalation retry, straight to the continuation.
         &spec("max_tokens: 1024\npermissions:\n  mode: bypassPermissions\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert!(!repo.exists("marker.txt"), "the cut-off tool_use ran");
     let req = mock.request(1);
@@ -272,18 +243,11 @@ fn dropped_connection_is_exit_4() {
     let mock = MockAnthropic::start(vec![MockTurn::DropAfter { events, after: 3 }]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--max-retries",
-            "0",
-            "--output-format",
-            "json",
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-retries", "0"])
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(4);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "api_error");
@@ -315,12 +279,7 @@ fn malformed_tool_input_repeated_is_an_agent_error() {
     ]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(1);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "agent_error");
@@ -350,12 +309,7 @@ fn refusal_is_an_agent_error() {
     ]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(1);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "agent_error");

@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -75,18 +77,11 @@ fn parallel_tasks_edit_the_same_file_in_separate_worktrees() {
         text_turn("done"),
         text_turn("done"),
     ]);
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--jobs",
-            "2",
-            "--output-format",
-            "json",
-            specs_dir.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--jobs", "2"])
+        .json()
+        .arg(&specs_dir)
+        .run();
     run.expect_code(0);
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 4);
@@ -198,18 +193,11 @@ fn single_task_in_place_commits_on_a_branch_with_the_author() {
     ]);
     let out = OutDir::new();
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--junit",
-            junit.to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .junit(&junit)
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     let r = run.result();
     let g = &r["runner_git"];
@@ -284,12 +272,7 @@ fn dirty_tree_is_an_error_for_isolated_tasks_and_nothing_runs() {
     let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", ""));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("uncommitted changes (README.md)")
@@ -300,7 +283,7 @@ fn dirty_tree_is_an_error_for_isolated_tasks_and_nothing_runs() {
     assert_eq!(mock.requests().len(), 0);
     // One task edits in place: no error.
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
-    exec_in(&mock, &repo, &out, &[a.to_str().unwrap()]).expect_code(0);
+    exec(&mock, &repo, &out).arg(&a).run().expect_code(0);
     mock.assert_clean();
 }
 
@@ -321,17 +304,7 @@ fn base_working_tree_starts_from_uncommitted_state_and_patches_only_the_task() {
         text_turn("done"),
     ]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&a).arg(&b).run();
     run.expect_code(0);
     for i in [1, 3] {
         assert_eq!(
@@ -380,18 +353,11 @@ fn require_changes_fails_a_task_that_changed_nothing() {
     let mock = MockAnthropic::start(vec![text_turn("nothing to do")]);
     let out = OutDir::new();
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--junit",
-            junit.to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .junit(&junit)
+        .arg(&spec)
+        .run();
     run.expect_code(1);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "checks_failed", "{r}");
@@ -420,12 +386,7 @@ fn require_changes_fails_a_task_that_changed_nothing() {
     // Without require_changes the same run succeeds, and still says nothing changed.
     let spec = write_spec(repo.path(), &named_task("noop", ""));
     let mock = MockAnthropic::start(vec![text_turn("nothing to do")]);
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert_eq!(run.result()["runner_git"]["changed"], false);
     assert!(
@@ -456,18 +417,12 @@ fn patch_dir_flag_and_isolate_single_task_and_verify_in_worktree() {
     ]);
     let out = OutDir::new();
     let patches = out.path().join("my-patches");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--patch-dir",
-            patches.to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg("--patch-dir")
+        .arg(&patches)
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     let r = run.result();
     assert_eq!(r["runner_git"]["isolated"], true);
@@ -493,15 +448,14 @@ fn patch_dir_flag_and_isolate_single_task_and_verify_in_worktree() {
 fn git_settings_outside_a_repository_are_a_spec_error() {
     let dir = tempfile::tempdir().unwrap();
     let spec = write_spec(dir.path(), &named_task("t", "git:\n  isolate: true\n"));
-    let o = runner_cmd()
+    let o = Runner::new()
         .current_dir(dir.path())
         .args(["exec", "--transcript-dir"])
         .arg(dir.path().join("out"))
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+        .run();
+    assert_eq!(o.code, Some(2));
+    let stderr = &o.stderr;
     assert!(
         stderr.contains("task.yaml:5:") && stderr.contains("`git.isolate` needs a git repository"),
         "{stderr}"
@@ -518,21 +472,12 @@ fn interrupted_isolated_task_keeps_its_worktree() {
     }]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &named_task("sig", "git:\n  isolate: true\n"));
-    let child = spawn_exec(&mock, &repo, &out, &spec);
+    let started = spawn_exec(&mock, &repo, &out, &spec);
     assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = json_lines(&o.stdout).remove(0);
+    started.signal(Signal::SIGINT);
+    let run = started.wait();
+    run.expect_code(130);
+    let r = run.result();
     assert_eq!(r["runner_outcome"], "interrupted");
     let kept = r["runner_git"]["worktree"]
         .as_str()
@@ -558,12 +503,7 @@ fn isolated_workdir_must_exist_in_head() {
     let b = write_spec_named(&dir, "b.yaml", &named_task("beta", ""));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("a.yaml:")
@@ -598,12 +538,7 @@ fn in_place_branch_commit_over_uncommitted_changes_it_depends_on() {
         text_turn("done"),
     ]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let r = run.result();
     let patch = patch_of(&r);
@@ -632,7 +567,7 @@ fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
     let spec = write_spec(repo.path(), &named_task("t", "git:\n  branch: main\n"));
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
-    let run = exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&spec).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("task.yaml:5:")
@@ -650,12 +585,7 @@ fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
         "b.yaml",
         &named_task("beta", "git:\n  branch: bot/same\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
     run.expect_code(2);
     assert!(
         run.stderr

@@ -34,7 +34,7 @@ fn failed_task_in_actions_writes_summary_outputs_and_cannot_inject_commands() {
     );
     let summary = repo.path().join("summary.md");
     let outputs = repo.path().join("outputs.txt");
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .env("GITHUB_ACTIONS", "true")
         .env("GITHUB_STEP_SUMMARY", &summary)
@@ -42,10 +42,9 @@ fn failed_task_in_actions_writes_summary_outputs_and_cannot_inject_commands() {
         .env("MY_SECRET", "hunter2-secret-value")
         .args(["exec", "--junit", "j.xml"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(1));
+    let stderr = &out.stderr;
     // Everything between stop-commands and its token is inert for the runner.
     let start = stderr
         .find("::stop-commands::")
@@ -95,16 +94,15 @@ fn secret_values_are_masked_in_actions() {
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), "name: gh2\nprompt: go\nsecrets: [MY_SECRET]\n");
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .env("GITHUB_ACTIONS", "true")
         .env("MY_SECRET", "hunter2-secret-value")
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(0));
+    let stderr = &out.stderr;
     let mask = stderr
         .find("::add-mask::hunter2-secret-value")
         .expect("secret masked");

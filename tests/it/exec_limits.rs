@@ -19,18 +19,11 @@ fn max_turns_ends_the_run_with_exit_3_after_running_the_last_turns_tools() {
     let mock = MockAnthropic::start(vec![touch("toolu_1", "turn-1.txt")]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("limits:\n  max_turns: 1\n"));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--junit",
-            out.junit().to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .junit(out.junit())
+        .arg(&spec)
+        .run();
     run.expect_code(3);
     assert!(repo.exists("turn-1.txt"), "the first turn's tool ran");
     assert_eq!(mock.requests().len(), 1, "no request for a second turn");
@@ -67,18 +60,11 @@ fn cli_max_turns_replaces_the_specs() {
     ]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("limits:\n  max_turns: 1\n"));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--max-turns",
-            "2",
-            "--output-format",
-            "json",
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-turns", "2"])
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(3);
     assert!(repo.exists("turn-1.txt") && repo.exists("turn-2.txt"));
     let r = run.result();
@@ -93,12 +79,10 @@ fn cli_max_turns_replaces_the_specs() {
 
     // And a larger CLI limit lets a spec with a smaller one finish.
     let mock = MockAnthropic::start(vec![touch("toolu_1", "again.txt"), text_turn("done")]);
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--max-turns", "5", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-turns", "5"])
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     assert_eq!(run.stdout, "done\n");
     mock.assert_clean();
@@ -110,12 +94,10 @@ fn text_output_of_max_turns_names_the_limit() {
     let mock = MockAnthropic::start(vec![touch("toolu_1", "t.txt")]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec(""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--max-turns", "1", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--max-turns", "1"])
+        .arg(&spec)
+        .run();
     run.expect_code(3);
     assert!(
         run.stdout.contains("maximum number of turns (1)"),

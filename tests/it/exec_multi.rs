@@ -23,12 +23,7 @@ fn two_files_text_blocks_and_combined_exit_code() {
         tool_turn("toolu_1", "Bash", json!({"command": "touch beta.txt"})),
     ]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[a.to_str().unwrap(), b.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
     run.expect_code(3);
     assert_eq!(
         run.stdout,
@@ -67,7 +62,7 @@ fn jobs_1_runs_tasks_in_the_order_given() {
         let out = OutDir::new();
         let mut args: Vec<&str> = vec!["--output-format", "json"];
         args.extend(paths.iter().map(String::as_str));
-        let run = exec_in(&mock, &repo, &out, &args);
+        let run = exec(&mock, &repo, &out).args(&args).run();
         run.expect_code(0);
         let order: Vec<String> = mock.requests().iter().map(task_of).collect();
         assert_eq!(order, names, "request order");
@@ -98,12 +93,7 @@ fn directory_of_specs_json_one_line_per_task() {
     repo.commit_all("add tasks");
     let mock = MockAnthropic::start(vec![text_turn("one"), text_turn("two")]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", dir.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&dir).run();
     run.expect_code(0);
     let lines = run.json();
     assert_eq!(lines.len(), 2, "{}", run.stdout);
@@ -136,19 +126,12 @@ fn stream_json_frames_carry_distinct_sessions_in_order() {
         text_turn("alpha done"),
     ]);
     let out = OutDir::new();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--jobs",
-            "2",
-            "--output-format",
-            "stream-json",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--jobs", "2"])
+        .stream_json()
+        .arg(&a)
+        .arg(&b)
+        .run();
     run.expect_code(0);
     let frames = run.json();
     let mut by_session: HashMap<String, Vec<&Value>> = HashMap::new();
@@ -187,21 +170,13 @@ fn jobs_2_runs_both_and_the_most_severe_exit_wins() {
     let mock = MockAnthropic::start(vec![http_error(401), text_turn("fine")]);
     let out = OutDir::new();
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--jobs",
-            "2",
-            "--output-format",
-            "json",
-            "--junit",
-            junit.to_str().unwrap(),
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--jobs", "2"])
+        .json()
+        .junit(&junit)
+        .arg(&a)
+        .arg(&b)
+        .run();
     run.expect_code(4);
     let lines = run.json();
     assert_eq!(lines.len(), 2);

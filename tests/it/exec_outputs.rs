@@ -104,12 +104,7 @@ fn stream_json_and_transcript_of_one_full_run() {
         repo.path(),
         "name: snap\nprompt: read hello.txt\nmodel: claude-sonnet-4-5\n",
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "stream-json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).stream_json().arg(&spec).run();
     run.expect_code(0);
     let mut frames = run.json();
 
@@ -303,20 +298,11 @@ fn junit_from_a_real_run() {
     ]);
     let out = OutDir::new();
     let junit = out.junit();
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--junit",
-            junit.to_str().unwrap(),
-            "--output-format",
-            "json",
-            "a.yaml",
-            "b.yaml",
-            "c.yaml",
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .junit(&junit)
+        .json()
+        .args(["a.yaml", "b.yaml", "c.yaml"])
+        .run();
     run.expect_code(4);
     assert_schema_valid(&junit);
     let xml = std::fs::read_to_string(&junit).unwrap();

@@ -19,12 +19,7 @@ fn denied_bash_does_not_run_and_is_reported() {
     let mock = MockAnthropic::start(vec![bash("toolu_rm", "rm -rf build"), text_turn("ok")]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("clean up", ""));
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     assert!(repo.exists("build/keep.txt"), "the denied command ran");
 
@@ -71,18 +66,11 @@ fn fail_on_denial_exits_5() {
         repo.path(),
         &spec("clean up", "permissions:\n  fail_on_denial: true\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--junit",
-            out.junit().to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .junit(out.junit())
+        .arg(&spec)
+        .run();
     run.expect_code(5);
     assert!(repo.exists("build/keep.txt"));
     let r = run.result();
@@ -126,12 +114,7 @@ fn allowed_bash_runs_by_rule_and_read_only_set() {
         repo.path(),
         &spec("run", "permissions:\n  allow: [\"Bash(echo:*)\"]\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let req = mock.request(1);
     for id in ["toolu_echo", "toolu_ls"] {
@@ -167,12 +150,10 @@ fn cli_disallowed_tools_add_a_deny_over_the_spec_allow() {
         repo.path(),
         &spec("run", "permissions:\n  allow: [\"Bash(echo:*)\", Edit]\n"),
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--disallowed-tools", "Bash(echo:*)", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .args(["--disallowed-tools", "Bash(echo:*)"])
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     assert!(!repo.exists("marker.txt"));
     let text = mock.request(1).tool_result_text("toolu_echo").unwrap();
@@ -203,13 +184,11 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
     let env = [("MY_TOKEN", SECRET), ("OTHER_VAR", "visible")];
     let junit = out.junit();
     // text output
-    let run = exec_env(
-        &mock,
-        &repo,
-        &out,
-        &["--junit", junit.to_str().unwrap(), spec.to_str().unwrap()],
-        &env,
-    );
+    let run = exec(&mock, &repo, &out)
+        .envs(env)
+        .junit(&junit)
+        .arg(&spec)
+        .run();
     run.expect_code(0);
     let env_out = mock.request(1).tool_result_text("toolu_env").unwrap();
     assert!(
@@ -244,13 +223,12 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
     for format in ["json", "stream-json"] {
         let mock = MockAnthropic::start(vec![text_turn(&format!("The token is {SECRET}."))]);
         let out = OutDir::new();
-        let run = exec_env(
-            &mock,
-            &repo,
-            &out,
-            &["--output-format", format, spec.to_str().unwrap()],
-            &env,
-        );
+        let run = exec(&mock, &repo, &out)
+            .envs(env)
+            .arg("--output-format")
+            .arg(format)
+            .arg(&spec)
+            .run();
         run.expect_code(0);
         assert!(!run.stdout.contains(SECRET), "{format}: {}", run.stdout);
         assert!(run.stdout.contains("[REDACTED:MY_TOKEN]"), "{format}");
@@ -286,13 +264,11 @@ fn secrets_are_redacted_in_logs() {
             text_turn("done"),
         ]);
         let out = OutDir::new();
-        let run = exec_env(
-            &mock,
-            &repo,
-            &out,
-            &[spec.to_str().unwrap()],
-            &[("MY_TOKEN", SECRET), ("RUNNER_LOG", level)],
-        );
+        let run = exec(&mock, &repo, &out)
+            .env("MY_TOKEN", SECRET)
+            .env("RUNNER_LOG", level)
+            .arg(&spec)
+            .run();
         run.expect_code(0);
         assert!(
             run.stderr.contains("denied"),

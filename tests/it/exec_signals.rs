@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+
 use crate::support::*;
 
 fn stalled() -> MockTurn {
@@ -21,13 +23,11 @@ fn timeout_limit_ends_the_task_with_exit_3() {
         repo.path(),
         "name: slow\nprompt: hi\nlimits:\n  timeout: 1s\n",
     );
-    let run = exec_env(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-        &[("RUNNER_STREAM_IDLE_TIMEOUT_MS", "120000")],
-    );
+    let run = exec(&mock, &repo, &out)
+        .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", "120000")
+        .json()
+        .arg(&spec)
+        .run();
     run.expect_code(3);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "timeout");
@@ -35,27 +35,22 @@ fn timeout_limit_ends_the_task_with_exit_3() {
     mock.assert_clean();
 }
 
-fn interrupt_with(signal: &str, code: i32) {
+fn interrupt_with(signal: Signal, code: i32) {
     let repo = TestRepo::new();
     let mock = MockAnthropic::start(vec![stalled()]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), "name: sig\nprompt: hi\n");
-    let child = spawn_exec(&mock, &repo, &out, &spec);
+    let started = spawn_exec(&mock, &repo, &out, &spec);
     assert!(
         mock.wait_for_requests(1, Duration::from_secs(30)),
         "the request never arrived"
     );
     // Give the stream a moment to deliver its first events (not a timing assertion).
     std::thread::sleep(Duration::from_millis(200));
-    let st = std::process::Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(code), "{stderr}");
-    let r = json_lines(&o.stdout).remove(0);
+    started.signal(signal);
+    let run = started.wait();
+    run.expect_code(code);
+    let r = run.result();
     assert_eq!(r["runner_outcome"], "interrupted");
     assert_eq!(r["runner_exit_code"], code);
     let xml = std::fs::read_to_string(out.junit()).unwrap();
@@ -67,12 +62,12 @@ fn interrupt_with(signal: &str, code: i32) {
 
 #[test]
 fn sigint_writes_reports_and_exits_130() {
-    interrupt_with("-INT", 130);
+    interrupt_with(Signal::SIGINT, 130);
 }
 
 #[test]
 fn sigterm_writes_reports_and_exits_143() {
-    interrupt_with("-TERM", 143);
+    interrupt_with(Signal::SIGTERM, 143);
 }
 
 #[test]
@@ -89,50 +84,26 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
         repo.path(),
         "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
     );
-    let child = spawn_exec(&mock, &repo, &out, &spec);
-    let wait_for = |name: &str| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !repo.exists(name) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{name} never appeared"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
-    let kill = || {
-        let st = std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(st.success());
-    };
-    wait_for("tool.marker");
-    kill();
-    wait_for("hook.marker");
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    wait_until("tool.marker", || repo.exists("tool.marker"));
+    started.signal(Signal::SIGINT);
+    wait_until("hook.marker", || repo.exists("hook.marker"));
     assert!(!out.junit().exists(), "reports wait for the task");
-    kill();
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    started.signal(Signal::SIGINT);
+    let run = started.wait();
+    run.expect_code(130);
+    let stderr = &run.stderr;
     assert!(stderr.contains("second signal"), "{stderr}");
     let xml = std::fs::read_to_string(out.junit()).unwrap();
     assert!(
         xml.contains("<error type=\"interrupted\"") && xml.contains("second signal"),
         "{xml}"
     );
-    let r = json_lines(&o.stdout).remove(0);
+    let r = run.result();
     assert_eq!(r["runner_outcome"], "interrupted");
     assert_eq!(r["runner_exit_code"], 130);
     // The first signal already ended the task's loop: its transcript has the result record.
-    let t = read_json_lines(
-        &std::fs::read_dir(out.transcripts())
-            .unwrap()
-            .filter_map(Result::ok)
-            .map(|e| e.path().join("transcript.jsonl"))
-            .find(|p| p.exists())
-            .unwrap(),
-    );
+    let t = out.transcript();
     assert_eq!(t.last().unwrap()["subtype"], "runner_result");
     assert_eq!(mock.served(), 1);
     mock.assert_clean();

@@ -8,7 +8,7 @@ fn exec_expect_invalid(repo: &TestRepo, specs: &[&std::path::Path]) -> Run {
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
     let args: Vec<&str> = specs.iter().map(|p| p.to_str().unwrap()).collect();
-    let run = exec_in(&mock, repo, &out, &args);
+    let run = exec(&mock, repo, &out).args(&args).run();
     run.expect_code(2);
     assert!(mock.requests().is_empty(), "a request was sent");
     assert_eq!(run.stdout, "", "stdout carries nothing");
@@ -146,19 +146,14 @@ fn missing_api_key_is_exit_2_before_any_request() {
     for key in [None, Some(""), Some("   ")] {
         let mock = MockAnthropic::start(vec![]);
         let out = OutDir::new();
-        let mut cmd = runner_cmd_for(&mock);
-        cmd.current_dir(repo.path())
-            .arg("exec")
-            .arg("--transcript-dir")
-            .arg(out.transcripts())
-            .arg(&p);
-        match key {
+        let cmd = exec(&mock, &repo, &out).arg(&p);
+        let o = match key {
             None => cmd.env_remove("ANTHROPIC_API_KEY"),
             Some(k) => cmd.env("ANTHROPIC_API_KEY", k),
-        };
-        let o = cmd.output().unwrap();
-        let stderr = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{key:?}: {stderr}");
+        }
+        .run();
+        let stderr = &o.stderr;
+        assert_eq!(o.code, Some(2), "{key:?}: {stderr}");
         assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
         assert!(o.stdout.is_empty());
         assert!(mock.requests().is_empty());
@@ -175,26 +170,24 @@ fn validate_good_and_bad_specs() {
         "bad.yaml",
         "name: bad\nprompt: hi\nlimits: 3\n",
     );
-    let ok = runner_cmd()
+    let ok = Runner::new()
         .current_dir(repo.path())
         .env_remove("ANTHROPIC_API_KEY")
         .arg("validate")
         .arg(&good)
-        .output()
-        .unwrap();
-    assert_eq!(ok.status.code(), Some(0), "validate needs no API key");
-    let stdout = String::from_utf8_lossy(&ok.stdout);
+        .run();
+    assert_eq!(ok.code, Some(0), "validate needs no API key");
+    let stdout = &ok.stdout;
     assert!(stdout.contains("good.yaml: ok (good)"), "{stdout}");
 
-    let o = runner_cmd()
+    let o = Runner::new()
         .current_dir(repo.path())
         .arg("validate")
         .arg(&good)
         .arg(&bad)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+        .run();
+    assert_eq!(o.code, Some(2));
+    let stderr = &o.stderr;
     assert!(stderr.contains("bad.yaml:3:9: "), "{stderr}");
     assert!(!repo.exists(".runner"), "validate writes nothing");
 }
@@ -213,15 +206,14 @@ fn validate_reports_every_failing_check() {
         "b.yaml",
         "name: b\nprompt: hi\nmodel: other-unknown\nlimits:\n  max_cost_usd: 1\n",
     );
-    let o = runner_cmd()
+    let o = Runner::new()
         .current_dir(repo.path())
         .arg("validate")
         .arg(&a)
         .arg(&b)
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+        .run();
+    assert_eq!(o.code, Some(2));
+    let stderr = &o.stderr;
     assert!(stderr.contains("a.yaml:"), "{stderr}");
     assert!(stderr.contains("b.yaml:"), "both are reported: {stderr}");
     assert!(o.stdout.is_empty(), "no `ok` line when the run is invalid");
@@ -229,9 +221,10 @@ fn validate_reports_every_failing_check() {
 
 #[test]
 fn schema_prints_the_committed_schema() {
-    let o = runner_cmd().arg("schema").output().unwrap();
-    assert_eq!(o.status.code(), Some(0));
-    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("valid JSON");
+    let o = Runner::new().arg("schema").run();
+    assert_eq!(o.code, Some(0));
+    let printed: serde_json::Value =
+        serde_json::from_slice(o.stdout.as_bytes()).expect("valid JSON");
     let committed: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),

@@ -89,12 +89,7 @@ fn after_block(events: &[SseEvent], index: usize) -> usize {
 
 fn stream_json(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir, yaml: &str) -> Run {
     let spec = write_spec(repo.path(), yaml);
-    exec_in(
-        mock,
-        repo,
-        out,
-        &["--output-format", "stream-json", spec.to_str().unwrap()],
-    )
+    exec(mock, repo, out).stream_json().arg(&spec).run()
 }
 
 fn result_frame(frames: &[Value]) -> &Value {

@@ -16,20 +16,14 @@ fn failing_check_is_fed_back_and_the_second_attempt_passes() {
         "name: v1\nprompt: create done.txt\npermissions:\n  allow: [\"Bash(touch:*)\"]\nverify:\n  - name: done-exists\n    run: test -f done.txt && echo present\nattempts: 2\n",
     );
     let junit = repo.path().join("junit.xml");
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json", "--junit"])
         .arg(&junit)
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = &json_lines(&out.stdout)[0];
+        .run();
+    out.expect_code(0);
+    let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("success"));
     assert_eq!(r["num_turns"], json!(3));
     assert_eq!(r["runner_checks"][0]["passed"], json!(true));
@@ -55,15 +49,14 @@ fn check_failing_after_last_attempt_is_checks_failed_exit_1() {
         "name: v2\nprompt: do it\nverify:\n  - run: echo broken >&2; exit 7\n",
     );
     let junit = repo.path().join("junit.xml");
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json", "--junit"])
         .arg(&junit)
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let r = &json_lines(&out.stdout)[0];
+        .run();
+    assert_eq!(out.code, Some(1));
+    let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("checks_failed"));
     assert_eq!(r["subtype"], json!("error_during_execution"));
     assert!(r["errors"][0].as_str().unwrap().contains("exited 7"), "{r}");
@@ -83,14 +76,13 @@ fn checks_run_report_only_when_a_limit_ends_the_task() {
         repo.path(),
         "name: v3\nprompt: loop\nlimits:\n  max_turns: 1\nverify:\n  - name: ok\n    run: \"true\"\n",
     );
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3));
-    let r = &json_lines(&out.stdout)[0];
+        .run();
+    assert_eq!(out.code, Some(3));
+    let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("max_turns"));
     assert_eq!(r["runner_checks"][0]["report_only"], json!(true));
     assert_eq!(r["runner_checks"][0]["passed"], json!(true));

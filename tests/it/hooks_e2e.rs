@@ -1,8 +1,6 @@
 //! End-to-end Stop, UserPromptSubmit, SessionStart, SessionEnd and `continue: false` hooks:
 //! the real binary against the mock Anthropic server.
 
-use std::path::Path;
-
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -13,35 +11,13 @@ fn spec_with_hook(event: &str, command: &str) -> String {
     )
 }
 
-/// Run `runner exec SPEC --output-format json`; returns (exit code, result object, stderr).
-fn run(
-    mock: &MockAnthropic,
-    repo: &TestRepo,
-    spec: &Path,
-    out_dir: &Path,
-) -> (Option<i32>, Value, String) {
-    let out = runner_cmd_for(mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json", "--transcript-dir"])
-        .arg(out_dir)
-        .arg(spec)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let result = json_lines(&out.stdout)
-        .last()
-        .cloned()
-        .unwrap_or_else(|| panic!("no result on stdout; stderr: {stderr}"));
-    (out.status.code(), result, stderr)
-}
-
 #[test]
 fn stop_hook_blocks_once_then_allows() {
     let mock = MockAnthropic::start(vec![text_turn("first answer"), text_turn("tests pass now")]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
-    let marker = out_dir.path().join("stop-blocked");
-    let log = out_dir.path().join("stop-stdin.jsonl");
+    let out = OutDir::new();
+    let marker = out.path().join("stop-blocked");
+    let log = out.path().join("stop-stdin.jsonl");
     // Blocks the first stop with a reason; lets the second one through.
     let hook = format!(
         "cat >> {log}; echo >> {log}; if [ -e {m} ]; then exit 0; fi; touch {m}; echo '{{\"decision\":\"block\",\"reason\":\"run the tests first\"}}'",
@@ -49,8 +25,9 @@ fn stop_hook_blocks_once_then_allows() {
         m = marker.display()
     );
     let spec = write_spec(repo.path(), &spec_with_hook("Stop", &hook));
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
+    let result = run.result();
     assert_eq!(result["runner_outcome"], json!("success"), "{result}");
     assert_eq!(result["num_turns"], json!(2), "{result}");
     assert_eq!(result["result"], json!("tests pass now"), "{result}");
@@ -84,13 +61,14 @@ fn stop_hook_blocking_forever_ends_after_eight_blocks() {
     let turns = (0..9).map(|i| text_turn(&format!("answer {i}"))).collect();
     let mock = MockAnthropic::start(turns);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec_with_hook("Stop", "echo again >&2; exit 2"),
     );
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
+    let result = run.result();
     assert_eq!(result["num_turns"], json!(9), "{result}");
     assert_eq!(mock.served(), 9);
     mock.assert_clean();
@@ -100,7 +78,7 @@ fn stop_hook_blocking_forever_ends_after_eight_blocks() {
 fn stop_hook_continue_false_is_hook_stopped() {
     let mock = MockAnthropic::start(vec![text_turn("done")]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec_with_hook(
@@ -108,8 +86,9 @@ fn stop_hook_continue_false_is_hook_stopped() {
             r#"echo '{"continue":false,"stopReason":"quota used up"}'"#,
         ),
     );
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(1);
+    let result = run.result();
     assert_eq!(result["runner_outcome"], json!("agent_error"), "{result}");
     assert_eq!(result["terminal_reason"], json!("hook_stopped"), "{result}");
     assert!(result.to_string().contains("quota used up"), "{result}");
@@ -124,7 +103,7 @@ fn pre_tool_use_continue_false_stops_the_run() {
         json!({"command": "touch x.txt"}),
     )]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec_with_hook(
@@ -132,8 +111,9 @@ fn pre_tool_use_continue_false_stops_the_run() {
             r#"echo '{"continue":false,"stopReason":"frozen"}'"#,
         ),
     );
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(1);
+    let result = run.result();
     assert!(!repo.exists("x.txt"));
     assert_eq!(result["terminal_reason"], json!("hook_stopped"), "{result}");
     assert_eq!(mock.served(), 1);
@@ -144,7 +124,7 @@ fn pre_tool_use_continue_false_stops_the_run() {
 fn user_prompt_submit_block_ends_the_task_before_any_request() {
     let mock = MockAnthropic::start(vec![]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec_with_hook(
@@ -152,8 +132,9 @@ fn user_prompt_submit_block_ends_the_task_before_any_request() {
             "echo 'prompt names a secret' >&2; exit 2",
         ),
     );
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(1), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(1);
+    let result = run.result();
     assert_eq!(result["terminal_reason"], json!("hook_stopped"), "{result}");
     assert!(
         result.to_string().contains("prompt names a secret"),
@@ -166,16 +147,16 @@ fn user_prompt_submit_block_ends_the_task_before_any_request() {
 fn session_start_and_prompt_context_reach_the_model_and_session_end_runs() {
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
-    let end = out_dir.path().join("end.json");
+    let out = OutDir::new();
+    let end = out.path().join("end.json");
     let yaml = format!(
         "name: hooks\nprompt: \"do it\"\nmodel: claude-sonnet-4-5\nhooks:\n  SessionStart:\n    - matcher: startup\n      hooks:\n        - type: command\n          command: \"echo 'node is 20'\"\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: {submit:?}\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: {end_cmd:?}\n",
         submit = r#"echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch is main"}}'"#,
         end_cmd = format!("cat > {}", end.display()),
     );
     let spec = write_spec(repo.path(), &yaml);
-    let (code, _, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
     let first = mock.request(0).message_text(0);
     assert!(first.starts_with("do it"), "{first}");
     assert!(first.contains("node is 20"), "{first}");
@@ -193,11 +174,11 @@ fn post_tool_use_failure_feedback_reaches_the_model() {
         text_turn("saw it"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let hook = r#"grep -q '"hook_event_name":"PostToolUseFailure"' && echo 'read the build log' >&2; exit 2"#;
     let spec = write_spec(repo.path(), &spec_with_hook("PostToolUseFailure", hook));
-    let (code, _, stderr) = run(&mock, &repo, &spec, out_dir.path());
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(
         text.contains("PostToolUseFailure hook feedback: read the build log"),

@@ -7,13 +7,6 @@ fn spec_text(prompt: &str, extra: &str) -> String {
     format!("name: oa\nprompt: {prompt:?}\nprovider: openai\nmodel: gpt-4o-mini\n{extra}")
 }
 
-fn result_json(stdout: &[u8]) -> Value {
-    json_lines(stdout)
-        .into_iter()
-        .last()
-        .expect("a result line on stdout")
-}
-
 #[test]
 fn text_answer() {
     let mock = MockOpenai::start(vec![
@@ -24,17 +17,15 @@ fn text_answer() {
     ]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("say hi", ""));
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         // Not needed for openai: the check asks for the provider's own key only.
         .env_remove("ANTHROPIC_API_KEY")
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    let r = result_json(&out.stdout);
+        .run();
+    out.expect_code(0);
+    let r = out.result();
     assert_eq!(r["result"], "Hello from the mock.", "{r}");
     assert_eq!(r["usage"]["input_tokens"], 120, "{r}");
     assert_eq!(r["usage"]["output_tokens"], 7, "{r}");
@@ -70,22 +61,13 @@ fn tool_call_round_trip() {
         oa_text_turn("It says alpha and beta."),
     ]);
     let spec = write_spec(repo.path(), &spec_text("read notes.txt", ""));
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "It says alpha and beta.\n"
-    );
+        .run();
+    out.expect_code(0);
+    assert_eq!(out.stdout, "It says alpha and beta.\n");
     let req = mock.request(1);
     let msgs = req.oa_messages();
     let assistant = &msgs[2];
@@ -123,18 +105,12 @@ fn two_parallel_tool_calls_interleaved() {
         oa_text_turn("Both read."),
     ]);
     let spec = write_spec(repo.path(), &spec_text("read both", ""));
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    out.expect_code(0);
     let req = mock.request(1);
     assert!(req.tool_message("call_a").unwrap().contains("AAA"));
     assert!(req.tool_message("call_b").unwrap().contains("BBB"));
@@ -153,18 +129,12 @@ fn finish_reason_length_continues() {
     ]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("answer", ""));
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    out.expect_code(0);
     let msgs = mock.request(1).oa_messages();
     assert_eq!(
         msgs[2],
@@ -185,19 +155,13 @@ fn http_401_is_an_api_error() {
     let mock = MockOpenai::start(vec![oa_http_error(401)]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("hi", ""));
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r = result_json(&out.stdout);
+        .run();
+    out.expect_code(4);
+    let r = out.result();
     assert_eq!(r["runner_outcome"], "api_error", "{r}");
     let errors = r["errors"].to_string();
     assert!(errors.contains("Incorrect API key provided"), "{errors}");
@@ -209,29 +173,27 @@ fn http_401_is_an_api_error() {
 fn missing_key_is_caught_before_running() {
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("hi", ""));
-    let out = runner_cmd()
+    let out = Runner::new()
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .run();
+    assert_eq!(out.code, Some(2));
+    let stderr = &out.stderr;
     assert!(stderr.contains("needs OPENAI_API_KEY"), "{stderr}");
 
     let spec = write_spec(
         repo.path(),
         &spec_text("hi", "openai:\n  api_key_env: GATEWAY_KEY\n"),
     );
-    let out = runner_cmd()
+    let out = Runner::new()
         .env("OPENAI_API_KEY", "set-but-not-the-configured-one")
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("needs GATEWAY_KEY"));
+        .run();
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("needs GATEWAY_KEY"));
 }
 
 /// A local server without a key (`api_key_env: ""`) and without usage reporting: no
@@ -251,16 +213,15 @@ fn keyless_local_server_without_usage() {
         mock.base_url()
     );
     let spec = write_spec(repo.path(), &spec_text("hi", &extra));
-    let out = runner_cmd()
+    let out = Runner::new()
         .env("RUNNER_LOG", "warn")
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    let r = result_json(&out.stdout);
+        .run();
+    out.expect_code(0);
+    let stderr = &out.stderr;
+    let r = out.result();
     assert!(r["usage"]["input_tokens"].as_u64().unwrap() > 100, "{r}");
     assert_eq!(r["usage"]["output_tokens"], 1, "\"ok\" is ~1 token: {r}");
     assert!(stderr.contains("estimates"), "stderr: {stderr}");
@@ -294,19 +255,13 @@ fn configured_key_is_removed_from_tool_env() {
             "openai:\n  api_key_env: GATEWAY_KEY\npermissions:\n  allow: [\"Bash(echo:*)\"]\n",
         ),
     );
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .env("GATEWAY_KEY", "gw-secret-123")
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    out.expect_code(0);
     let result = mock.request(1).tool_message("call_env").unwrap();
     assert!(result.contains("key=unset"), "{result}");
     mock.assert_clean();

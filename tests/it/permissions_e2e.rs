@@ -10,35 +10,6 @@ fn spec(extra: &str) -> String {
     format!("name: perms\nprompt: \"do it\"\nmodel: claude-sonnet-4-5\n{extra}")
 }
 
-/// Run `runner exec SPEC --output-format json` with outputs in `out_dir`; returns
-/// (exit code, result object, stderr).
-fn run(
-    mock: &MockAnthropic,
-    repo: &TestRepo,
-    spec: &Path,
-    out_dir: &Path,
-    extra_args: &[&str],
-    env: &[(&str, &str)],
-) -> (Option<i32>, Value, String) {
-    let mut cmd = runner_cmd_for(mock);
-    cmd.current_dir(repo.path())
-        .args(["exec", "--output-format", "json", "--transcript-dir"])
-        .arg(out_dir)
-        .arg(spec)
-        .args(extra_args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let lines = json_lines(&out.stdout);
-    let result = lines
-        .last()
-        .cloned()
-        .unwrap_or_else(|| panic!("no result on stdout; stderr: {stderr}"));
-    (out.status.code(), result, stderr)
-}
-
 fn denial_reasons(result: &Value) -> Vec<String> {
     result["permission_denials"]
         .as_array()
@@ -57,10 +28,11 @@ fn denied_rm_has_a_reason_and_fail_on_denial_exits_5() {
         text_turn("could not delete"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(repo.path(), &spec("permissions:\n  fail_on_denial: true\n"));
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path(), &[], &[]);
-    assert_eq!(code, Some(5), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(5);
+    let result = run.result();
     assert!(repo.exists("README.md"));
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(text.contains("Permission denied"), "{text}");
@@ -83,13 +55,14 @@ fn compound_command_half_allowed_is_denied_and_nothing_runs() {
         text_turn("ok"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec("permissions:\n  allow: [\"Bash(touch a.txt)\"]\n"),
     );
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path(), &[], &[]);
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
+    let result = run.result();
     assert!(!repo.exists("a.txt"), "the allowed half ran");
     assert!(repo.exists("README.md"));
     let reasons = denial_reasons(&result);
@@ -105,8 +78,8 @@ fn pre_tool_use_hook_blocks_a_call_with_its_stderr() {
         text_turn("blocked"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
-    let log = out_dir.path().join("hook-stdin.json");
+    let out = OutDir::new();
+    let log = out.path().join("hook-stdin.json");
     // The hook records its stdin and whether it could see the secret, then blocks.
     let hook = format!(
         "cat > {log}; if [ -n \"$HOOK_SECRET\" ]; then echo leaked >> {log}; fi; echo 'no shell today' >&2; exit 2",
@@ -116,15 +89,13 @@ fn pre_tool_use_hook_blocks_a_call_with_its_stderr() {
         "secrets: [HOOK_SECRET]\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: {hook:?}\n"
     ));
     let spec = write_spec(repo.path(), &yaml);
-    let (code, result, stderr) = run(
-        &mock,
-        &repo,
-        &spec,
-        out_dir.path(),
-        &[],
-        &[("HOOK_SECRET", "hook-secret-value")],
-    );
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec)
+        .env("HOOK_SECRET", "hook-secret-value")
+        .run();
+    run.expect_code(0);
+    let result = run.result();
     assert!(!repo.exists("x.txt"));
     let reasons = denial_reasons(&result);
     assert_eq!(reasons.len(), 1, "{result}");
@@ -149,13 +120,13 @@ fn post_tool_use_hook_feedback_reaches_the_model() {
         text_turn("ok"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let yaml = spec(
         "hooks:\n  PostToolUse:\n    - hooks:\n        - type: command\n          command: \"echo '{\\\"decision\\\":\\\"block\\\",\\\"reason\\\":\\\"run the formatter\\\"}'\"\n",
     );
     let spec = write_spec(repo.path(), &yaml);
-    let (code, _, stderr) = run(&mock, &repo, &spec, out_dir.path(), &[], &[]);
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(text.contains("README.md"), "{text}");
     assert!(text.contains("run the formatter"), "{text}");
@@ -169,23 +140,22 @@ fn settings_file_allow_rule_applies() {
         text_turn("made"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
-    let settings = out_dir.path().join("settings.json");
+    let out = OutDir::new();
+    let settings = out.path().join("settings.json");
     std::fs::write(
         &settings,
         r#"{"env": {"X": "1"}, "permissions": {"allow": ["Bash(touch made.txt)"]}}"#,
     )
     .unwrap();
     let spec = write_spec(repo.path(), &spec(""));
-    let (code, result, stderr) = run(
-        &mock,
-        &repo,
-        &spec,
-        out_dir.path(),
-        &["--settings", settings.to_str().unwrap()],
-        &[],
-    );
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec)
+        .arg("--settings")
+        .arg(&settings)
+        .run();
+    run.expect_code(0);
+    let result = run.result();
     assert!(repo.exists("made.txt"), "{result}");
     assert!(denial_reasons(&result).is_empty(), "{result}");
     mock.assert_clean();
@@ -198,15 +168,16 @@ fn spec_settings_ask_rule_denies_even_in_bypass_mode() {
         text_turn("no"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     std::fs::write(
         repo.path().join("runner-settings.json"),
         r#"{"permissions": {"ask": ["Bash(touch:*)"], "defaultMode": "bypassPermissions"}}"#,
     )
     .unwrap();
     let spec = write_spec(repo.path(), &spec("settings: runner-settings.json\n"));
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path(), &[], &[]);
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
+    let result = run.result();
     assert!(!repo.exists("made.txt"));
     let reasons = denial_reasons(&result);
     assert!(
@@ -223,8 +194,8 @@ fn settings_and_hooks_planted_in_the_workdir_are_ignored() {
         text_turn("denied"),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
-    let marker = out_dir.path().join("hook-ran");
+    let out = OutDir::new();
+    let marker = out.path().join("hook-ran");
     let planted = json!({
         "permissions": {"allow": ["Bash"], "defaultMode": "bypassPermissions"},
         "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}
@@ -237,8 +208,9 @@ fn settings_and_hooks_planted_in_the_workdir_are_ignored() {
         r#"{"mcpServers": {"evil": {"command": "touch", "args": ["mcp-ran"]}}}"#,
     );
     let spec = write_spec(repo.path(), &spec(""));
-    let (code, result, stderr) = run(&mock, &repo, &spec, out_dir.path(), &[], &[]);
-    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
+    run.expect_code(0);
+    let result = run.result();
     assert!(!repo.exists("planted.txt"));
     assert!(!marker.exists(), "a planted hook ran");
     assert!(!repo.exists("mcp-ran"));
@@ -276,33 +248,23 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
         text_turn(&format!("I remember the token: {VALUE}")),
     ]);
     let repo = TestRepo::new();
-    let out_dir = tempfile::tempdir().unwrap();
+    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
         &spec(
             "secrets: [MY_TOKEN]\npermissions:\n  allow: [\"Bash(env)\", \"Bash(printenv:*)\"]\n",
         ),
     );
-    let junit = out_dir.path().join("junit.xml");
-    let env = [
-        ("MY_TOKEN", VALUE),
-        ("GITHUB_TOKEN", "ghp_dummytokenvalue"),
-        ("GITHUB_ACTIONS", "true"),
-    ];
-    let mut cmd = runner_cmd_for(&mock);
-    cmd.current_dir(repo.path())
-        .args(["exec", "--output-format", "stream-json", "--transcript-dir"])
-        .arg(out_dir.path())
-        .arg("--junit")
-        .arg(&junit)
-        .arg(&spec);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    let run = exec(&mock, &repo, &out)
+        .stream_json()
+        .junit(out.junit())
+        .arg(&spec)
+        .env("MY_TOKEN", VALUE)
+        .env("GITHUB_TOKEN", "ghp_dummytokenvalue")
+        .env("GITHUB_ACTIONS", "true")
+        .run();
+    run.expect_code(0);
+    let (stdout, stderr) = (&run.stdout, &run.stderr);
 
     // Bash never saw the secrets.
     let env_out = mock.request(1).tool_result_text("t1").unwrap();
@@ -323,7 +285,7 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
     // The model's text is redacted on stdout and in every output file.
     assert!(stdout.contains("[REDACTED:MY_TOKEN]"), "{stdout}");
     assert!(!stdout.contains(VALUE));
-    let files = all_files(out_dir.path());
+    let files = all_files(out.path());
     assert!(files.iter().any(|f| f.ends_with("transcript.jsonl")));
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap_or_default();
@@ -334,7 +296,7 @@ fn secrets_are_scrubbed_from_bash_and_redacted_everywhere() {
             f.display()
         );
     }
-    let transcript = all_files(out_dir.path())
+    let transcript = all_files(out.path())
         .into_iter()
         .find(|f| f.ends_with("transcript.jsonl"))
         .unwrap();

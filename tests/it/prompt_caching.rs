@@ -34,12 +34,7 @@ fn breakpoints_on_system_last_tool_and_latest_message() {
         repo.path(),
         "name: t\nprompt: read the readme\nmodel: claude-sonnet-4-5\n",
     );
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     mock.assert_clean();
     let eph = json!({"type": "ephemeral"});
@@ -81,7 +76,7 @@ fn prompt_caching_false_sends_no_breakpoints() {
         repo.path(),
         "name: t\nprompt: read the readme\nmodel: claude-sonnet-4-5\nprompt_caching: false\n",
     );
-    exec_in(&mock, &repo, &out, &[spec.to_str().unwrap()]).expect_code(0);
+    exec(&mock, &repo, &out).arg(&spec).run().expect_code(0);
     mock.assert_clean();
     for req in mock.requests() {
         assert_eq!(count_cache_control(&req.body), 0, "{}", req.body);

@@ -27,19 +27,13 @@ fn record(dir: &Path) -> std::path::PathBuf {
         &spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]"),
     );
     let cassette = dir.join("regress.cassette.jsonl");
-    let out = runner_cmd_for(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--record"])
         .arg(&cassette)
         .arg(&spec)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    out.expect_code(0);
     mock.assert_clean();
     cassette
 }
@@ -49,17 +43,16 @@ fn replay(cassette: &Path, spec: &str, mode: &str) -> (Option<i32>, Value) {
     let repo = TestRepo::new();
     repo.write("notes.txt", "alpha\n");
     let spec = write_spec(repo.path(), spec);
-    let out = runner_cmd()
+    let out = Runner::new()
         .env_remove("ANTHROPIC_API_KEY")
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json", "--replay"])
         .arg(cassette)
         .args(["--replay-mode", mode])
         .arg(&spec)
-        .output()
-        .unwrap();
-    let r = json_lines(&out.stdout).pop().unwrap_or(Value::Null);
-    (out.status.code(), r)
+        .run();
+    let r = out.json().pop().unwrap_or(Value::Null);
+    (out.code, r)
 }
 
 #[test]
@@ -123,18 +116,13 @@ fn replay_mode_from_the_spec() {
             spec_yaml("a different prompt", "Be brief.", "[Read, Glob]")
         ),
     );
-    let out = runner_cmd()
+    let out = Runner::new()
         .current_dir(repo.path())
         .args(["exec"])
         .arg(&spec)
-        .output()
-        .unwrap();
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(4), "{all}");
+        .run();
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert_eq!(out.code, Some(4), "{all}");
     assert!(all.contains("messages[0] (user) changed"), "{all}");
 }
 
@@ -156,19 +144,13 @@ fn openai_recording_replays_strictly() {
         spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]")
     );
     let spec_path = write_spec(repo.path(), &spec);
-    let out = runner_cmd_for_openai(&mock)
+    let out = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--record"])
         .arg(&cassette)
         .arg(&spec_path)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
+    out.expect_code(0);
     mock.assert_clean();
     let text = std::fs::read_to_string(&cassette).unwrap();
     assert!(!text.contains(DUMMY_OPENAI_KEY));

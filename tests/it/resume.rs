@@ -1,23 +1,17 @@
 //! End-to-end: `runner resume` / `exec --resume` through the real binary against the mock.
 
+use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use crate::support::*;
 use serde_json::{Value, json};
 
 /// Run `runner ARGS...` in `repo` against `mock`.
 fn runner_in(mock: &MockAnthropic, repo: &TestRepo, args: &[&str]) -> Run {
-    let o = runner_cmd_for(mock)
+    Runner::against(mock)
         .current_dir(repo.path())
         .args(args)
-        .output()
-        .expect("run runner");
-    Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+        .run()
 }
 
 fn transcript_path(result: &Value) -> PathBuf {
@@ -38,12 +32,7 @@ fn one_turn_run(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir) -> Value {
         repo.path(),
         "name: resumable\nprompt: do the work\npermissions:\n  allow: [\"Bash(echo:*)\"]\nlimits:\n  max_turns: 1\n",
     );
-    let run = exec_in(
-        mock,
-        repo,
-        out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(mock, repo, out).json().arg(&spec).run();
     run.expect_code(3);
     let r = run.result();
     assert_eq!(r["runner_outcome"], "max_turns");
@@ -76,22 +65,13 @@ fn sigint_mid_tool_then_resume_to_completion() {
         repo.path(),
         "name: sig\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\", \"Edit\"]\n",
     );
-    let child = spawn_exec(&mock, &repo, &out, &spec);
+    let started = spawn_exec(&mock, &repo, &out, &spec);
     // Wait until the Bash command is really running (a readiness poll, not a timing claim).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !repo.exists("started.marker") {
-        assert!(Instant::now() < deadline, "the Bash command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let st = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let o = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(130), "{stderr}");
-    let first = json_lines(&o.stdout).remove(0);
+    wait_until("the Bash command's start", || repo.exists("started.marker"));
+    started.signal(Signal::SIGINT);
+    let interrupted = started.wait();
+    interrupted.expect_code(130);
+    let first = interrupted.result();
     assert_eq!(first["runner_outcome"], "interrupted");
     assert_eq!(first["terminal_reason"], "aborted_tools");
     assert!(!repo.exists("finished.marker"), "the tool was not stopped");
@@ -195,21 +175,12 @@ fn truncated_transcript_resumes_and_turns_continue() {
     cut.push_str(&tool_result[..tool_result.len() / 2]);
     std::fs::write(&path, &cut).unwrap();
 
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--resume",
-            path.to_str().unwrap(),
-            "--max-turns",
-            "2",
-            "--prompt",
-            "carry on",
-            "--output-format",
-            "json",
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .arg("--resume")
+        .arg(&path)
+        .args(["--max-turns", "2", "--prompt", "carry on"])
+        .json()
+        .run();
     run.expect_code(0);
     assert!(
         run.stderr.contains("truncated record"),
@@ -321,12 +292,7 @@ fn finished_run_needs_a_prompt_to_continue() {
     let mock = MockAnthropic::start(vec![text_turn("done"), text_turn("more")]);
     let out = OutDir::new();
     let spec = write_spec(repo.path(), "name: done\nprompt: hi\n");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "json", spec.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let path = transcript_path(&run.result());
     let run = runner_in(&mock, &repo, &["resume", path.to_str().unwrap()]);
@@ -438,17 +404,12 @@ fn resume_continues_in_the_recorded_worktree() {
 
     // exec --resume continues one run: two specs are refused before anything runs.
     let spec = repo.path().join("task.yaml");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--resume",
-            path.to_str().unwrap(),
-            spec.to_str().unwrap(),
-            spec.to_str().unwrap(),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .arg("--resume")
+        .arg(&path)
+        .arg(&spec)
+        .arg(&spec)
+        .run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("at most one task spec"),

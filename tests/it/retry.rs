@@ -2,8 +2,9 @@
 //! the mock Anthropic server (issue 5). Retry delays are configured to milliseconds in the
 //! specs, so these run fast; no test asserts an upper time bound.
 
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
 
 use crate::support::*;
 use serde_json::{Value, json};
@@ -15,65 +16,47 @@ fn spec(extra: &str) -> String {
     format!("name: t1\nprompt: \"do it\"\nmodel: claude-sonnet-4-5\n{extra}")
 }
 
-struct Run {
-    code: Option<i32>,
-    frames: Vec<Value>,
-    stderr: String,
+/// A stream-json run and the transcript and JUnit report it left in its repository.
+struct Outputs {
+    run: Run,
     transcript: Vec<Value>,
     junit: String,
 }
 
-impl Run {
-    fn result(&self) -> &Value {
-        self.frames
-            .iter()
-            .rev()
-            .find(|f| f["type"] == "result")
-            .unwrap_or_else(|| panic!("no result frame; stderr: {}", self.stderr))
-    }
+impl std::ops::Deref for Outputs {
+    type Target = Run;
 
-    fn system(&self, subtype: &str) -> Vec<&Value> {
-        events_of(&self.frames, "system", Some(subtype))
+    fn deref(&self) -> &Run {
+        &self.run
     }
+}
 
+impl Outputs {
     fn transcript_system(&self, subtype: &str) -> Vec<&Value> {
         events_of(&self.transcript, "system", Some(subtype))
     }
 }
 
-fn find_transcript(repo: &Path) -> Option<PathBuf> {
-    let dir = repo.join(".runner");
-    std::fs::read_dir(dir).ok()?.find_map(|e| {
-        let p = e.ok()?.path().join("transcript.jsonl");
-        p.exists().then_some(p)
-    })
-}
-
-fn run_with(mock: &MockAnthropic, repo: &TestRepo, yaml: &str, args: &[&str]) -> Run {
+/// `runner exec SPEC --output-format stream-json --junit REPO/junit.xml ARGS` in `repo`.
+fn run_with(mock: &MockAnthropic, repo: &TestRepo, yaml: &str, args: &[&str]) -> Outputs {
     let spec = write_spec(repo.path(), yaml);
     let junit = repo.path().join("junit.xml");
-    let out = runner_cmd_for(mock)
+    let run = Runner::against(mock)
         .current_dir(repo.path())
         .arg("exec")
         .arg(&spec)
-        .args(["--output-format", "stream-json", "--junit"])
-        .arg(&junit)
+        .stream_json()
+        .junit(&junit)
         .args(args)
-        .output()
-        .unwrap();
-    let transcript = find_transcript(repo.path())
-        .map(|p| read_json_lines(&p))
-        .unwrap_or_default();
-    Run {
-        code: out.status.code(),
-        frames: json_lines(&out.stdout),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        transcript,
+        .run();
+    Outputs {
+        run,
+        transcript: repo.transcript().unwrap_or_default(),
         junit: std::fs::read_to_string(&junit).unwrap_or_default(),
     }
 }
 
-fn run(mock: &MockAnthropic, yaml: &str) -> Run {
+fn run(mock: &MockAnthropic, yaml: &str) -> Outputs {
     let repo = TestRepo::new();
     run_with(mock, &repo, yaml, &[])
 }
@@ -111,7 +94,7 @@ fn overloaded_three_times_then_success() {
     assert_eq!(r.transcript_system("runner_api_retry").len(), 3);
     // HTTP errors before the response abandon nothing.
     assert!(r.system("runner_attempt_abandoned").is_empty());
-    assert_eq!(r.result()["runner_outcome"], "success");
+    assert_eq!(r.result_frame()["runner_outcome"], "success");
     assert!(
         r.stderr.matches("retrying").count() >= 3,
         "a warn line per retry: {}",
@@ -146,7 +129,7 @@ fn rate_limit_retry_after_beyond_max_wait_fails_at_once() {
     let mock = MockAnthropic::start(vec![http_error(429).with_header("retry-after", "3600")]);
     let r = run(&mock, &spec(FAST_RETRY));
     assert_eq!(r.code, Some(4), "stderr: {}", r.stderr);
-    let msg = r.result()["errors"][0].as_str().unwrap().to_string();
+    let msg = r.result_frame()["errors"][0].as_str().unwrap().to_string();
     assert!(msg.contains("retry after 3600s"), "{msg}");
     mock.assert_clean();
 }
@@ -171,12 +154,13 @@ fn server_error_then_success() {
 
 /// The attempt that failed mid-stream is abandoned: one record, nothing in the chain, and
 /// the retry's first assistant frame supersedes the abandoned frames.
-fn assert_abandoned_and_superseded(r: &Run) {
+fn assert_abandoned_and_superseded(r: &Outputs) {
     let abandoned = r.system("runner_attempt_abandoned");
-    assert_eq!(abandoned.len(), 1, "frames: {:#?}", r.frames);
+    assert_eq!(abandoned.len(), 1, "frames: {:#?}", r.json());
     let streamed = abandoned[0]["streamed_uuids"].as_array().unwrap().clone();
     assert_eq!(streamed.len(), 1);
-    let assistants = events_of(&r.frames, "assistant", None);
+    let frames = r.json();
+    let assistants = events_of(&frames, "assistant", None);
     assert_eq!(
         assistants.len(),
         2,
@@ -230,18 +214,15 @@ fn stall_before_headers_is_retried() {
     ]);
     let repo = TestRepo::new();
     let spec_path = write_spec(repo.path(), &spec(FAST_RETRY));
-    let out = runner_cmd_for(&mock)
+    let run = Runner::against(&mock)
         .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", "300")
         .current_dir(repo.path())
         .arg("exec")
         .arg(&spec_path)
-        .args(["--output-format", "stream-json"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
-    let frames = json_lines(&out.stdout);
-    let retries = events_of(&frames, "system", Some("api_retry"));
+        .stream_json()
+        .run();
+    run.expect_code(0);
+    let retries = run.system("api_retry");
     assert_eq!(retries.len(), 1);
     assert!(
         retries[0]["runner_error_message"]
@@ -280,7 +261,7 @@ fn unauthorized_is_not_retried() {
     assert_eq!(r.code, Some(4), "stderr: {}", r.stderr);
     assert_eq!(mock.requests().len(), 1);
     assert!(r.system("api_retry").is_empty());
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "api_error");
     assert_eq!(res["terminal_reason"], "api_error");
     let msg = res["errors"][0].as_str().unwrap();
@@ -296,7 +277,7 @@ fn retries_exhausted_is_api_error() {
     let r = run_with(&mock, &repo, &spec(FAST_RETRY), &["--max-retries", "2"]);
     assert_eq!(r.code, Some(4), "stderr: {}", r.stderr);
     assert_eq!(r.system("api_retry").len(), 2);
-    let msg = r.result()["errors"][0].as_str().unwrap().to_string();
+    let msg = r.result_frame()["errors"][0].as_str().unwrap().to_string();
     assert!(
         msg.contains("HTTP 529") && msg.contains("after 3 attempts"),
         "{msg}"
@@ -346,7 +327,7 @@ fn token_budget_stops_before_a_request_that_would_cross_it() {
         &spec(&format!("{FAST_RETRY}limits:\n  max_total_tokens: 100\n")),
     );
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "budget_tokens");
     assert_eq!(res["terminal_reason"], "budget_exhausted");
     let msg = res["errors"][0].as_str().unwrap();
@@ -378,7 +359,7 @@ fn token_budget_counts_the_tool_results_the_next_request_would_carry() {
         &[],
     );
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "budget_tokens");
     let msg = res["errors"][0].as_str().unwrap();
     assert!(msg.contains("not sent"), "{msg}");
@@ -398,7 +379,7 @@ fn cost_budget_ends_the_task() {
         &spec(&format!("{FAST_RETRY}limits:\n  max_cost_usd: 0.1\n")),
     );
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "budget_cost");
     assert_eq!(res["subtype"], "error_max_budget_usd");
     assert!(res["errors"][0].as_str().unwrap().contains("max_cost_usd"));
@@ -419,7 +400,7 @@ fn timeout_cancels_a_running_tool() {
     );
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
     assert!(started.elapsed() < Duration::from_secs(25), "sleep was cut");
-    let res = r.result();
+    let res = r.result_frame();
     assert_eq!(res["runner_outcome"], "timeout");
     assert!(
         res["errors"][0]
@@ -445,7 +426,7 @@ fn max_turns_ends_the_task() {
     )]);
     let r = run(&mock, &spec("limits:\n  max_turns: 1\n"));
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
-    assert_eq!(r.result()["runner_outcome"], "max_turns");
+    assert_eq!(r.result_frame()["runner_outcome"], "max_turns");
     mock.assert_clean();
 }
 
@@ -470,7 +451,7 @@ fn max_tokens_escalates_once_then_continues() {
     assert!(reqs[2].message_text(n - 1).contains("output token limit"));
     assert!(reqs[2].message_text(n - 2).contains("Still long"));
     assert_eq!(r.system("runner_attempt_abandoned").len(), 1);
-    assert_eq!(r.result()["num_turns"], json!(2));
+    assert_eq!(r.result_frame()["num_turns"], json!(2));
     mock.assert_clean();
 }
 
@@ -510,12 +491,11 @@ fn prompt_too_long_is_context_exhausted() {
     let mock = MockAnthropic::start(vec![ptl(), ptl(), ptl(), ptl()]);
     let r = run(&mock, &spec(FAST_RETRY));
     assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
-    assert_eq!(r.result()["runner_outcome"], "context_exhausted");
+    assert_eq!(r.result_frame()["runner_outcome"], "context_exhausted");
     mock.assert_clean();
 }
 
-fn signal_mid_tool(sig: nix::sys::signal::Signal, expected: i32) {
-    use std::process::Stdio;
+fn signal_mid_tool(sig: Signal, expected: i32) {
     let mock = MockAnthropic::start(vec![tool_turn(
         "toolu_1",
         "Bash",
@@ -527,33 +507,24 @@ fn signal_mid_tool(sig: nix::sys::signal::Signal, expected: i32) {
         &spec("permissions:\n  mode: bypassPermissions\n"),
     );
     let junit = repo.path().join("junit.xml");
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
+    let started = Runner::against(&mock)
         .current_dir(repo.path())
         .arg("exec")
         .arg(&spec_path)
-        .args(["--output-format", "stream-json", "--junit"])
-        .arg(&junit)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !repo.exists("started") {
-        assert!(Instant::now() < deadline, "the tool never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        .stream_json()
+        .junit(&junit)
+        .spawn();
+    wait_until("the tool's start", || repo.exists("started"));
     let signalled = Instant::now();
-    nix::sys::signal::kill(pid, sig).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(expected), "stderr: {stderr}");
+    started.signal(sig);
+    let run = started.wait();
+    run.expect_code(expected);
     assert!(
         signalled.elapsed() < Duration::from_secs(20),
         "ended long before the sleep would have"
     );
-    let frames = json_lines(&out.stdout);
-    let result = frames.iter().rfind(|f| f["type"] == "result").unwrap();
+    let frames = run.json();
+    let result = run.result_frame();
     assert_eq!(result["runner_outcome"], "interrupted");
     assert_eq!(result["terminal_reason"], "aborted_tools");
     // The unfinished call got a tool_result, in stream-json and the transcript.
@@ -562,7 +533,7 @@ fn signal_mid_tool(sig: nix::sys::signal::Signal, expected: i32) {
         .filter(|u| u["message"]["content"][0]["type"] == "tool_result")
         .collect();
     assert_eq!(tool_results.len(), 1);
-    let transcript = read_json_lines(&find_transcript(repo.path()).unwrap());
+    let transcript = repo.transcript().unwrap();
     assert!(
         transcript
             .iter()
@@ -575,54 +546,37 @@ fn signal_mid_tool(sig: nix::sys::signal::Signal, expected: i32) {
 
 #[test]
 fn sigint_mid_tool_interrupts_cleanly() {
-    signal_mid_tool(nix::sys::signal::Signal::SIGINT, 130);
+    signal_mid_tool(Signal::SIGINT, 130);
 }
 
 #[test]
 fn sigterm_mid_tool_interrupts_cleanly() {
-    signal_mid_tool(nix::sys::signal::Signal::SIGTERM, 143);
+    signal_mid_tool(Signal::SIGTERM, 143);
 }
 
 #[test]
 fn sigint_during_backoff_ends_promptly() {
-    use std::process::Stdio;
     let mock = MockAnthropic::start(vec![http_error(529)]);
     let repo = TestRepo::new();
     let spec_path = write_spec(
         repo.path(),
         &spec("retry:\n  base_delay: 60s\n  max_delay: 60s\n"),
     );
-    let mut cmd = runner_std_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url())
+    let started = Runner::against(&mock)
         .current_dir(repo.path())
         .arg("exec")
         .arg(&spec_path)
-        .args(["--output-format", "stream-json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().unwrap();
+        .stream_json()
+        .spawn();
     assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
     // Give the binary a moment to enter the backoff wait.
     std::thread::sleep(Duration::from_millis(300));
     let signalled = Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    started.signal(Signal::SIGINT);
+    let run = started.wait();
+    run.expect_code(130);
     assert!(signalled.elapsed() < Duration::from_secs(30));
-    let frames = json_lines(&out.stdout);
-    assert_eq!(events_of(&frames, "system", Some("api_retry")).len(), 1);
-    assert_eq!(
-        frames.iter().rfind(|f| f["type"] == "result").unwrap()["runner_outcome"],
-        "interrupted"
-    );
+    assert_eq!(run.system("api_retry").len(), 1);
+    assert_eq!(run.result_frame()["runner_outcome"], "interrupted");
     mock.assert_clean();
 }

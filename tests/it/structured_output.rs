@@ -2,8 +2,6 @@
 //! mock servers — the StructuredOutput tool, validation errors fed back, retries, the value in
 //! the json/stream-json result, `--output-file` and `$GITHUB_OUTPUT`; spec errors at load.
 
-use std::path::Path;
-
 use crate::support::*;
 use serde_json::{Value, json};
 
@@ -31,13 +29,6 @@ fn so_turn(id: &str, input: Value) -> MockTurn {
         .turn()
 }
 
-fn exec(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir, spec: &Path, extra: &[&str]) -> Run {
-    let mut args = vec!["--output-format", "json"];
-    args.extend_from_slice(extra);
-    args.push(spec.to_str().unwrap());
-    exec_in(mock, repo, out, &args)
-}
-
 #[test]
 fn valid_first_time_ends_the_run_with_the_value() {
     let mock = MockAnthropic::start(vec![so_turn(
@@ -48,13 +39,12 @@ fn valid_first_time_ends_the_run_with_the_value() {
     let out = OutDir::new();
     let file = out.path().join("answer.json");
     let s = spec(&repo, "");
-    let run = exec(
-        &mock,
-        &repo,
-        &out,
-        &s,
-        &["--output-file", file.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg("--output-file")
+        .arg(&file)
+        .arg(&s)
+        .run();
     run.expect_code(0);
     let r = run.result();
     assert_eq!(r["subtype"], "success", "{r}");
@@ -113,7 +103,7 @@ fn invalid_then_valid_feeds_every_error_back() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let s = spec(&repo, "");
-    let run = exec(&mock, &repo, &out, &s, &[]);
+    let run = exec(&mock, &repo, &out).json().arg(&s).run();
     run.expect_code(0);
     let r = run.result();
     assert_eq!(
@@ -144,13 +134,11 @@ fn retries_exhausted_fail_with_their_own_subtype() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let s = spec(&repo, "  max_retries: 2\n");
-    let run = exec(
-        &mock,
-        &repo,
-        &out,
-        &s,
-        &["--junit", out.junit().to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .junit(out.junit())
+        .arg(&s)
+        .run();
     run.expect_code(1);
     let r = run.result();
     assert_eq!(r["subtype"], "error_max_structured_output_retries", "{r}");
@@ -175,12 +163,7 @@ fn ending_the_turn_without_the_tool_gets_a_reminder() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let s = spec(&repo, "");
-    let run = exec_in(
-        &mock,
-        &repo,
-        &out,
-        &["--output-format", "stream-json", s.to_str().unwrap()],
-    );
+    let run = exec(&mock, &repo, &out).stream_json().arg(&s).run();
     run.expect_code(0);
     let frames = run.json();
     let result = frames.last().unwrap();
@@ -200,7 +183,7 @@ fn only_text_turns_exhaust_the_retries() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let s = spec(&repo, "  max_retries: 1\n");
-    let run = exec(&mock, &repo, &out, &s, &[]);
+    let run = exec(&mock, &repo, &out).json().arg(&s).run();
     run.expect_code(1);
     assert_eq!(
         run.result()["subtype"],
@@ -229,23 +212,15 @@ fn several_tasks_write_an_object_keyed_by_name_and_github_output() {
     );
     let file = out.path().join("answers.json");
     let gh_out = out.path().join("github_output");
-    let run = exec_env(
-        &mock,
-        &repo,
-        &out,
-        &[
-            "--output-format",
-            "json",
-            "--output-file",
-            file.to_str().unwrap(),
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-        ],
-        &[
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_OUTPUT", gh_out.to_str().unwrap()),
-        ],
-    );
+    let run = exec(&mock, &repo, &out)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", gh_out.to_str().unwrap())
+        .json()
+        .arg("--output-file")
+        .arg(&file)
+        .arg(&a)
+        .arg(&b)
+        .run();
     run.expect_code(0);
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(
@@ -290,15 +265,13 @@ fn works_with_the_openai_provider() {
             "name: oa\nprompt: judge\nprovider: openai\nmodel: gpt-4o-mini\ntools: []\n{SCHEMA}"
         ),
     );
-    let o = runner_cmd_for_openai(&mock)
+    let o = Runner::against(&mock)
         .current_dir(repo.path())
         .args(["exec", "--output-format", "json"])
         .arg(&s)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "stderr: {stderr}");
-    let r = json_lines(&o.stdout).pop().unwrap();
+        .run();
+    o.expect_code(0);
+    let r = o.json().pop().unwrap();
     assert_eq!(
         r["structured_output"],
         json!({"verdict": "pass", "score": 3}),
@@ -334,15 +307,14 @@ fn works_with_replay() {
     let out = OutDir::new();
     let s = spec(&repo, "");
     let cassette = out.path().join("so.cassette.jsonl");
-    exec(
-        &mock,
-        &repo,
-        &out,
-        &s,
-        &["--record", cassette.to_str().unwrap()],
-    )
-    .expect_code(0);
-    let o = runner_cmd()
+    exec(&mock, &repo, &out)
+        .json()
+        .arg("--record")
+        .arg(&cassette)
+        .arg(&s)
+        .run()
+        .expect_code(0);
+    let o = Runner::new()
         .current_dir(repo.path())
         .env_remove("ANTHROPIC_API_KEY")
         .args(["exec", "--output-format", "json", "--transcript-dir"])
@@ -350,11 +322,9 @@ fn works_with_replay() {
         .args(["--replay-mode", "strict", "--replay"])
         .arg(&cassette)
         .arg(&s)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "stderr: {stderr}");
-    let r = json_lines(&o.stdout).pop().unwrap();
+        .run();
+    o.expect_code(0);
+    let r = o.json().pop().unwrap();
     assert_eq!(
         r["structured_output"],
         json!({"verdict": "pass", "score": 5})
@@ -363,16 +333,12 @@ fn works_with_replay() {
 
 fn validate(repo: &TestRepo, yaml: &str) -> (Option<i32>, String) {
     let s = write_spec(repo.path(), yaml);
-    let o = runner_cmd()
+    let o = Runner::new()
         .current_dir(repo.path())
         .arg("validate")
         .arg(&s)
-        .output()
-        .unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+        .run();
+    (o.code, o.stderr.clone())
 }
 
 #[test]
@@ -443,7 +409,7 @@ fn text_output_prints_the_value() {
     let repo = TestRepo::new();
     let out = OutDir::new();
     let s = spec(&repo, "");
-    let run = exec_in(&mock, &repo, &out, &[s.to_str().unwrap()]);
+    let run = exec(&mock, &repo, &out).arg(&s).run();
     run.expect_code(0);
     let v: Value = serde_json::from_str(run.stdout.trim()).unwrap();
     assert_eq!(v, json!({"verdict": "fail", "score": 2}));
@@ -465,7 +431,7 @@ fn a_failed_check_fed_back_asks_for_a_new_value() {
         &repo,
         "attempts: 2\nverify:\n  - run: \"if [ -f .seen ]; then exit 0; else touch .seen; exit 1; fi\"\n",
     );
-    let run = exec(&mock, &repo, &out, &s, &[]);
+    let run = exec(&mock, &repo, &out).json().arg(&s).run();
     run.expect_code(0);
     let r = run.result();
     assert_eq!(
@@ -484,7 +450,7 @@ fn denying_the_structured_output_tool_is_an_input_error() {
     let mock = MockAnthropic::start(vec![]);
     let out = OutDir::new();
     let s = spec(&repo, "permissions:\n  deny: [StructuredOutput]\n");
-    let run = exec(&mock, &repo, &out, &s, &[]);
+    let run = exec(&mock, &repo, &out).json().arg(&s).run();
     run.expect_code(2);
     assert!(
         run.stderr.contains("task.yaml:") && run.stderr.contains("removes StructuredOutput"),
@@ -492,13 +458,11 @@ fn denying_the_structured_output_tool_is_an_input_error() {
         run.stderr
     );
     let s = spec(&repo, "");
-    let run = exec(
-        &mock,
-        &repo,
-        &out,
-        &s,
-        &["--disallowed-tools", "StructuredOutput"],
-    );
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .args(["--disallowed-tools", "StructuredOutput"])
+        .arg(&s)
+        .run();
     run.expect_code(2);
     assert!(mock.requests().is_empty());
 }

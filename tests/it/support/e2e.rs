@@ -1,51 +1,15 @@
-//! Helpers for the `exec_*` end-to-end tests: run the binary in a [`TestRepo`] with its own
+//! Helpers for the `exec_*` end-to-end tests: run `runner exec` in a [`TestRepo`] with its own
 //! output directory, and look at what it left behind (result object, transcript).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::harness::{TestRepo, json_lines, read_json_lines, runner_cmd_for, runner_std_cmd};
-use super::mock_anthropic::MockAnthropic;
+use super::binary::{ModelServer, Runner, Started};
+use super::harness::{TestRepo, find_transcript, read_json_lines};
 
-/// What one run of the binary produced.
-#[derive(Debug)]
-pub struct Run {
-    /// Exit code (`None`: killed by a signal).
-    pub code: Option<i32>,
-    /// stdout, lossy UTF-8.
-    pub stdout: String,
-    /// stderr, lossy UTF-8.
-    pub stderr: String,
-}
-
-impl Run {
-    /// stdout parsed as JSON lines.
-    pub fn json(&self) -> Vec<Value> {
-        json_lines(self.stdout.as_bytes())
-    }
-
-    /// The single JSON line of `--output-format json` (panics unless there is exactly one).
-    pub fn result(&self) -> Value {
-        let mut lines = self.json();
-        assert_eq!(lines.len(), 1, "expected one result line:\n{}", self.stdout);
-        lines.remove(0)
-    }
-
-    /// Panic with stdout and stderr unless the exit code is `code`.
-    pub fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "exit code\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-}
-
-/// A scratch directory outside the repository for `--transcript-dir` and `--junit`.
+/// A scratch directory outside the repository for `--transcript-dir`, `--junit` and files a
+/// test's hooks write.
 pub struct OutDir {
     dir: tempfile::TempDir,
 }
@@ -71,6 +35,13 @@ impl OutDir {
         self.dir.path().join("transcripts")
     }
 
+    /// The records of the first transcript in [`OutDir::transcripts`].
+    pub fn transcript(&self) -> Vec<Value> {
+        let p = find_transcript(&self.transcripts())
+            .unwrap_or_else(|| panic!("no transcript in {}", self.transcripts().display()));
+        read_json_lines(&p)
+    }
+
     /// The JUnit file path.
     pub fn junit(&self) -> PathBuf {
         self.dir.path().join("junit.xml")
@@ -83,59 +54,24 @@ impl Default for OutDir {
     }
 }
 
-/// Run `runner exec --transcript-dir OUT/transcripts ARGS...` in `repo` against `mock`.
-pub fn exec_in(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir, args: &[&str]) -> Run {
-    exec_env(mock, repo, out, args, &[])
-}
-
-/// [`exec_in`] with extra environment variables.
-pub fn exec_env(
-    mock: &MockAnthropic,
-    repo: &TestRepo,
-    out: &OutDir,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Run {
-    let mut cmd = runner_cmd_for(mock);
-    cmd.current_dir(repo.path())
-        .arg("exec")
-        .arg("--transcript-dir")
-        .arg(out.transcripts())
-        .args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().expect("run runner");
-    Run {
-        code: o.status.code(),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-/// Start `runner exec --transcript-dir OUT/transcripts --junit OUT/junit.xml --output-format
-/// json SPEC` in `repo` against `mock` without waiting, stdout and stderr piped: for tests that
-/// signal the running binary.
-pub fn spawn_exec(
-    mock: &MockAnthropic,
-    repo: &TestRepo,
-    out: &OutDir,
-    spec: &Path,
-) -> std::process::Child {
-    runner_std_cmd()
-        .env("ANTHROPIC_BASE_URL", mock.url())
+/// `runner exec --transcript-dir OUT/transcripts` in `repo` against `mock`; add the rest
+/// (`.json()`, `.arg(&spec)`, ...) and [`Runner::run`] it.
+pub fn exec(mock: &impl ModelServer, repo: &TestRepo, out: &OutDir) -> Runner {
+    Runner::against(mock)
         .current_dir(repo.path())
         .arg("exec")
         .arg("--transcript-dir")
         .arg(out.transcripts())
-        .arg("--junit")
-        .arg(out.junit())
-        .args(["--output-format", "json"])
+}
+
+/// Start `runner exec --transcript-dir OUT/transcripts --junit OUT/junit.xml --output-format
+/// json SPEC` in `repo` against `mock` without waiting: for tests that signal the binary.
+pub fn spawn_exec(mock: &impl ModelServer, repo: &TestRepo, out: &OutDir, spec: &Path) -> Started {
+    exec(mock, repo, out)
+        .junit(out.junit())
+        .json()
         .arg(spec)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("start runner")
 }
 
 /// The transcript named by a result object's `runner_transcript_path`.

@@ -1,33 +1,11 @@
-//! Helpers for integration tests that drive the real `runner` binary.
+//! The places tests run the binary in (a temporary git repository, spec files) and helpers
+//! to read what it wrote (JSON lines, transcripts).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-use super::mock_anthropic::MockAnthropic;
-
-/// Dummy API key the harness puts in `ANTHROPIC_API_KEY`.
-pub const DUMMY_API_KEY: &str = "sk-ant-test-dummy";
-
-/// `RUNNER_STREAM_IDLE_TIMEOUT_MS` the harness sets (small, so stall tests are quick; long
-/// enough not to fire on a loaded 2-core machine). Override with `.env(...)`.
-pub const TEST_STREAM_IDLE_TIMEOUT_MS: &str = "3000";
-
-/// Environment variable prefixes removed from the child's environment.
-const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_"];
-
-/// Individual variables removed from the child's environment.
-const SCRUBBED_VARS: &[&str] = &[
-    "RUST_LOG",
-    "RUST_BACKTRACE",
-    "http_proxy",
-    "HTTP_PROXY",
-    "https_proxy",
-    "HTTPS_PROXY",
-    "all_proxy",
-    "ALL_PROXY",
-];
 
 /// A temporary git repository with a local user config and one initial commit
 /// (`README.md`). Deleted on drop.
@@ -115,6 +93,30 @@ impl TestRepo {
     pub fn git(&self, args: &[&str]) -> String {
         git(self.path(), args)
     }
+
+    /// The records of the transcript a run without `--transcript-dir` left in the
+    /// repository (`.runner/<run>/transcript.jsonl`; the first one found), if any.
+    pub fn transcript(&self) -> Option<Vec<Value>> {
+        find_transcript(&self.path().join(".runner")).map(|p| read_json_lines(&p))
+    }
+}
+
+/// The first `<dir>/<run>/transcript.jsonl`, if any.
+pub fn find_transcript(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.find_map(|e| {
+        let p = e.ok()?.path().join("transcript.jsonl");
+        p.exists().then_some(p)
+    })
+}
+
+/// Poll until `ready` holds; panics naming `what` after 30 s. A readiness wait (a marker
+/// file a tool touched, ...), not a timing claim.
+pub fn wait_until(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} never happened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 impl Default for TestRepo {
@@ -133,53 +135,6 @@ pub fn write_spec_named(dir: &Path, name: &str, yaml: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, yaml).unwrap_or_else(|e| panic!("write {}: {e}", p.display()));
     p
-}
-
-/// The `runner` binary as a `std::process::Command` with a clean environment: every
-/// `ANTHROPIC_*`, `RUNNER_*`, `OPENAI_*`, `CLAUDE_*` variable, `RUST_LOG` and proxy variables
-/// removed; `ANTHROPIC_API_KEY` set to [`DUMMY_API_KEY`]; `ANTHROPIC_BASE_URL` set to a closed
-/// local port (so nothing can reach the network by accident);
-/// `RUNNER_STREAM_IDLE_TIMEOUT_MS` = [`TEST_STREAM_IDLE_TIMEOUT_MS`]; `NO_COLOR=1`;
-/// `NO_PROXY=127.0.0.1,localhost`; stdin null.
-pub fn runner_std_cmd() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_runner"));
-    for (k, _) in std::env::vars_os() {
-        let Some(k) = k.to_str() else { continue };
-        if SCRUBBED_PREFIXES.iter().any(|p| k.starts_with(p)) || SCRUBBED_VARS.contains(&k) {
-            cmd.env_remove(k);
-        }
-    }
-    for k in SCRUBBED_VARS {
-        cmd.env_remove(k);
-    }
-    cmd.env("ANTHROPIC_API_KEY", DUMMY_API_KEY)
-        // Port 9 (discard) on loopback: refused, never the real API.
-        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-        .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", TEST_STREAM_IDLE_TIMEOUT_MS)
-        .env("NO_COLOR", "1")
-        .env("NO_PROXY", "127.0.0.1,localhost")
-        .env("no_proxy", "127.0.0.1,localhost")
-        .stdin(Stdio::null());
-    cmd
-}
-
-/// [`runner_std_cmd`] as an `assert_cmd::Command` (no mock: the base URL is a closed port),
-/// with stdin at EOF and a 60 s kill timeout.
-pub fn runner_cmd() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::from_std(runner_std_cmd());
-    // assert_cmd always gives the child a stdin pipe; writing nothing closes it at once, so the
-    // child sees EOF (as with /dev/null). Tests may override with their own `write_stdin`.
-    cmd.write_stdin(Vec::<u8>::new());
-    // Safety net: a hung child fails the test instead of hanging the suite.
-    cmd.timeout(std::time::Duration::from_secs(60));
-    cmd
-}
-
-/// [`runner_cmd`] with `ANTHROPIC_BASE_URL` pointing at `mock`.
-pub fn runner_cmd_for(mock: &MockAnthropic) -> assert_cmd::Command {
-    let mut cmd = runner_cmd();
-    cmd.env("ANTHROPIC_BASE_URL", mock.url());
-    cmd
 }
 
 /// Parse every non-empty line of `bytes` as JSON; panics naming the first bad line.
@@ -217,7 +172,7 @@ pub fn named_task(name: &str, extra: &str) -> String {
 }
 
 /// The task a request belongs to: its first user message is `task NAME` ([`named_task`]).
-pub fn task_of(req: &super::mock_anthropic::CapturedRequest) -> String {
+pub fn task_of(req: &super::mock_server::CapturedRequest) -> String {
     req.message_text(0)
         .strip_prefix("task ")
         .unwrap_or_default()

@@ -1,29 +1,21 @@
 //! A scripted mock of an OpenAI-compatible Chat Completions server on axum, for tests.
 //!
-//! Same style as [`super::mock_anthropic`]: [`MockOpenai::start`] binds `127.0.0.1:0`, runs on
-//! its own thread, answers the N-th `POST /v1/chat/completions` with script turn N (a
-//! [`MockTurn`], so HTTP errors, chunking and delays work the same), captures every request and
-//! checks it against Chat Completions' invariants. Violations are recorded, reported by
-//! [`MockOpenai::assert_clean`], and dropping the mock with unreported ones panics.
+//! The same [`MockServer`] as [`super::MockAnthropic`], on `POST /v1/chat/completions`:
+//! script turn N (a [`MockTurn`], so HTTP errors, chunking and delays work the same) answers
+//! request N, and every request is checked against Chat Completions' invariants.
 //!
 //! Build turns with [`OaResp`]: `OaResp::new().text("hi").turn()`,
 //! `OaResp::new().tool_call("call_1", "Read", json!({...})).turn()`.
 
 use std::collections::HashSet;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
+use std::ops::Deref;
 
-use axum::Router;
-use axum::body::Body;
-use axum::extract::Request;
-use axum::http::{HeaderName, HeaderValue, StatusCode};
-use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::harness::runner_cmd;
+use super::binary::ModelServer;
 use super::invariants::Violation;
-use super::mock_anthropic::{CapturedRequest, Frame, MockTurn, body_stream, plan};
+use super::mock_server::{Api, CapturedRequest, MockServer};
+use super::mock_turn::MockTurn;
 
 /// Dummy key the OpenAI harness puts in `OPENAI_API_KEY`.
 pub const DUMMY_OPENAI_KEY: &str = "sk-openai-test-dummy";
@@ -231,32 +223,9 @@ impl Default for OaMockOptions {
     }
 }
 
-#[derive(Default)]
-struct State {
-    requests: Vec<CapturedRequest>,
-    violations: Vec<Violation>,
-    served: usize,
-}
-
-struct Shared {
-    script: Vec<MockTurn>,
-    options: OaMockOptions,
-    state: Mutex<State>,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// A running OpenAI-compatible mock. Dropping it shuts the server down.
-pub struct MockOpenai {
-    addr: SocketAddr,
-    shared: Arc<Shared>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
+/// A running OpenAI-compatible mock; the [`MockServer`] methods (`request`, `assert_clean`,
+/// ...) come through `Deref`. Dropping it shuts the server down.
+pub struct MockOpenai(MockServer);
 
 impl MockOpenai {
     /// Start a mock answering request N with `script[N]`, default expectations.
@@ -266,109 +235,40 @@ impl MockOpenai {
 
     /// Start a mock with expectations.
     pub fn start_with(script: Vec<MockTurn>, options: OaMockOptions) -> MockOpenai {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("mock: bind");
-        listener.set_nonblocking(true).expect("mock: nonblocking");
-        let addr = listener.local_addr().expect("mock: local_addr");
-        let shared = Arc::new(Shared {
-            script,
-            options,
-            state: Mutex::new(State::default()),
-        });
-        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
-        let for_server = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("mock-openai-{}", addr.port()))
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("mock: runtime");
-                rt.block_on(async move {
-                    let listener =
-                        tokio::net::TcpListener::from_std(listener).expect("mock: listener");
-                    let app = Router::new().fallback(move |req: Request| {
-                        let shared = for_server.clone();
-                        async move { handle(shared, req).await }
-                    });
-                    let _ = ready_tx.send(());
-                    tokio::select! {
-                        _ = axum::serve(listener, app) => {}
-                        _ = shutdown_rx => {}
-                    }
-                });
-            })
-            .expect("mock: spawn");
-        ready_rx
-            .recv()
-            .expect("mock: server thread died during startup");
-        MockOpenai {
-            addr,
-            shared,
-            shutdown: Some(shutdown_tx),
-            thread: Some(thread),
-        }
+        let api = Api {
+            name: "OpenAI",
+            route: "/v1/chat/completions",
+            check: Some(Box::new(move |n, method, path, headers, body| {
+                check_oa_request(n, method, path, headers, body, &options)
+            })),
+            ignored: Vec::new(),
+            error_body: |message| {
+                json!({"error": {"message": message, "type": "mock_error"}}).to_string()
+            },
+        };
+        MockOpenai(MockServer::start(api, script))
     }
 
     /// Base URL for `OPENAI_BASE_URL` / `openai.base_url`, ending in `/v1`.
     pub fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    /// Every request so far.
-    pub fn requests(&self) -> Vec<CapturedRequest> {
-        self.shared.lock().requests.clone()
-    }
-
-    /// Request `i` (0-based); panics if there is none.
-    pub fn request(&self, i: usize) -> CapturedRequest {
-        let r = self.requests();
-        r.get(i)
-            .cloned()
-            .unwrap_or_else(|| panic!("mock: no request #{i}; received {}", r.len()))
-    }
-
-    /// Take (and clear) the violations.
-    pub fn take_violations(&self) -> Vec<Violation> {
-        std::mem::take(&mut self.shared.lock().violations)
-    }
-
-    /// Panic unless every turn was served and no violation was recorded.
-    pub fn assert_clean(&self) {
-        let mut st = self.shared.lock();
-        let mut problems: Vec<String> = st.violations.drain(..).map(|v| v.to_string()).collect();
-        let total = self.shared.script.len();
-        if st.served < total {
-            problems.push(format!("served {} of {total} script turn(s)", st.served));
-        }
-        if !problems.is_empty() {
-            panic!(
-                "mock OpenAI is not clean ({} request(s)):\n  - {}",
-                st.requests.len(),
-                problems.join("\n  - ")
-            );
-        }
+        format!("{}/v1", self.0.url())
     }
 }
 
-impl Drop for MockOpenai {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        if !std::thread::panicking() {
-            let v = self.take_violations();
-            if !v.is_empty() {
-                let v: Vec<String> = v.iter().map(ToString::to_string).collect();
-                panic!(
-                    "mock OpenAI dropped with unreported violations:\n  - {}",
-                    v.join("\n  - ")
-                );
-            }
-        }
+impl ModelServer for MockOpenai {
+    fn runner_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("OPENAI_BASE_URL", self.base_url()),
+            ("OPENAI_API_KEY", DUMMY_OPENAI_KEY.into()),
+        ]
+    }
+}
+
+impl Deref for MockOpenai {
+    type Target = MockServer;
+
+    fn deref(&self) -> &MockServer {
+        &self.0
     }
 }
 
@@ -557,114 +457,4 @@ pub fn check_oa_request(
         );
     }
     out
-}
-
-fn error_response(status: StatusCode, message: &str) -> Response {
-    let mut resp = Response::new(Body::from(
-        json!({"error": {"message": message, "type": "mock_error"}}).to_string(),
-    ));
-    *resp.status_mut() = status;
-    resp
-}
-
-async fn handle(shared: Arc<Shared>, req: Request) -> Response {
-    let (parts, body) = req.into_parts();
-    let method = parts.method.to_string();
-    let path = parts.uri.path().to_string();
-    let headers: Vec<(String, String)> = parts
-        .headers
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
-        .await
-        .unwrap_or_default();
-    let parsed: Option<Value> = serde_json::from_slice(&bytes).ok();
-    let routed = method == "POST" && path == "/v1/chat/completions";
-    let (n, turn) = {
-        let mut st = shared.lock();
-        let index = st.requests.len();
-        let n = index + 1;
-        let v = check_oa_request(
-            n,
-            &method,
-            &path,
-            &headers,
-            parsed.as_ref(),
-            &shared.options,
-        );
-        st.violations.extend(v);
-        let mut turn = None;
-        let mut turn_index = None;
-        if routed {
-            if let Some(t) = shared.script.get(st.served) {
-                turn_index = Some(st.served);
-                turn = Some(t.clone());
-                st.served += 1;
-            } else {
-                st.violations.push(Violation {
-                    request: n,
-                    code: "script_exhausted",
-                    message: "request beyond the script".into(),
-                });
-            }
-        }
-        st.requests.push(CapturedRequest {
-            turn: turn_index,
-            method: method.clone(),
-            path: path.clone(),
-            headers,
-            body: parsed.unwrap_or(Value::Null),
-            raw_body: String::from_utf8_lossy(&bytes).into_owned(),
-            received_at: std::time::Instant::now(),
-        });
-        (n, turn)
-    };
-    let Some(turn) = turn else {
-        return error_response(
-            StatusCode::NOT_FOUND,
-            &format!("mock: no turn for request #{n}"),
-        );
-    };
-    let p = plan(&turn, n);
-    if !p.delay.is_zero() {
-        tokio::time::sleep(p.delay).await;
-    }
-    let body = if p.streamed {
-        body_stream(p.frames)
-    } else {
-        let mut all = Vec::new();
-        for f in p.frames {
-            if let Frame::Data(b) = f {
-                all.extend_from_slice(&b);
-            }
-        }
-        Body::from(all)
-    };
-    let mut resp = Response::new(body);
-    *resp.status_mut() =
-        StatusCode::from_u16(p.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    for (k, v) in &p.headers {
-        if let (Ok(k), Ok(v)) = (
-            HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            resp.headers_mut().append(k, v);
-        }
-    }
-    resp
-}
-
-/// [`runner_cmd`] with `OPENAI_BASE_URL` pointing at `mock` and `OPENAI_API_KEY` set to
-/// [`DUMMY_OPENAI_KEY`].
-pub fn runner_cmd_for_openai(mock: &MockOpenai) -> assert_cmd::Command {
-    let mut cmd = runner_cmd();
-    cmd.env("OPENAI_BASE_URL", mock.base_url())
-        .env("OPENAI_API_KEY", DUMMY_OPENAI_KEY);
-    cmd
 }

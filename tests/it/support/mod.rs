@@ -1,6 +1,7 @@
-//! Test support shared by the integration tests: a scripted mock Anthropic Messages server
-//! ([`MockAnthropic`]), SSE builders ([`Resp`]), request invariant checks, and helpers to
-//! drive the real `runner` binary in temporary git repositories.
+//! Test support shared by the integration tests: the mock model servers ([`MockAnthropic`],
+//! [`MockOpenai`], both a [`mock_server::MockServer`] playing a script of [`MockTurn`]s), SSE
+//! builders ([`Resp`], [`OaResp`]), request invariant checks, and helpers that run the real
+//! `runner` binary ([`Runner`], [`exec`]) in temporary git repositories ([`TestRepo`]).
 //!
 //! Test modules use it with `use crate::support::*;`.
 //!
@@ -10,24 +11,31 @@
 //!     text_turn("done"),
 //! ]);
 //! let repo = TestRepo::new();
+//! let out = OutDir::new();
 //! let spec = write_spec(repo.path(), "prompt: read a.txt\n");
-//! runner_cmd_for(&mock).current_dir(repo.path()).arg("exec").arg(&spec).assert().success();
+//! exec(&mock, &repo, &out).arg(&spec).run().expect_code(0);
 //! assert_eq!(mock.request(1).tool_result_text("toolu_1").as_deref(), Some("..."));
 //! mock.assert_clean();
 //! ```
 
+pub mod binary;
 pub mod e2e;
 pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
 pub mod mock_openai;
+pub mod mock_server;
+pub mod mock_turn;
 pub mod sinks;
 pub mod sse_builder;
 
+pub use binary::*;
 pub use e2e::*;
 pub use harness::*;
 pub use invariants::check_request;
-pub use mock_anthropic::{CapturedRequest, Gate, Hold, MockAnthropic, MockOptions, MockTurn};
+pub use mock_anthropic::{MockAnthropic, MockOptions};
 pub use mock_openai::*;
+pub use mock_server::CapturedRequest;
+pub use mock_turn::{Gate, Hold, MockTurn};
 pub use sinks::*;
 pub use sse_builder::*;

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::mock_anthropic::MockTurn;
+use super::mock_turn::MockTurn;
 
 /// One SSE event: `event: <event>\ndata: <data>\n\n`.
 #[derive(Debug, Clone, PartialEq)]
