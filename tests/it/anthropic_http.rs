@@ -1,115 +1,37 @@
-//! The Anthropic provider against a tiny axum server on 127.0.0.1: real HTTP, chunked SSE,
-//! error bodies from tests/fixtures/errors, dropped connections and stalls.
+//! The Anthropic provider against the mock Anthropic server: real HTTP, chunked SSE, error
+//! bodies from tests/fixtures/errors, dropped connections and stalls.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
-use axum::routing::post;
-use futures_util::{Stream, StreamExt};
+use futures_util::StreamExt;
 use runner::model::anthropic::{AnthropicConfig, AnthropicProvider};
 use runner::model::assembler::Assembler;
 use runner::model::{
     ContentBlock, Message, ModelCall, ModelRequest, ModelResponse, Provider, ProviderError, Role,
     StopReason, ToolSpec,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(rel),
-    )
-    .unwrap()
+use crate::support::*;
+
+/// A mock answering once with the recorded stream `sse/NAME`, in 7-byte chunks.
+fn fixture_stream(name: &str) -> MockAnthropic {
+    MockAnthropic::start(vec![
+        MockTurn::raw_sse(fixture_text(&format!("sse/{name}"))).chunked(7),
+    ])
 }
 
-/// What the server received.
-#[derive(Clone, Debug)]
-struct Captured {
-    headers: HeaderMap,
-    body: Value,
+/// The provider against `mock`; the base URL's trailing slash is on purpose: it must be
+/// tolerated.
+fn provider(mock: &MockAnthropic, idle: Duration) -> AnthropicProvider {
+    provider_at(&format!("{}/", mock.url()), idle)
 }
 
-type Responder = Arc<dyn Fn() -> Response + Send + Sync>;
-
-#[derive(Clone)]
-struct AppState {
-    captured: Arc<Mutex<Vec<Captured>>>,
-    respond: Responder,
-    delay_headers: Duration,
-}
-
-async fn messages(State(st): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    st.captured.lock().unwrap().push(Captured { headers, body });
-    if !st.delay_headers.is_zero() {
-        tokio::time::sleep(st.delay_headers).await;
-    }
-    (st.respond)()
-}
-
-struct Server {
-    base_url: String,
-    captured: Arc<Mutex<Vec<Captured>>>,
-}
-
-async fn serve(respond: Responder, delay_headers: Duration) -> Server {
-    let captured = Arc::new(Mutex::new(Vec::new()));
-    let state = AppState {
-        captured: Arc::clone(&captured),
-        respond,
-        delay_headers,
-    };
-    let app = Router::new()
-        .route("/v1/messages", post(messages))
-        .with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.unwrap();
-    });
-    Server {
-        // Trailing slash on purpose: it must be tolerated.
-        base_url: format!("http://{addr}/"),
-        captured,
-    }
-}
-
-fn provider(base_url: &str, idle: Duration) -> AnthropicProvider {
+fn provider_at(base_url: &str, idle: Duration) -> AnthropicProvider {
     let mut cfg = AnthropicConfig::new("sk-ant-test-key");
     cfg.base_url = base_url.to_string();
     cfg.idle_timeout = idle;
     AnthropicProvider::new(cfg).unwrap()
-}
-
-fn sse_response<S>(stream: S) -> Response
-where
-    S: Stream<Item = Result<Bytes, std::io::Error>> + Send + 'static,
-{
-    Response::builder()
-        .status(200)
-        .header("content-type", "text/event-stream; charset=utf-8")
-        .header("request-id", "req_stream_1")
-        .body(Body::from_stream(stream))
-        .unwrap()
-}
-
-fn chunks_of(bytes: Vec<u8>, n: usize) -> Vec<Result<Bytes, std::io::Error>> {
-    bytes
-        .chunks(n)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect()
-}
-
-fn fixture_stream(name: &str) -> Responder {
-    let bytes = fixture(&format!("sse/{name}"));
-    Arc::new(move || sse_response(futures_util::stream::iter(chunks_of(bytes.clone(), 7))))
 }
 
 fn request() -> ModelRequest {
@@ -153,7 +75,7 @@ fn request() -> ModelRequest {
             input_schema: json!({"type":"object","properties":{"file_path":{"type":"string"}},"required":["file_path"]}),
         }]
         .into(),
-        max_tokens: 1024,
+        max_tokens: 4096,
         thinking: Some(json!({"type":"enabled","budget_tokens":1024})),
     }
 }
@@ -169,16 +91,12 @@ async fn drain(call: ModelCall) -> Result<ModelResponse, ProviderError> {
 
 #[tokio::test]
 async fn streams_a_response_and_sends_what_the_api_expects() {
-    let srv = serve(
-        fixture_stream("sdkgo_recorded_text_then_tool_use.sse"),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = fixture_stream("sdkgo_recorded_text_then_tool_use.sse");
+    let p = provider(&mock, Duration::from_secs(10));
     let call = p.stream(&request()).await.unwrap();
-    assert_eq!(call.meta.request_id.as_deref(), Some("req_stream_1"));
+    assert_eq!(call.meta.request_id.as_deref(), Some("req_mock_1"));
     let r = drain(call).await.unwrap();
-    assert_eq!(r.request_id.as_deref(), Some("req_stream_1"));
+    assert_eq!(r.request_id.as_deref(), Some("req_mock_1"));
     assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
     assert_eq!(
         r.content[1],
@@ -189,16 +107,16 @@ async fn streams_a_response_and_sends_what_the_api_expects() {
         }
     );
 
-    let cap = srv.captured.lock().unwrap();
+    let cap = mock.requests();
     assert_eq!(cap.len(), 1);
-    let h = &cap[0].headers;
-    assert_eq!(h["x-api-key"], "sk-ant-test-key");
-    assert_eq!(h["anthropic-version"], "2023-06-01");
-    assert_eq!(h["content-type"], "application/json");
-    assert_eq!(h["accept"], "text/event-stream");
+    let h = |name| cap[0].header(name);
+    assert_eq!(h("x-api-key"), Some("sk-ant-test-key"));
+    assert_eq!(h("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(h("content-type"), Some("application/json"));
+    assert_eq!(h("accept"), Some("text/event-stream"));
     let b = &cap[0].body;
     assert_eq!(b["model"], "claude-sonnet-4-5");
-    assert_eq!(b["max_tokens"], 1024);
+    assert_eq!(b["max_tokens"], 4096);
     assert_eq!(b["stream"], true);
     // Prompt caching is on by default: breakpoints on the system prompt, the last tool and
     // the last block of the last message (checked below), and nowhere else.
@@ -231,67 +149,58 @@ async fn streams_a_response_and_sends_what_the_api_expects() {
         ])
     );
     assert!(!b.to_string().contains("caller"));
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn prompt_caching_off_sends_no_breakpoints() {
-    let srv = serve(fixture_stream("sdkpy_basic_response.sse"), Duration::ZERO).await;
+    let mock = fixture_stream("sdkpy_basic_response.sse");
     let mut cfg = AnthropicConfig::new("sk-ant-test-key");
-    cfg.base_url = srv.base_url.clone();
+    cfg.base_url = mock.url();
     cfg.prompt_caching = false;
     let p = AnthropicProvider::new(cfg).unwrap();
     drain(p.stream(&request()).await.unwrap()).await.unwrap();
-    let cap = srv.captured.lock().unwrap();
-    let b = &cap[0].body;
+    let b = mock.request(0).body;
     assert_eq!(b["system"], "You are a CI agent.");
     assert!(!b.to_string().contains("cache_control"));
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn no_tools_means_no_tools_key() {
-    let srv = serve(fixture_stream("sdkpy_basic_response.sse"), Duration::ZERO).await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = fixture_stream("sdkpy_basic_response.sse");
+    let p = provider(&mock, Duration::from_secs(10));
     let mut req = request();
     req.tools = Default::default();
     req.thinking = None;
     let r = drain(p.stream(&req).await.unwrap()).await.unwrap();
     assert_eq!(r.content, vec![ContentBlock::text("Hello there!")]);
-    let cap = srv.captured.lock().unwrap();
-    assert!(cap[0].body.get("tools").is_none());
-    assert!(cap[0].body.get("thinking").is_none());
+    let b = mock.request(0).body;
+    assert!(b.get("tools").is_none());
+    assert!(b.get("thinking").is_none());
+    mock.assert_clean();
 }
 
-fn error_response(
-    status: u16,
-    body: Vec<u8>,
-    headers: &'static [(&'static str, &'static str)],
-) -> Responder {
-    Arc::new(move || {
-        let mut b = Response::builder()
-            .status(StatusCode::from_u16(status).unwrap())
-            .header("content-type", "application/json");
-        for (k, v) in headers {
-            b = b.header(*k, *v);
-        }
-        b.body(Body::from(body.clone())).unwrap()
-    })
-}
-
-async fn http_error(
-    status: u16,
-    file: &str,
-    headers: &'static [(&'static str, &'static str)],
-) -> ProviderError {
-    let srv = serve(
-        error_response(status, fixture(&format!("errors/{file}")), headers),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
-    match p.stream(&request()).await {
+/// The provider's error for an HTTP `status` answer with the recorded body `errors/FILE`
+/// and `headers`.
+async fn http_error(status: u16, file: &str, headers: &[(&str, &str)]) -> ProviderError {
+    let mut headers: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    headers.push(("content-type".into(), "application/json".into()));
+    let mock = MockAnthropic::start(vec![MockTurn::Http {
+        status,
+        body: fixture_text(&format!("errors/{file}")),
+        headers,
+    }]);
+    let p = provider(&mock, Duration::from_secs(10));
+    let e = match p.stream(&request()).await {
         Ok(_) => panic!("{file}: expected an error"),
         Err(e) => e,
-    }
+    };
+    mock.assert_clean();
+    e
 }
 
 #[tokio::test]
@@ -389,17 +298,12 @@ async fn http_401_429_529_bodies_and_headers_are_parsed() {
 
 #[tokio::test]
 async fn non_json_error_body_falls_back_to_trimmed_text() {
-    let srv = serve(
-        Arc::new(|| {
-            Response::builder()
-                .status(502)
-                .body(Body::from("\n  upstream connect error  \n"))
-                .unwrap()
-        }),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = MockAnthropic::start(vec![MockTurn::Http {
+        status: 502,
+        body: "\n  upstream connect error  \n".into(),
+        headers: vec![("content-type".into(), "text/plain".into())],
+    }]);
+    let p = provider(&mock, Duration::from_secs(10));
     let Err(ProviderError::Http {
         status,
         error_type,
@@ -413,32 +317,19 @@ async fn non_json_error_body_falls_back_to_trimmed_text() {
         (status, error_type, message.as_str()),
         (502, None, "upstream connect error")
     );
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn connection_dropped_mid_stream_fails_the_attempt() {
-    let bytes = fixture("sse/sdkpy_basic_response.sse");
-    let srv = serve(
-        Arc::new(move || {
-            let half = bytes.len() / 2;
-            let first = Bytes::copy_from_slice(&bytes[..half]);
-            // Send the first half, wait so it reaches the client, then fail the body: hyper
-            // aborts the chunked response without its terminating chunk.
-            let s = futures_util::stream::iter(vec![Ok(first)]).chain(futures_util::stream::once(
-                async {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    Err(std::io::Error::new(
-                        std::io::ErrorKind::ConnectionReset,
-                        "boom",
-                    ))
-                },
-            ));
-            sse_response(s)
-        }),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let events = parse_sse(&fixture_text("sse/sdkpy_basic_response.sse"));
+    // Send the first half of the events, then abort the body: hyper ends the chunked
+    // response without its terminating chunk.
+    let mock = MockAnthropic::start(vec![MockTurn::DropAfter {
+        after: events.len() / 2,
+        events,
+    }]);
+    let p = provider(&mock, Duration::from_secs(10));
     let call = p.stream(&request()).await.unwrap();
     let mut events = call.events;
     let mut seen = 0;
@@ -459,22 +350,17 @@ async fn connection_dropped_mid_stream_fails_the_attempt() {
         other => panic!("expected Transport mid-stream, got {other:?}"),
     }
     assert!(events.next().await.is_none(), "nothing after the error");
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn stall_mid_stream_is_stalled() {
-    let bytes = fixture("sse/sdkpy_basic_response.sse");
-    let srv = serve(
-        Arc::new(move || {
-            let first = Bytes::copy_from_slice(&bytes[..200]);
-            let s = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(first)])
-                .chain(futures_util::stream::pending());
-            sse_response(s)
-        }),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_millis(300));
+    let mock = MockAnthropic::start(vec![MockTurn::Stall {
+        events: parse_sse(&fixture_text("sse/sdkpy_basic_response.sse")),
+        after: 2,
+        stall: Duration::from_secs(60),
+    }]);
+    let p = provider(&mock, Duration::from_millis(300));
     let call = p.stream(&request()).await.unwrap();
     let started = std::time::Instant::now();
     let err = drain(call).await.unwrap_err();
@@ -483,18 +369,19 @@ async fn stall_mid_stream_is_stalled() {
         "{err:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn stall_before_headers_is_stalled() {
-    let srv = serve(
-        fixture_stream("sdkpy_basic_response.sse"),
-        Duration::from_secs(3),
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_millis(200));
+    let mock = MockAnthropic::start(vec![
+        MockTurn::raw_sse(fixture_text("sse/sdkpy_basic_response.sse"))
+            .delayed(Duration::from_secs(3)),
+    ]);
+    let p = provider(&mock, Duration::from_millis(200));
     let err = p.stream(&request()).await.err().unwrap();
     assert!(matches!(err, ProviderError::Stalled(_)), "{err:?}");
+    mock.assert_clean();
 }
 
 #[tokio::test]
@@ -502,7 +389,7 @@ async fn connection_refused_is_transport_before_response() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let p = provider(&format!("http://{addr}"), Duration::from_secs(5));
+    let p = provider_at(&format!("http://{addr}"), Duration::from_secs(5));
     let err = p.stream(&request()).await.err().unwrap();
     assert!(
         matches!(
@@ -518,12 +405,8 @@ async fn connection_refused_is_transport_before_response() {
 
 #[tokio::test]
 async fn error_event_after_200_is_stream_error() {
-    let srv = serve(
-        fixture_stream("COMPOSED_midstream_overloaded_error.sse"),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = fixture_stream("COMPOSED_midstream_overloaded_error.sse");
+    let p = provider(&mock, Duration::from_secs(10));
     let err = drain(p.stream(&request()).await.unwrap())
         .await
         .unwrap_err();
@@ -531,40 +414,31 @@ async fn error_event_after_200_is_stream_error() {
         matches!(err, ProviderError::StreamError { ref error_type, .. } if error_type == "overloaded_error"),
         "{err:?}"
     );
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn json_200_is_malformed_not_silently_empty() {
-    let srv = serve(
-        Arc::new(|| {
-            Response::builder()
-                .status(200)
-                .header("content-type", "application/json")
-                .body(Body::from(r#"{"type":"message"}"#))
-                .unwrap()
-        }),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = MockAnthropic::start(vec![MockTurn::Http {
+        status: 200,
+        body: r#"{"type":"message"}"#.into(),
+        headers: vec![],
+    }]);
+    let p = provider(&mock, Duration::from_secs(10));
     let err = p.stream(&request()).await.err().unwrap();
     assert!(
         matches!(err, ProviderError::Malformed(ref m) if m.contains("application/json")),
         "{err:?}"
     );
+    mock.assert_clean();
 }
 
 #[tokio::test]
 async fn body_ending_before_message_stop_is_incomplete() {
-    let text = String::from_utf8(fixture("sse/sdkpy_basic_response.sse")).unwrap();
+    let text = fixture_text("sse/sdkpy_basic_response.sse");
     let cut = text.find("event: message_delta").unwrap();
-    let bytes = text.as_bytes()[..cut].to_vec();
-    let srv = serve(
-        Arc::new(move || sse_response(futures_util::stream::iter(chunks_of(bytes.clone(), 7)))),
-        Duration::ZERO,
-    )
-    .await;
-    let p = provider(&srv.base_url, Duration::from_secs(10));
+    let mock = MockAnthropic::start(vec![MockTurn::raw_sse(&text[..cut]).chunked(7)]);
+    let p = provider(&mock, Duration::from_secs(10));
     let err = drain(p.stream(&request()).await.unwrap())
         .await
         .unwrap_err();
@@ -572,4 +446,5 @@ async fn body_ending_before_message_stop_is_incomplete() {
         matches!(err, ProviderError::Incomplete { after_bytes: true }),
         "{err:?}"
     );
+    mock.assert_clean();
 }

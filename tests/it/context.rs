@@ -12,12 +12,7 @@ const FAST_RETRY: &str = "retry:\n  base_delay: 1ms\n  max_delay: 5ms\n";
 /// repository's `.runner/`).
 fn run_in(mock: &MockAnthropic, repo: &TestRepo, yaml: &str) -> Run {
     let spec = write_spec(repo.path(), yaml);
-    Runner::against(mock)
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg(&spec)
-        .stream_json()
-        .run()
+    exec_in(mock, repo).arg(&spec).stream_json().run()
 }
 
 fn prompt_too_long() -> MockTurn {

@@ -13,11 +13,7 @@ fn text_only_answer_succeeds() {
     let mock = MockAnthropic::start(vec![text_turn("All done.")]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec("say hi", ""));
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).arg(&spec).run();
     out.expect_code(0);
     assert_eq!(out.stdout, "All done.\n");
     let req = mock.request(0);

@@ -122,11 +122,7 @@ fn default_transcript_dir_is_dot_runner_in_the_current_directory() {
     let repo = TestRepo::new();
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     let spec = write_spec(repo.path(), "name: d\nprompt: hi\n");
-    let o = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json"])
-        .arg(&spec)
-        .run();
+    let o = exec_in(&mock, &repo).json().arg(&spec).run();
     assert_eq!(o.code, Some(0));
     let r = o.json().remove(0);
     let tp = std::path::PathBuf::from(r["runner_transcript_path"].as_str().unwrap());

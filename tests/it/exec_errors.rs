@@ -2,54 +2,9 @@
 //! through the real binary.
 
 use crate::support::*;
-use serde_json::{Value, json};
 
 fn spec(extra: &str) -> String {
     format!("name: errs\nprompt: do it\nmodel: claude-sonnet-4-5\n{extra}")
-}
-
-fn start(index: usize, block: Value) -> SseEvent {
-    SseEvent::new(
-        "content_block_start",
-        &json!({"type": "content_block_start", "index": index, "content_block": block}),
-    )
-}
-
-fn json_delta(index: usize, partial: &str) -> SseEvent {
-    SseEvent::new(
-        "content_block_delta",
-        &json!({"type": "content_block_delta", "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": partial}}),
-    )
-}
-
-fn block_stop(index: usize) -> SseEvent {
-    SseEvent::new(
-        "content_block_stop",
-        &json!({"type": "content_block_stop", "index": index}),
-    )
-}
-
-fn message_start(id: &str) -> SseEvent {
-    SseEvent::new(
-        "message_start",
-        &json!({"type": "message_start", "message": {
-            "id": id, "type": "message", "role": "assistant", "model": "claude-mock",
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    )
-}
-
-fn message_end(stop_reason: &str) -> Vec<SseEvent> {
-    vec![
-        SseEvent::new(
-            "message_delta",
-            &json!({"type": "message_delta",
-                    "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-                    "usage": {"output_tokens": 20}}),
-        ),
-        SseEvent::new("message_stop", &json!({"type": "message_stop"})),
-    ]
 }
 
 #[test]
@@ -124,19 +79,12 @@ fn http_529_overloaded_is_exit_4() {
 #[test]
 fn tool_use_with_unparsable_input_gets_an_error_result_and_the_loop_continues() {
     let repo = TestRepo::new();
-    let mut bad = vec![
-        message_start("msg_bad"),
-        start(
-            0,
-            json!({"type": "tool_use", "id": "toolu_bad", "name": "Bash", "input": {}}),
-        ),
-        json_delta(0, ""),
-        json_delta(0, "{\"command\": \"touch marker.txt"),
-        json_delta(0, "\", oops}"),
-        block_stop(0),
-    ];
-    bad.extend(message_end("tool_use"));
-    let mock = MockAnthropic::start(vec![MockTurn::Sse(bad), text_turn("recovered")]);
+    let bad = Resp::new().id("msg_bad").tool_use_fragments(
+        "toolu_bad",
+        "Bash",
+        &["", "{\"command\": \"touch marker.txt", "\", oops}"],
+    );
+    let mock = MockAnthropic::start(vec![bad.turn(), text_turn("recovered")]);
     let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
@@ -192,25 +140,18 @@ fn error_event_mid_stream_is_exit_4_with_a_clear_message() {
 #[test]
 fn tool_use_cut_off_by_max_tokens_never_runs_and_the_model_is_asked_to_continue() {
     let repo = TestRepo::new();
-    let mut cut = vec![
-        message_start("msg_cut"),
-        start(0, json!({"type": "text", "text": ""})),
-        SseEvent::new(
-            "content_block_delta",
-            &json!({"type": "content_block_delta", "index": 0,
-                    "delta": {"type": "text_delta", "text": "Writing the file."}}),
-        ),
-        block_stop(0),
-        start(
-            1,
-            json!({"type": "tool_use", "id": "toolu_cut", "name": "Bash", "input": {}}),
-        ),
-        json_delta(1, ""),
-        json_delta(1, "{\"command\": \"touch marker.txt\"}"),
+    let cut = Resp::new()
+        .id("msg_cut")
+        .text("Writing the file.")
+        .tool_use_fragments(
+            "toolu_cut",
+            "Bash",
+            &["", "{\"command\": \"touch marker.txt\"}"],
+        )
         // no content_block_stop: the output cap cut the block off
-    ];
-    cut.extend(message_end("max_tokens"));
-    let mock = MockAnthropic::start(vec![MockTurn::Sse(cut), text_turn("finished")]);
+        .cut_off()
+        .stop("max_tokens");
+    let mock = MockAnthropic::start(vec![cut.turn(), text_turn("finished")]);
     let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
@@ -256,17 +197,10 @@ fn dropped_connection_is_exit_4() {
 }
 
 fn malformed_turn(id: &str) -> MockTurn {
-    let mut ev = vec![
-        message_start(&format!("msg_{id}")),
-        start(
-            0,
-            json!({"type": "tool_use", "id": id, "name": "Glob", "input": {}}),
-        ),
-        json_delta(0, "{\"pattern\": "),
-        block_stop(0),
-    ];
-    ev.extend(message_end("tool_use"));
-    MockTurn::Sse(ev)
+    Resp::new()
+        .id(&format!("msg_{id}"))
+        .tool_use_fragments(id, "Glob", &["{\"pattern\": "])
+        .turn()
 }
 
 #[test]

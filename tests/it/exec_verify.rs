@@ -16,12 +16,7 @@ fn failing_check_is_fed_back_and_the_second_attempt_passes() {
         "name: v1\nprompt: create done.txt\npermissions:\n  allow: [\"Bash(touch:*)\"]\nverify:\n  - name: done-exists\n    run: test -f done.txt && echo present\nattempts: 2\n",
     );
     let junit = repo.path().join("junit.xml");
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json", "--junit"])
-        .arg(&junit)
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).json().junit(&junit).arg(&spec).run();
     out.expect_code(0);
     let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("success"));
@@ -49,12 +44,7 @@ fn check_failing_after_last_attempt_is_checks_failed_exit_1() {
         "name: v2\nprompt: do it\nverify:\n  - run: echo broken >&2; exit 7\n",
     );
     let junit = repo.path().join("junit.xml");
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json", "--junit"])
-        .arg(&junit)
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).json().junit(&junit).arg(&spec).run();
     assert_eq!(out.code, Some(1));
     let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("checks_failed"));
@@ -76,11 +66,7 @@ fn checks_run_report_only_when_a_limit_ends_the_task() {
         repo.path(),
         "name: v3\nprompt: loop\nlimits:\n  max_turns: 1\nverify:\n  - name: ok\n    run: \"true\"\n",
     );
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).json().arg(&spec).run();
     assert_eq!(out.code, Some(3));
     let r = &out.json()[0];
     assert_eq!(r["runner_outcome"], json!("max_turns"));

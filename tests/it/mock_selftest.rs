@@ -200,6 +200,14 @@ fn builder_blocks_and_stop_reasons() {
     assert!(
         !types(&Resp::new().text("x").unfinished().build()).contains(&"message_stop".to_string())
     );
+    // Raw tool input fragments, and a block the output cap cut off.
+    let cut = Resp::new()
+        .tool_use_fragments("t", "Bash", &["", "{\"command\": "])
+        .cut_off()
+        .build();
+    assert_eq!(deltas(&cut, 0, "partial_json"), ["", "{\"command\": "]);
+    assert!(!types(&cut).contains(&"content_block_stop".to_string()));
+    assert_eq!(cut[4].json().unwrap()["delta"]["stop_reason"], "tool_use");
     assert_eq!(
         error_event("overloaded_error", "Overloaded")
             .json()

@@ -61,11 +61,7 @@ fn tool_call_round_trip() {
         oa_text_turn("It says alpha and beta."),
     ]);
     let spec = write_spec(repo.path(), &spec_text("read notes.txt", ""));
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).arg(&spec).run();
     out.expect_code(0);
     assert_eq!(out.stdout, "It says alpha and beta.\n");
     let req = mock.request(1);
@@ -105,11 +101,7 @@ fn two_parallel_tool_calls_interleaved() {
         oa_text_turn("Both read."),
     ]);
     let spec = write_spec(repo.path(), &spec_text("read both", ""));
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).arg(&spec).run();
     out.expect_code(0);
     let req = mock.request(1);
     assert!(req.tool_message("call_a").unwrap().contains("AAA"));
@@ -129,11 +121,7 @@ fn finish_reason_length_continues() {
     ]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("answer", ""));
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).arg(&spec).run();
     out.expect_code(0);
     let msgs = mock.request(1).oa_messages();
     assert_eq!(
@@ -155,11 +143,7 @@ fn http_401_is_an_api_error() {
     let mock = MockOpenai::start(vec![oa_http_error(401)]);
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &spec_text("hi", ""));
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json"])
-        .arg(&spec)
-        .run();
+    let out = exec_in(&mock, &repo).json().arg(&spec).run();
     out.expect_code(4);
     let r = out.result();
     assert_eq!(r["runner_outcome"], "api_error", "{r}");
@@ -255,10 +239,8 @@ fn configured_key_is_removed_from_tool_env() {
             "openai:\n  api_key_env: GATEWAY_KEY\npermissions:\n  allow: [\"Bash(echo:*)\"]\n",
         ),
     );
-    let out = Runner::against(&mock)
+    let out = exec_in(&mock, &repo)
         .env("GATEWAY_KEY", "gw-secret-123")
-        .current_dir(repo.path())
-        .args(["exec"])
         .arg(&spec)
         .run();
     out.expect_code(0);

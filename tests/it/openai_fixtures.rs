@@ -2,37 +2,19 @@
 //! chunk mapping → assembler, whole and in 1-, 7- and 64-byte chunks, plus truncated and
 //! usage-less variants.
 
-use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::StreamExt;
 use runner::model::assembler::Assembler;
 use runner::model::openai::{ChunkMapper, Estimate, event_stream};
 use runner::model::{ContentBlock, ModelResponse, ProviderError, StopReason, Usage};
 use serde_json::{Value, json};
 
-fn read(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/openai")
-        .join(name);
-    std::fs::read_to_string(p).unwrap()
-}
+use crate::support::{byte_chunks, fixture_text};
 
 const CHUNKINGS: [usize; 4] = [0, 1, 7, 64];
-
-fn chunked(bytes: &[u8], size: usize) -> Vec<Result<Bytes, Infallible>> {
-    if size == 0 {
-        return vec![Ok(Bytes::copy_from_slice(bytes))];
-    }
-    bytes
-        .chunks(size)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect()
-}
 
 /// Run `text` through the stream; returns the response or the error, and how often the
 /// "usage is estimated" callback fired.
@@ -40,7 +22,7 @@ async fn run(text: &str, chunk: usize) -> (Result<ModelResponse, ProviderError>,
     let estimated = Arc::new(AtomicUsize::new(0));
     let e2 = estimated.clone();
     let mut stream = event_stream(
-        futures_util::stream::iter(chunked(text.as_bytes(), chunk)),
+        futures_util::stream::iter(byte_chunks(text.as_bytes(), chunk)),
         Duration::from_secs(10),
         ChunkMapper::new("requested-model", Some(Estimate { prompt_chars: 400 })),
         move || {
@@ -74,7 +56,7 @@ fn tool_uses(r: &ModelResponse) -> Vec<(String, String, Value)> {
 
 #[tokio::test]
 async fn parallel_tool_calls() {
-    let text = read("openai_python_parallel_tool_calls.sse");
+    let text = fixture_text("openai/openai_python_parallel_tool_calls.sse");
     for chunk in CHUNKINGS {
         let (r, est) = run(&text, chunk).await;
         let r = r.unwrap_or_else(|e| panic!("chunk {chunk}: {e}"));
@@ -113,7 +95,7 @@ async fn parallel_tool_calls() {
 
 #[tokio::test]
 async fn single_tool_call() {
-    let text = read("openai_python_single_tool_call.sse");
+    let text = fixture_text("openai/openai_python_single_tool_call.sse");
     for chunk in CHUNKINGS {
         let r = run(&text, chunk).await.0.unwrap();
         assert_eq!(r.stop_reason, Some(StopReason::ToolUse));
@@ -131,7 +113,7 @@ async fn single_tool_call() {
 
 #[tokio::test]
 async fn finish_reason_length() {
-    let text = read("openai_python_finish_reason_length.sse");
+    let text = fixture_text("openai/openai_python_finish_reason_length.sse");
     for chunk in CHUNKINGS {
         let r = run(&text, chunk).await.0.unwrap();
         assert_eq!(r.stop_reason, Some(StopReason::MaxTokens));
@@ -143,7 +125,7 @@ async fn finish_reason_length() {
 /// The fixture without its usage chunk (what `include_usage: false` gets): estimated usage.
 #[tokio::test]
 async fn without_usage_the_figures_are_estimated() {
-    let text: String = read("openai_python_parallel_tool_calls.sse")
+    let text: String = fixture_text("openai/openai_python_parallel_tool_calls.sse")
         .split("\n\n")
         .filter(|ev| !ev.contains("\"usage\""))
         .map(|ev| format!("{ev}\n\n"))
@@ -160,7 +142,7 @@ async fn without_usage_the_figures_are_estimated() {
 /// truncated success. Cut after the finish_reason (no `[DONE]`): accepted.
 #[tokio::test]
 async fn truncated_streams() {
-    let text = read("openai_python_parallel_tool_calls.sse");
+    let text = fixture_text("openai/openai_python_parallel_tool_calls.sse");
     let events: Vec<&str> = text
         .split("\n\n")
         .filter(|e| !e.trim().is_empty())
@@ -192,7 +174,7 @@ async fn truncated_streams() {
 
 #[tokio::test]
 async fn in_stream_error_chunk() {
-    let first = read("openai_python_finish_reason_length.sse")
+    let first = fixture_text("openai/openai_python_finish_reason_length.sse")
         .split("\n\n")
         .next()
         .unwrap()

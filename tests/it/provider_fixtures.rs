@@ -3,11 +3,8 @@
 //! the fixtures README.
 
 use std::collections::BTreeSet;
-use std::convert::Infallible;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::StreamExt;
 use runner::model::anthropic::event_stream;
 use runner::model::assembler::Assembler;
@@ -15,12 +12,10 @@ use runner::model::sse::SseEvents;
 use runner::model::{ContentBlock, ModelResponse, ProviderError, StopReason, StreamEvent};
 use serde_json::{Value, json};
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse")
-}
+use crate::support::{byte_chunks, fixture_bytes, fixture_path};
 
 fn read(name: &str) -> Vec<u8> {
-    std::fs::read(dir().join(name)).unwrap()
+    fixture_bytes(&format!("sse/{name}"))
 }
 
 fn summary() -> serde_json::Map<String, Value> {
@@ -29,7 +24,7 @@ fn summary() -> serde_json::Map<String, Value> {
 }
 
 fn sse_files() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir())
+    let mut v: Vec<String> = std::fs::read_dir(fixture_path("sse"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.ends_with(".sse"))
@@ -37,17 +32,6 @@ fn sse_files() -> Vec<String> {
     v.sort();
     assert_eq!(v.len(), 16, "expected the 16 shared .sse fixtures");
     v
-}
-
-/// Split `bytes` into chunks of `size` (0 = whole).
-fn chunked(bytes: &[u8], size: usize) -> Vec<Result<Bytes, Infallible>> {
-    if size == 0 {
-        return vec![Ok(Bytes::copy_from_slice(bytes))];
-    }
-    bytes
-        .chunks(size)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect()
 }
 
 const CHUNKINGS: [usize; 3] = [0, 1, 7];
@@ -60,7 +44,7 @@ struct Outcome {
 
 async fn run(bytes: &[u8], chunk: usize) -> Outcome {
     let mut stream = event_stream(
-        futures_util::stream::iter(chunked(bytes, chunk)),
+        futures_util::stream::iter(byte_chunks(bytes, chunk)),
         Duration::from_secs(10),
     );
     let mut events = Vec::new();
@@ -100,7 +84,7 @@ async fn run(bytes: &[u8], chunk: usize) -> Outcome {
 /// Raw SSE events of a file: (count, set of event names).
 async fn raw_sse(bytes: &[u8], chunk: usize) -> (usize, BTreeSet<String>) {
     let events: Vec<_> = SseEvents::new(
-        futures_util::stream::iter(chunked(bytes, chunk)),
+        futures_util::stream::iter(byte_chunks(bytes, chunk)),
         Duration::from_secs(10),
     )
     .collect()

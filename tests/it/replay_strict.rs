@@ -27,9 +27,8 @@ fn record(dir: &Path) -> std::path::PathBuf {
         &spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]"),
     );
     let cassette = dir.join("regress.cassette.jsonl");
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--record"])
+    let out = exec_in(&mock, &repo)
+        .arg("--record")
         .arg(&cassette)
         .arg(&spec)
         .run();
@@ -144,9 +143,8 @@ fn openai_recording_replays_strictly() {
         spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]")
     );
     let spec_path = write_spec(repo.path(), &spec);
-    let out = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--record"])
+    let out = exec_in(&mock, &repo)
+        .arg("--record")
         .arg(&cassette)
         .arg(&spec_path)
         .run();

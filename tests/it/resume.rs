@@ -1,7 +1,7 @@
 //! End-to-end: `runner resume` / `exec --resume` through the real binary against the mock.
 
 use nix::sys::signal::Signal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::support::*;
 use serde_json::{Value, json};
@@ -319,9 +319,7 @@ fn finished_run_needs_a_prompt_to_continue() {
 }
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/transcripts")
-        .join(name)
+    fixture_path(&format!("transcripts/{name}"))
 }
 
 #[test]

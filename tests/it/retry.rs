@@ -41,9 +41,7 @@ impl Outputs {
 fn run_with(mock: &MockAnthropic, repo: &TestRepo, yaml: &str, args: &[&str]) -> Outputs {
     let spec = write_spec(repo.path(), yaml);
     let junit = repo.path().join("junit.xml");
-    let run = Runner::against(mock)
-        .current_dir(repo.path())
-        .arg("exec")
+    let run = exec_in(mock, repo)
         .arg(&spec)
         .stream_json()
         .junit(&junit)
@@ -214,10 +212,8 @@ fn stall_before_headers_is_retried() {
     ]);
     let repo = TestRepo::new();
     let spec_path = write_spec(repo.path(), &spec(FAST_RETRY));
-    let run = Runner::against(&mock)
+    let run = exec_in(&mock, &repo)
         .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", "300")
-        .current_dir(repo.path())
-        .arg("exec")
         .arg(&spec_path)
         .stream_json()
         .run();
@@ -507,9 +503,7 @@ fn signal_mid_tool(sig: Signal, expected: i32) {
         &spec("permissions:\n  mode: bypassPermissions\n"),
     );
     let junit = repo.path().join("junit.xml");
-    let started = Runner::against(&mock)
-        .current_dir(repo.path())
-        .arg("exec")
+    let started = exec_in(&mock, &repo)
         .arg(&spec_path)
         .stream_json()
         .junit(&junit)
@@ -562,12 +556,7 @@ fn sigint_during_backoff_ends_promptly() {
         repo.path(),
         &spec("retry:\n  base_delay: 60s\n  max_delay: 60s\n"),
     );
-    let started = Runner::against(&mock)
-        .current_dir(repo.path())
-        .arg("exec")
-        .arg(&spec_path)
-        .stream_json()
-        .spawn();
+    let started = exec_in(&mock, &repo).arg(&spec_path).stream_json().spawn();
     assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
     // Give the binary a moment to enter the backoff wait.
     std::thread::sleep(Duration::from_millis(300));

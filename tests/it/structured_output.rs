@@ -265,11 +265,7 @@ fn works_with_the_openai_provider() {
             "name: oa\nprompt: judge\nprovider: openai\nmodel: gpt-4o-mini\ntools: []\n{SCHEMA}"
         ),
     );
-    let o = Runner::against(&mock)
-        .current_dir(repo.path())
-        .args(["exec", "--output-format", "json"])
-        .arg(&s)
-        .run();
+    let o = exec_in(&mock, &repo).json().arg(&s).run();
     o.expect_code(0);
     let r = o.json().pop().unwrap();
     assert_eq!(

@@ -1,42 +1,11 @@
 //! JUnit XML: schema validity (xmllint against junit-10.xsd), structure, escaping.
 
-use std::process::Command;
-
 use runner::agent::outcome::{Outcome, OutcomeKind};
 use runner::events::RunResult;
 use runner::report::junit::{render_junit, write_junit};
 
 use super::script;
-
-const XSD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/junit/junit-10.xsd"
-);
-
-/// Validate with `xmllint --schema`. Without xmllint the check is skipped locally and fails
-/// under CI (`CI` set): `.ci/run` must install `libxml2-utils`.
-fn assert_schema_valid(xml: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("junit.xml");
-    std::fs::write(&file, xml).unwrap();
-    let out = match Command::new("xmllint")
-        .args(["--noout", "--schema", XSD])
-        .arg(&file)
-        .output()
-    {
-        Ok(out) => out,
-        Err(e) if std::env::var_os("CI").is_none() => {
-            eprintln!("xmllint not available ({e}); schema validation skipped");
-            return;
-        }
-        Err(e) => panic!("xmllint is required under CI (install libxml2-utils): {e}"),
-    };
-    assert!(
-        out.status.success(),
-        "junit-10.xsd rejects the report:\n{}\n{xml}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use crate::support::{assert_junit_xml_valid, xmllint_junit};
 
 fn named(mut r: RunResult, name: &str, kind: OutcomeKind, msg: &str) -> RunResult {
     r.task_name = name.into();
@@ -76,7 +45,7 @@ fn mixed() -> Vec<RunResult> {
 #[test]
 fn mixed_outcomes_validate_and_count() {
     let xml = render_junit(&mixed(), "ci-1");
-    assert_schema_valid(&xml);
+    assert_junit_xml_valid(&xml);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "testsuites");
@@ -177,7 +146,7 @@ fn hostile_text_is_stripped_and_escaped() {
     r.result_text = format!("final: {nasty}\nline two");
     r.spec_path = "tasks/a&b.yaml".into();
     let xml = render_junit(&[r], "host\u{1b}[0m");
-    assert_schema_valid(&xml);
+    assert_junit_xml_valid(&xml);
     assert!(!xml.contains('\u{1b}') && !xml.contains('\u{7}') && !xml.contains('\u{0}'));
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let clean = "red bell nul cdata]]> tags<&>\"' tab\tend";
@@ -210,7 +179,7 @@ fn long_output_is_truncated_and_bad_timestamp_omitted() {
     r.result_text = "x".repeat(200 * 1024);
     r.started_at = "2026-01-02T03:04:05+02:00".into();
     let xml = render_junit(&[r], "h");
-    assert_schema_valid(&xml);
+    assert_junit_xml_valid(&xml);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let out = doc
         .descendants()
@@ -229,7 +198,7 @@ fn long_output_is_truncated_and_bad_timestamp_omitted() {
 #[test]
 fn empty_run_is_valid() {
     let xml = render_junit(&[], "h");
-    assert_schema_valid(&xml);
+    assert_junit_xml_valid(&xml);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert_eq!(doc.root_element().attribute("tests"), Some("0"));
 }
@@ -240,7 +209,7 @@ fn write_junit_creates_dirs_and_leaves_no_temp_file() {
     let path = dir.path().join("reports/junit.xml");
     write_junit(&path, &mixed()).unwrap();
     let xml = std::fs::read_to_string(&path).unwrap();
-    assert_schema_valid(&xml);
+    assert_junit_xml_valid(&xml);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let host = doc
         .descendants()
@@ -270,15 +239,7 @@ fn schema_check_is_not_vacuous() {
         "<?xml version=\"1.0\"?>\n<testsuites skipped=\"0\"><testsuite name=\"a\" tests=\"1\"/></testsuites>\n",
     )
     .unwrap();
-    let Ok(out) = Command::new("xmllint")
-        .args(["--noout", "--schema", XSD])
-        .arg(&file)
-        .output()
-    else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "xmllint is required under CI"
-        );
+    let Some(out) = xmllint_junit(&file) else {
         return;
     };
     assert!(!out.status.success());

@@ -64,6 +64,12 @@ pub fn exec(mock: &impl ModelServer, repo: &TestRepo, out: &OutDir) -> Runner {
         .arg(out.transcripts())
 }
 
+/// `runner exec` in `repo` against `mock`, with the default transcript directory (the
+/// repository's `.runner/`, read back with [`TestRepo::transcript`]).
+pub fn exec_in(mock: &impl ModelServer, repo: &TestRepo) -> Runner {
+    Runner::against(mock).current_dir(repo.path()).arg("exec")
+}
+
 /// Start `runner exec --transcript-dir OUT/transcripts --junit OUT/junit.xml --output-format
 /// json SPEC` in `repo` against `mock` without waiting: for tests that signal the binary.
 pub fn spawn_exec(mock: &impl ModelServer, repo: &TestRepo, out: &OutDir, spec: &Path) -> Started {

@@ -20,8 +20,10 @@
 
 pub mod binary;
 pub mod e2e;
+pub mod fixtures;
 pub mod harness;
 pub mod invariants;
+pub mod junit;
 pub mod mock_anthropic;
 pub mod mock_openai;
 pub mod mock_server;
@@ -31,8 +33,10 @@ pub mod sse_builder;
 
 pub use binary::*;
 pub use e2e::*;
+pub use fixtures::*;
 pub use harness::*;
 pub use invariants::check_request;
+pub use junit::*;
 pub use mock_anthropic::{MockAnthropic, MockOptions};
 pub use mock_openai::*;
 pub use mock_server::CapturedRequest;

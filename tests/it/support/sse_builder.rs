@@ -124,6 +124,12 @@ enum Item {
         signature: String,
     },
     RedactedThinking(String),
+    /// A tool_use whose input streams as exactly these fragments (valid JSON or not).
+    ToolUseFragments {
+        id: String,
+        name: String,
+        fragments: Vec<String>,
+    },
     Ping,
 }
 
@@ -143,6 +149,8 @@ pub struct Resp {
     cache_creation: u64,
     cache_read: u64,
     finish: bool,
+    /// Index of the item whose `content_block_stop` is left out.
+    cut: Option<usize>,
 }
 
 impl Default for Resp {
@@ -164,6 +172,7 @@ impl Resp {
             cache_creation: 0,
             cache_read: 0,
             finish: true,
+            cut: None,
         }
     }
 
@@ -192,6 +201,23 @@ impl Resp {
             name: name.into(),
             input,
         });
+        self
+    }
+
+    /// Append a tool_use block whose input streams as exactly `fragments` (e.g. JSON that
+    /// does not parse).
+    pub fn tool_use_fragments(mut self, id: &str, name: &str, fragments: &[&str]) -> Self {
+        self.items.push(Item::ToolUseFragments {
+            id: id.into(),
+            name: name.into(),
+            fragments: fragments.iter().map(|f| f.to_string()).collect(),
+        });
+        self
+    }
+
+    /// Leave out the last block's `content_block_stop` (a block the output cap cut off).
+    pub fn cut_off(mut self) -> Self {
+        self.cut = self.items.len().checked_sub(1);
         self
     }
 
@@ -246,7 +272,11 @@ impl Resp {
     /// The stop reason this response will report.
     pub fn stop_reason(&self) -> String {
         self.stop.clone().unwrap_or_else(|| {
-            if self.items.iter().any(|i| matches!(i, Item::ToolUse { .. })) {
+            if self
+                .items
+                .iter()
+                .any(|i| matches!(i, Item::ToolUse { .. } | Item::ToolUseFragments { .. }))
+            {
                 "tool_use".into()
             } else {
                 "end_turn".into()
@@ -290,7 +320,7 @@ impl Resp {
         };
         let stop_reason = self.stop_reason();
         let mut index = 0;
-        for item in &self.items {
+        for (k, item) in self.items.iter().enumerate() {
             match item {
                 Item::Ping => {
                     ev.push(ping());
@@ -334,6 +364,22 @@ impl Resp {
                         json!({"type": "signature_delta", "signature": signature}),
                     ));
                 }
+                Item::ToolUseFragments {
+                    id,
+                    name,
+                    fragments,
+                } => {
+                    ev.push(start(
+                        index,
+                        json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                    ));
+                    for piece in fragments {
+                        ev.push(delta(
+                            index,
+                            json!({"type": "input_json_delta", "partial_json": piece}),
+                        ));
+                    }
+                }
                 Item::RedactedThinking(data) => {
                     ev.push(start(
                         index,
@@ -341,7 +387,9 @@ impl Resp {
                     ));
                 }
             }
-            ev.push(stop(index));
+            if self.cut != Some(k) {
+                ev.push(stop(index));
+            }
             index += 1;
         }
         if self.finish {
