@@ -1,4 +1,4 @@
-//! Self-tests of `tests/support/`: every `MockTurn` variant over real HTTP (reqwest), the SSE
+//! Self-tests of `support`: every `MockTurn` variant over real HTTP (reqwest), the SSE
 //! builders, the invariant checks, and the harness helpers.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
