@@ -1,4 +1,4 @@
-//! The integration tests, as one test binary: each former `tests/*.rs` file is a module here,
+//! The integration tests, as one test binary: the tests of each area are a module here,
 //! and `support` (mock servers, SSE builders, helpers that drive the real binary) is compiled
 //! once for all of them. A new test file is `tests/it/NAME.rs` with `use crate::support::*;`
 //! and a `mod NAME;` line here; run one with `cargo test --test it NAME::`.
