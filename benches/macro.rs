@@ -1,5 +1,5 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
-//! server (tests/support), plus the Grep/Glob tools against `rg` on a big generated tree.
+//! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
 //! `cargo bench --bench macro -- [session|parallel|grep|batch|all]` (default: all).
 //!
@@ -21,7 +21,9 @@
 
 #[path = "common/mod.rs"]
 mod common;
-#[path = "../tests/support/mod.rs"]
+// The benchmarks use a part of the integration tests' support code.
+#[path = "../tests/it/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
 mod support;
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@
 
 #[path = "common/mod.rs"]
 mod common;
-#[path = "../tests/reports/script.rs"]
+#[path = "../tests/it/reports/script.rs"]
 #[allow(dead_code)]
 mod script;
 

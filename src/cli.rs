@@ -35,9 +35,20 @@ Examples:
 The run appends to the same transcript and keeps its session id. Exit codes as for exec;
 2 if the transcript cannot be resumed (nothing ran).";
 
+/// `runner --version`: the version, the git commit and the target the binary was built for
+/// (both set by build.rs; the commit is `unknown` for a build outside git).
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("RUNNER_GIT_COMMIT"),
+    ", ",
+    env!("RUNNER_BUILD_TARGET"),
+    ")"
+);
+
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
 #[derive(Debug, Parser)]
-#[command(name = "runner", version, about, propagate_version = true)]
+#[command(name = "runner", version = LONG_VERSION, about, propagate_version = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -66,6 +77,12 @@ pub enum Command {
     /// Work with reports of earlier runs.
     #[command(subcommand)]
     Report(ReportCommand),
+    /// Start a repository off: a commented task spec (tasks/NAME.yaml), `.runner/` in
+    /// .gitignore, and with --workflow a GitHub workflow. Never overwrites a file.
+    #[command(
+        after_help = "Example:\n  runner init fix-tests --workflow && runner validate tasks/"
+    )]
+    Init(crate::init::InitArgs),
 }
 
 /// `runner report ...`.

@@ -1,7 +1,7 @@
 //! runner: run an LLM coding agent non-interactively, for CI and batch automation.
 //!
 //! The library holds everything; `main.rs` only parses the command line and maps the outcome
-//! to an exit code. See DESIGN.md in the repository's shared material for the architecture.
+//! to an exit code. docs/src/architecture.md maps the modules and the data flow of a run.
 
 #![deny(clippy::print_stdout)]
 #![warn(missing_docs)]
@@ -13,6 +13,7 @@ pub mod cli;
 pub mod events;
 pub mod git;
 pub mod hooks;
+pub mod init;
 pub mod log;
 pub mod model;
 pub mod outcome;

@@ -25,6 +25,7 @@ fn main() -> anyhow::Result<()> {
     init_logging();
     let code = match cli.command {
         Command::Schema => runner::app::schema(),
+        Command::Init(args) => runner::init::run(&args),
         Command::Validate { paths } => runner::app::validate(&paths),
         Command::Report(ReportCommand::Merge { inputs, output }) => {
             runner::app::report_merge(&inputs, &output)

@@ -1,0 +1,110 @@
+//! End-to-end: the wall-clock limit and SIGINT/SIGTERM through the real binary.
+
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use crate::support::*;
+
+fn stalled() -> MockTurn {
+    MockTurn::Stall {
+        events: Resp::new().text("slow answer").build(),
+        after: 2,
+        stall: Duration::from_secs(60),
+    }
+}
+
+#[test]
+fn timeout_limit_ends_the_task_with_exit_3() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![stalled()]);
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: slow\nprompt: hi\nlimits:\n  timeout: 1s\n",
+    );
+    let run = exec(&mock, &repo, &out)
+        .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", "120000")
+        .json()
+        .arg(&spec)
+        .run();
+    run.expect_code(3);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "timeout");
+    assert_eq!(r["terminal_reason"], "budget_exhausted");
+    mock.assert_clean();
+}
+
+fn interrupt_with(signal: Signal, code: i32) {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![stalled()]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: sig\nprompt: hi\n");
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    assert!(
+        mock.wait_for_requests(1, Duration::from_secs(30)),
+        "the request never arrived"
+    );
+    // Give the stream a moment to deliver its first events (not a timing assertion).
+    std::thread::sleep(Duration::from_millis(200));
+    started.signal(signal);
+    let run = started.wait();
+    run.expect_code(code);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "interrupted");
+    assert_eq!(r["runner_exit_code"], code);
+    let xml = std::fs::read_to_string(out.junit()).unwrap();
+    assert!(xml.contains("<error type=\"interrupted\""), "{xml}");
+    let t = transcript_of(&r);
+    assert_eq!(t.last().unwrap()["subtype"], "runner_result");
+    mock.assert_clean();
+}
+
+#[test]
+fn sigint_writes_reports_and_exits_130() {
+    interrupt_with(Signal::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_writes_reports_and_exits_143() {
+    interrupt_with(Signal::SIGTERM, 143);
+}
+
+#[test]
+fn second_signal_cuts_reports_short_but_writes_junit() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![tool_turn(
+        "toolu_1",
+        "Bash",
+        serde_json::json!({"command": "touch tool.marker && sleep 30"}),
+    )]);
+    let out = OutDir::new();
+    // A SessionEnd hook that hangs: after the first signal the task is stuck in it.
+    let spec = write_spec(
+        repo.path(),
+        "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
+    );
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    wait_until("tool.marker", || repo.exists("tool.marker"));
+    started.signal(Signal::SIGINT);
+    wait_until("hook.marker", || repo.exists("hook.marker"));
+    assert!(!out.junit().exists(), "reports wait for the task");
+    started.signal(Signal::SIGINT);
+    let run = started.wait();
+    run.expect_code(130);
+    let stderr = &run.stderr;
+    assert!(stderr.contains("second signal"), "{stderr}");
+    let xml = std::fs::read_to_string(out.junit()).unwrap();
+    assert!(
+        xml.contains("<error type=\"interrupted\"") && xml.contains("second signal"),
+        "{xml}"
+    );
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "interrupted");
+    assert_eq!(r["runner_exit_code"], 130);
+    // The first signal already ended the task's loop: its transcript has the result record.
+    let t = out.transcript();
+    assert_eq!(t.last().unwrap()["subtype"], "runner_result");
+    assert_eq!(mock.served(), 1);
+    mock.assert_clean();
+}
