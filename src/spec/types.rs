@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration::SpecDuration;
+use super::sandbox::{CheckSandbox, SandboxSettings};
 pub use crate::permissions::mode::PermissionMode;
 
 /// One task: what to ask the agent, under which policy and limits, and how to check the result.
@@ -68,6 +69,10 @@ pub struct TaskSpec {
     /// groups.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub hooks: crate::hooks::config::HooksConfig,
+    /// How the commands the task runs are confined by the kernel: mode, network, extra
+    /// writable paths, extra unreadable paths.
+    #[serde(default, skip_serializing_if = "SandboxSettings::is_unset")]
+    pub sandbox: SandboxSettings,
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,
@@ -352,6 +357,9 @@ pub struct VerifyCheck {
     /// Extra environment variables for the check.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// `off` runs this check outside the sandbox.
+    #[serde(default, skip_serializing_if = "CheckSandbox::is_on")]
+    pub sandbox: CheckSandbox,
 }
 
 /// A model table entry from the spec; unset fields keep the built-in value.
