@@ -457,3 +457,6 @@ fn init_fields(info: &InitInfo) -> Map<String, Value> {
     );
     m
 }
+
+#[cfg(test)]
+mod tests;

@@ -263,3 +263,6 @@ impl Sink for StreamJsonSink {
         super::write_line(&self.out, line)
     }
 }
+
+#[cfg(test)]
+mod tests;

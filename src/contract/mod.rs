@@ -1,0 +1,4 @@
+//! The JSON contracts runner writes.
+
+#[cfg(test)]
+pub(crate) mod fixtures;
