@@ -21,3 +21,37 @@ fn every_frame_keeps_its_bytes() {
         insta::assert_snapshot!(name, line);
     }
 }
+
+#[test]
+fn the_sink_redacts_every_frame() {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use crate::events::Sink;
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let written = |redactor: Redactor| {
+        let buf = Buf::default();
+        let mut sink = StreamJsonSink::new(shared_out(buf.clone()), Arc::new(redactor))
+            .with_uuid_source(fixtures::counter());
+        for (_, e) in &fixtures::events() {
+            sink.emit(e).unwrap();
+        }
+        String::from_utf8(buf.0.lock().unwrap().clone()).unwrap()
+    };
+    let plain = written(Redactor::default());
+    // In tool inputs, answers and the result message.
+    let redacted = written(Redactor::new(vec![("DOC".into(), "README".into())]));
+    assert!(plain.matches("README").count() > 3);
+    assert_eq!(redacted, plain.replace("README", "[REDACTED:DOC]"));
+}
