@@ -203,3 +203,32 @@ impl<'a> From<&'a Denial> for DenialEntry<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::PathBuf;
+
+    use serde_json::Value;
+
+    use super::ResultMessage;
+    use crate::contract::fixtures;
+
+    #[test]
+    fn what_cannot_be_written_as_is_is_written_as_null_or_lossily() {
+        let mut r = fixtures::full_success();
+        r.total_cost_usd = Some(f64::NAN);
+        let not_utf8 = |b: &[u8]| PathBuf::from(OsStr::from_bytes(b));
+        r.transcript_path = Some(not_utf8(b"t\xff.jsonl"));
+        if let Some(g) = r.git.as_mut() {
+            g.patch = Some(not_utf8(b"\xff.patch"));
+        }
+        let line = serde_json::to_vec(&ResultMessage::new(&r)).unwrap();
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(v["total_cost_usd"], Value::Null);
+        assert_eq!(v["runner_transcript_path"], "t\u{fffd}.jsonl");
+        assert_eq!(v["runner_git"], Value::Null);
+        assert_eq!(v["result"], r.result_text.as_str());
+    }
+}

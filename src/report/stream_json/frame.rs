@@ -70,14 +70,14 @@ pub struct InitFrame<'a> {
     /// The names of the tools offered.
     pub tools: ToolNames<'a>,
     /// Always empty: runner connects no MCP servers.
-    pub mcp_servers: &'static [Value],
+    pub mcp_servers: EmptyArray,
     /// Model id.
     pub model: &'a str,
     /// Permission mode name.
     #[serde(rename = "permissionMode")]
     pub permission_mode: &'a str,
     /// Always empty.
-    pub slash_commands: &'static [Value],
+    pub slash_commands: EmptyArray,
     /// `ANTHROPIC_API_KEY` for the Anthropic provider, `none` otherwise.
     #[serde(rename = "apiKeySource")]
     pub api_key_source: &'static str,
@@ -86,9 +86,9 @@ pub struct InitFrame<'a> {
     /// Always `default`.
     pub output_style: &'static str,
     /// Always empty.
-    pub skills: &'static [Value],
+    pub skills: EmptyArray,
     /// Always empty.
-    pub plugins: &'static [Value],
+    pub plugins: EmptyArray,
     /// The frame's uuid (the transcript's `runner_init` record's).
     pub uuid: Cow<'a, str>,
     /// Task name.
@@ -104,10 +104,10 @@ impl<'a> InitFrame<'a> {
             cwd: DisplayPath(&info.cwd),
             session_id: &info.session_id,
             tools: ToolNames(&info.tools),
-            mcp_servers: &[],
+            mcp_servers: EmptyArray,
             model: &info.model,
             permission_mode: &info.permission_mode,
-            slash_commands: &[],
+            slash_commands: EmptyArray,
             api_key_source: if info.provider == "anthropic" {
                 "ANTHROPIC_API_KEY"
             } else {
@@ -115,12 +115,22 @@ impl<'a> InitFrame<'a> {
             },
             runner_version: &info.version,
             output_style: "default",
-            skills: &[],
-            plugins: &[],
+            skills: EmptyArray,
+            plugins: EmptyArray,
             uuid,
             runner_task: &info.task_name,
             runner_provider: &info.provider,
         }
+    }
+}
+
+/// Always `[]`: a list runner has nothing for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmptyArray;
+
+impl Serialize for EmptyArray {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(std::iter::empty::<()>())
     }
 }
 
