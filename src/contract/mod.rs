@@ -1,9 +1,10 @@
 //! The JSON contracts runner writes, as typed values, and the parts they share.
 //!
-//! Every line runner writes for a program to read is a documented serde type, built from the
-//! run's [`RunEvent`](crate::events::RunEvent)s by borrowing from them and serialized once
-//! (through [`Redactor::to_redacted_json`](crate::redact::Redactor::to_redacted_json)). Where
-//! each contract lives:
+//! Each line of a transcript, of stream-json and of the `json` output is a documented serde
+//! type that borrows from the run's [`RunEvent`](crate::events::RunEvent)s and is serialized
+//! once, redacted, by
+//! [`Redactor::to_redacted_json`](crate::redact::Redactor::to_redacted_json). Where each
+//! contract lives:
 //!
 //! | output | type | built by |
 //! |---|---|---|

@@ -14,7 +14,9 @@
 //!
 //! [`RecordBuilder`] turns run events into records; the
 //! [`TranscriptSink`](crate::transcript::TranscriptSink) writes them, redacted, one per line.
-//! [`reader`](crate::transcript::reader) reads them back (by the `SUBTYPE_*` names) to resume.
+//! [`reader`](crate::transcript::reader) reads them back to resume, as JSON values
+//! ([`reader::Record`](crate::transcript::reader::Record)), since it reads Claude Code's own
+//! transcripts too; it finds runner's records by the `SUBTYPE_*` names.
 //! The message parts shared with stream-json live in [`crate::contract`].
 
 mod builder;
