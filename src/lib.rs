@@ -10,6 +10,7 @@ pub mod agent;
 pub mod app;
 pub mod batch;
 pub mod cli;
+pub mod contract;
 pub mod events;
 pub mod git;
 pub mod hooks;
