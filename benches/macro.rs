@@ -225,7 +225,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),
-        runner::process::EnvPolicy { remove: vec![] },
+        runner::process::ChildPolicy::default(),
         tokio_util::sync::CancellationToken::new(),
     )
 }

@@ -148,6 +148,8 @@ fn overrides(args: &ExecArgs) -> Overrides {
         max_retries: args.limits.max_retries,
         settings: args.settings.clone(),
         replay_mode: args.replay_mode,
+        sandbox: args.sandbox.mode,
+        network: args.sandbox.network.clone(),
     }
 }
 

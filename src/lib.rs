@@ -25,6 +25,7 @@ pub mod redact;
 pub mod report;
 pub mod retry;
 pub mod roots;
+pub mod sandbox;
 pub mod session;
 pub mod spec;
 pub mod task;

@@ -21,6 +21,8 @@ fn init_logging() {
 }
 
 fn main() -> anyhow::Result<()> {
+    // SAFETY: the first thing the process does, before any other thread exists.
+    unsafe { runner::sandbox::protect::harden_process() };
     let cli = Cli::parse();
     init_logging();
     let code = match cli.command {

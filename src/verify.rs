@@ -10,9 +10,9 @@ use tokio_util::sync::CancellationToken;
 use crate::events::CheckResult;
 use crate::git::GitSummary;
 use crate::permissions::Scope;
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::process::run::{End, ShellRun, run_shell};
-use crate::spec::VerifyCheck;
+use crate::spec::{CheckSandbox, VerifyCheck};
 
 /// Time limit of a check without its own `timeout`.
 pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(20 * 60);
@@ -64,7 +64,7 @@ fn cap(text: &str, max: usize) -> String {
 pub async fn run_checks(
     checks: &[VerifyCheck],
     workdir: &Path,
-    env: &EnvPolicy,
+    env: &ChildPolicy,
     params: &[(String, String)],
     cancel: &CancellationToken,
     spill_dir: &Path,
@@ -82,6 +82,14 @@ pub async fn run_checks(
         let timeout = check.timeout.map_or(DEFAULT_CHECK_TIMEOUT, |t| t.0);
         tracing::info!(check = %name, attempt, "verify check started");
         let started = Instant::now();
+        // A check the spec runs with `sandbox: off` gets runner's own rights.
+        let unconfined;
+        let env = if check.sandbox == CheckSandbox::Off {
+            unconfined = env.unconfined();
+            &unconfined
+        } else {
+            env
+        };
         let done = run_shell(ShellRun {
             script: &check.run,
             cwd: workdir,
@@ -92,6 +100,7 @@ pub async fn run_checks(
             spill_dir,
             spill_name: &format!("check-{attempt}-{i}"),
             scope: Scope::Write,
+            report: false,
         })
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;
@@ -233,6 +242,7 @@ mod tests {
             run: run.into(),
             timeout: None,
             env: BTreeMap::new(),
+            sandbox: Default::default(),
         }
     }
 
@@ -248,7 +258,7 @@ mod tests {
         let r = run_checks(
             &checks,
             dir.path(),
-            &EnvPolicy::default(),
+            &ChildPolicy::default(),
             &[],
             &CancellationToken::new(),
             &spill,

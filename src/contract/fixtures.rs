@@ -50,6 +50,7 @@ pub(crate) fn init() -> InitInfo {
         git_branch: Some("main".into()),
         git_base_commit: Some("a".repeat(40)),
         version: "0.1.0".into(),
+        sandbox: None,
     }
 }
 
@@ -127,6 +128,8 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         checks: Vec::new(),
         structured_output: None,
         git: None,
+        sandbox: None,
+        network: Default::default(),
     }
 }
 
@@ -402,6 +405,51 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 repo_root: PathBuf::from("/work/repo"),
                 base_commit: "b".repeat(40),
             },
+        ),
+        (
+            "network_allowed",
+            RunEvent::Network {
+                uuid: "n-0001".into(),
+                attempt: crate::sandbox::NetworkAttempt {
+                    host: "crates.io".into(),
+                    port: 443,
+                    method: "CONNECT".into(),
+                    allowed: true,
+                    error: None,
+                },
+            },
+        ),
+        (
+            "network_refused",
+            RunEvent::Network {
+                uuid: "n-0002".into(),
+                attempt: crate::sandbox::NetworkAttempt {
+                    host: "evil.example".into(),
+                    port: 443,
+                    method: "CONNECT".into(),
+                    allowed: false,
+                    error: Some(
+                        "evil.example:443 is not in this task's sandbox.network list".into(),
+                    ),
+                },
+            },
+        ),
+        (
+            "init_sandboxed",
+            RunEvent::Init(Box::new(InitInfo {
+                sandbox: Some(crate::sandbox::SandboxReport {
+                    mode: "auto".into(),
+                    confined: true,
+                    landlock_abi: Some(7),
+                    network: "crates.io,*.npmjs.org".into(),
+                    writable: vec![
+                        PathBuf::from("/work/repo"),
+                        PathBuf::from("/tmp/runner-tmp-x"),
+                    ],
+                    unconfined_because: None,
+                }),
+                ..init()
+            })),
         ),
         (
             "compact_boundary",

@@ -9,9 +9,10 @@ use serde_json::Value;
 
 use crate::contract::lossy::{DisplayPath, or_null};
 use crate::contract::message::ApiUsage;
-use crate::events::{CheckResult, Denial, ModelUsage, RunResult};
+use crate::events::{CheckResult, Denial, ModelUsage, NetworkTally, RunResult};
 use crate::git::GitSummary;
 use crate::outcome::OutcomeKind;
+use crate::sandbox::SandboxReport;
 
 /// The result message of one finished task (`"type":"result"`).
 ///
@@ -74,6 +75,12 @@ pub struct ResultMessage<'a> {
     /// written, e.g. a path that is not UTF-8).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "or_null")]
     pub runner_git: Option<&'a GitSummary>,
+    /// How the task's commands were confined (absent for a task that never started).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner_sandbox: Option<&'a SandboxReport>,
+    /// Connection attempts through the sandbox's egress proxy (absent when there were none).
+    #[serde(skip_serializing_if = "NetworkTally::is_empty")]
+    pub runner_network: NetworkTally,
 }
 
 impl<'a> ResultMessage<'a> {
@@ -105,6 +112,8 @@ impl<'a> ResultMessage<'a> {
                 .then_some(r.outcome.message.as_str()),
             runner_checks: &r.checks,
             runner_git: r.git.as_ref(),
+            runner_sandbox: r.sandbox.as_ref(),
+            runner_network: r.network,
         }
     }
 }

@@ -23,7 +23,7 @@ pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
 use crate::permissions::Scope;
 use crate::permissions::bash;
 use crate::permissions::rule::{Rule, Specifier, Tail};
-use crate::process::{self, EnvPolicy, Program, Spawn};
+use crate::process::{self, ChildPolicy, Program, Spawn};
 
 /// Default hook timeout (reference §6.1).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -161,7 +161,7 @@ pub struct Hooks {
     session_start: Vec<Hook>,
     session_end: Vec<Hook>,
     session: HookSession,
-    env: EnvPolicy,
+    env: ChildPolicy,
     /// Set by the first hook that answers `continue: false`: the run stops with this reason.
     halt: Arc<Mutex<Option<String>>>,
 }
@@ -298,7 +298,7 @@ impl Hooks {
     }
 
     /// Attach the session facts and the environment policy hooks run under.
-    pub fn with_session(mut self, session: HookSession, env: EnvPolicy) -> Hooks {
+    pub fn with_session(mut self, session: HookSession, env: ChildPolicy) -> Hooks {
         self.session = session;
         self.env = env;
         self.halt = Arc::default();
@@ -678,6 +678,7 @@ impl Hooks {
             extra_env: &extra_env,
             stdin: true,
             scope: Scope::Write,
+            report_fd: None,
         });
         let mut child = match spawned {
             Ok(c) => c,

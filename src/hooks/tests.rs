@@ -24,8 +24,9 @@ fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hoo
             permission_mode: "dontAsk".into(),
             workdir: dir,
         },
-        EnvPolicy {
+        ChildPolicy {
             remove: vec!["HOME".into()],
+            sandbox: None,
         },
     )
 }
@@ -413,7 +414,7 @@ async fn continue_false_from_tool_hooks_halts_the_run() {
     // A fresh session starts unhalted.
     let fresh = h
         .clone()
-        .with_session(HookSession::default(), EnvPolicy::default());
+        .with_session(HookSession::default(), ChildPolicy::default());
     assert_eq!(fresh.halted(), None);
 
     let h = hooks(

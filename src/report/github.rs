@@ -128,6 +128,49 @@ fn fence(text: &str) -> String {
     format!("{f}text\n{text}\n{f}\n")
 }
 
+/// How the tasks' commands were confined: a warning per task that ran unconfined, else one
+/// line, and what the egress proxy let through and refused.
+fn sandbox_lines(results: &[RunResult]) -> String {
+    let mut s = String::from("\n");
+    let mut confined = Vec::new();
+    for r in results {
+        let Some(sb) = &r.sandbox else { continue };
+        if sb.confined {
+            confined.push(r);
+        } else {
+            s.push_str(&format!(
+                "> ⚠️ **{}**: commands ran **unconfined** ({})\n",
+                md_cell(&r.task_name),
+                md_cell(sb.unconfined_because.as_deref().unwrap_or("sandbox off"))
+            ));
+        }
+    }
+    if let Some(first) = confined.first().and_then(|r| r.sandbox.as_ref()) {
+        let abi = first
+            .landlock_abi
+            .map_or_else(String::new, |v| format!(", Landlock ABI {v}"));
+        s.push_str(&format!(
+            "Sandbox: {} of {} task(s) confined{abi}; network {}.",
+            confined.len(),
+            results.len(),
+            md_cell(&first.network)
+        ));
+        let (allowed, denied) = confined.iter().fold((0u64, 0u64), |(a, d), r| {
+            (
+                a + u64::from(r.network.allowed),
+                d + u64::from(r.network.denied),
+            )
+        });
+        if allowed + denied > 0 {
+            s.push_str(&format!(
+                " Egress proxy: {allowed} connection(s) allowed, {denied} refused."
+            ));
+        }
+        s.push('\n');
+    }
+    if s.len() == 1 { String::new() } else { s }
+}
+
 /// The Markdown step summary for a run.
 pub fn summary_markdown(results: &[RunResult]) -> String {
     let mut s = String::from(
@@ -156,6 +199,7 @@ pub fn summary_markdown(results: &[RunResult]) -> String {
             r.duration_ms as f64 / 1000.0,
         ));
     }
+    s.push_str(&sandbox_lines(results));
     for r in results.iter().filter(|r| r.outcome.is_error()) {
         if s.len() > SUMMARY_BUDGET {
             s.push_str(

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::RunResult;
+use crate::events::{NetworkTally, RunResult};
 use crate::outcome::OutcomeKind;
+use crate::sandbox::SandboxReport;
 
 /// File name of the per-task result record in its output directory.
 pub const RESULT_FILE: &str = "result.json";
@@ -59,6 +60,12 @@ pub struct ResultFile {
     pub checks: Vec<CheckSummary>,
     /// The outcome's message.
     pub message: String,
+    /// How the task's commands were confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
+    /// Connection attempts through the sandbox's egress proxy.
+    #[serde(default)]
+    pub network: NetworkTally,
 }
 
 /// One check in a [`ResultFile`].
@@ -101,6 +108,8 @@ impl ResultFile {
                 })
                 .collect(),
             message: r.outcome.message.clone(),
+            sandbox: r.sandbox.clone(),
+            network: r.network,
         }
     }
 

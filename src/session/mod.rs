@@ -13,7 +13,7 @@ mod git;
 mod output;
 mod provider;
 mod resume;
-
+mod sandbox;
 mod tools;
 mod verify;
 
@@ -30,7 +30,7 @@ use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
 use crate::hooks::{HookSession, Hooks};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::{PreparedTask, secret_names, spec_digest};
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
@@ -77,6 +77,8 @@ pub struct Session {
     base_commit: Option<String>,
     /// Ends the task at `limits.timeout`.
     timer: Option<tokio::task::JoinHandle<()>>,
+    /// The task's sandbox (its private TMPDIR and proxy live until the session ends).
+    sandbox: Arc<crate::sandbox::Sandbox>,
 }
 
 /// What exists of a session while it is built: enough to finish it if the build fails.
@@ -164,7 +166,20 @@ impl Session {
         let names = secret_names(&task.loaded);
         let redactor = Arc::new(Redactor::from_env(&names));
         crate::redact::register_for_logs(&redactor);
-        let env = EnvPolicy { remove: names };
+        let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
+        let sandbox = sandbox::start(
+            &task,
+            &roots,
+            partial.git.task().and_then(|g| g.worktree_path()),
+            attempts,
+        )
+        .await
+        .map_err(|e| agent_error(e.to_string()))?;
+        let sandbox = Arc::new(sandbox);
+        let env = ChildPolicy {
+            remove: names,
+            sandbox: Some(sandbox.clone()),
+        };
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
             HookSession {
@@ -215,6 +230,7 @@ impl Session {
             git_branch,
             git_base_commit: git_commit.clone(),
             version: crate::VERSION.to_string(),
+            sandbox: Some(sandbox.report().clone()),
         };
         let config = loop_config(&task, system);
         let mut agent = Agent::new(
@@ -228,6 +244,7 @@ impl Session {
             stopper.clone(),
             structured.clone(),
         );
+        agent.network = Some(network);
         agent.emit(RunEvent::Init(Box::new(init)));
         if let Some(g) = partial.git.task()
             && let Some(path) = g.worktree_path()
@@ -260,6 +277,7 @@ impl Session {
             digest,
             base_commit: git_commit,
             timer,
+            sandbox,
         })
     }
 
@@ -305,6 +323,8 @@ impl Session {
             );
         }
         tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
+        // Attempts made by the last commands (verify checks) are recorded before the result.
+        self.agent.drain_network();
         let result = &mut self.result;
         result.outcome = outcome;
         result.num_turns = state.turns;
@@ -317,6 +337,8 @@ impl Session {
         result.stop_reason = state.last_stop_reason.clone();
         result.result_text = state.final_text();
         result.structured_output = self.structured.as_ref().and_then(|h| h.value());
+        result.network = self.agent.network_tally;
+        result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         result.errors = if result.outcome.is_error() {
             vec![self.redactor.redact(&result.outcome.message).into_owned()]

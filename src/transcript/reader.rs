@@ -209,6 +209,10 @@ impl Transcript {
             git_branch: s("gitBranch").filter(|b| !b.is_empty()),
             git_base_commit: s("gitBaseCommit"),
             version: s("version").unwrap_or_default(),
+            sandbox: v
+                .get("sandbox")
+                .cloned()
+                .and_then(|x| serde_json::from_value(x).ok()),
         })
     }
 

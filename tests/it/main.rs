@@ -38,5 +38,6 @@ mod replay_strict;
 mod reports;
 mod resume;
 mod retry;
+mod sandbox_e2e;
 mod schema_sync;
 mod structured_output;

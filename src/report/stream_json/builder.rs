@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::ChecksFields;
+use crate::contract::system::{ChecksFields, NetworkFields};
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
 
@@ -88,6 +88,13 @@ impl FrameBuilder {
             RunEvent::AssistantResponse { .. } => None,
             // Transcript-only: the SDK has no such message.
             RunEvent::Worktree { .. } => None,
+            RunEvent::Network { uuid, attempt } => {
+                Some(Frame::System(SystemFrame::RunnerNetwork(Stamped {
+                    fields: NetworkFields::from(attempt),
+                    uuid: Cow::Borrowed(uuid),
+                    session_id,
+                })))
+            }
             RunEvent::ToolResult {
                 uuid,
                 block,

@@ -9,9 +9,10 @@ use serde_json::Value;
 use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{ApiUsage, AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, denial_message};
+use crate::contract::system::{ChecksFields, NetworkFields, denial_message};
 use crate::events::{Denial, InitInfo};
 use crate::model::ToolSpec;
+use crate::sandbox::SandboxReport;
 
 /// One stream-json line, tagged by `type`.
 #[derive(Debug, Clone, Serialize)]
@@ -43,6 +44,8 @@ pub enum SystemFrame<'a> {
     ApiRetry(Stamped<'a, ApiRetryFrame<'a>>),
     /// Verify checks finished for one attempt.
     RunnerChecks(Stamped<'a, ChecksFields<'a>>),
+    /// A command tried to reach a host through the sandbox's egress proxy.
+    RunnerNetwork(Stamped<'a, NetworkFields<'a>>),
     /// The conversation was compacted (the SDK's `SDKCompactBoundaryMessage`).
     CompactBoundary(Stamped<'a, CompactBoundaryFrame>),
 }
@@ -95,6 +98,9 @@ pub struct InitFrame<'a> {
     pub runner_task: &'a str,
     /// Provider name.
     pub runner_provider: &'a str,
+    /// How the task's commands are confined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runner_sandbox: Option<&'a SandboxReport>,
 }
 
 impl<'a> InitFrame<'a> {
@@ -120,6 +126,7 @@ impl<'a> InitFrame<'a> {
             uuid,
             runner_task: &info.task_name,
             runner_provider: &info.provider,
+            runner_sandbox: info.sandbox.as_ref(),
         }
     }
 }

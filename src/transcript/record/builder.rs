@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, denial_message};
+use crate::contract::system::{ChecksFields, NetworkFields, denial_message, network_message};
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
 
@@ -264,6 +264,19 @@ impl RecordBuilder {
                     },
                 });
                 vec![record(None, system(body), new_uuid().into())]
+            }
+            RunEvent::Network { uuid, attempt } => {
+                let body = SystemRecord::RunnerNetwork(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content: network_message(attempt),
+                    level: if attempt.allowed && attempt.error.is_none() {
+                        Level::Info
+                    } else {
+                        Level::Warning
+                    },
+                    fields: NetworkFields::from(attempt),
+                });
+                vec![record(None, system(body), uuid.as_str().into())]
             }
             RunEvent::ApiRetry {
                 uuid,

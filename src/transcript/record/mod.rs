@@ -57,6 +57,8 @@ pub const SUBTYPE_COMPACT_BOUNDARY: &str = "compact_boundary";
 pub const SUBTYPE_RESUME: &str = "runner_resume";
 /// `system` subtype of the record naming the git worktree a task runs in.
 pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
+/// `system` subtype of a connection attempt through the sandbox's egress proxy.
+pub const SUBTYPE_NETWORK: &str = "runner_network";
 /// `entrypoint` of every record runner writes.
 pub const ENTRYPOINT: &str = "runner";
 

@@ -5,9 +5,10 @@ use serde_json::Value;
 
 use crate::contract::lossy::DisplayPath;
 use crate::contract::result::ResultMessage;
-use crate::contract::system::ChecksFields;
+use crate::contract::system::{ChecksFields, NetworkFields};
 use crate::events::{Denial, InitInfo};
 use crate::model::ToolSpec;
+use crate::sandbox::SandboxReport;
 
 /// A `system` record's `subtype` and the fields of that subtype.
 ///
@@ -32,6 +33,8 @@ pub enum SystemRecord<'a> {
     RunnerChecks(OffChain<'a, ChecksFields<'a>>),
     /// The task runs in a git worktree of its own.
     RunnerWorktree(OffChain<'a, WorktreeFields<'a>>),
+    /// A command tried to reach a host through the sandbox's egress proxy.
+    RunnerNetwork(OffChain<'a, NetworkFields<'a>>),
     /// The conversation was compacted: it restarts from the summary record after this one.
     CompactBoundary(CompactBoundaryRecord<'a>),
     /// The last record: how the task ended.
@@ -120,6 +123,9 @@ pub struct InitFields<'a> {
     pub system_prompt: &'a str,
     /// The exact tool schemas sent.
     pub tools: &'a [ToolSpec],
+    /// How the task's commands are confined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'a SandboxReport>,
 }
 
 impl<'a> From<&'a InitInfo> for InitFields<'a> {
@@ -135,6 +141,7 @@ impl<'a> From<&'a InitInfo> for InitFields<'a> {
             git_base_commit: info.git_base_commit.as_deref(),
             system_prompt: &info.system_prompt,
             tools: &info.tools,
+            sandbox: info.sandbox.as_ref(),
         }
     }
 }
