@@ -333,23 +333,63 @@ pub async fn run_one(
 ) -> RunResult {
     let name = task.loaded.spec.name.clone();
     progress::task_started();
+    let loaded = task.loaded.clone();
+    let run = catch_panic(&loaded, opts, crate::task::run_task(task, opts, stopper));
     let result = match groups {
         Some(g) if g.buffered => {
             let buf = std::sync::Arc::new(Mutex::new(Vec::new()));
-            let r = group::buffered(buf.clone(), crate::task::run_task(task, opts, stopper)).await;
+            let r = group::buffered(buf.clone(), run).await;
             let log = std::mem::take(&mut *buf.lock().unwrap_or_else(|e| e.into_inner()));
             g.write_buffered(&name, r.outcome.name(), &log);
             r
         }
         Some(g) => {
             g.open(&name);
-            let r = crate::task::run_task(task, opts, stopper).await;
+            let r = run.await;
             g.close();
             r
         }
-        None => crate::task::run_task(task, opts, stopper).await,
+        None => run.await,
     };
     progress::task_finished(&result, true);
+    result
+}
+
+/// Await a task's run, turning a panic anywhere in it into an `agent_error` result that names
+/// the panic. A panic is a bug in runner, never an interrupt: without this the task's result
+/// would be missing and the run would report it as cut short by a signal. The result still
+/// reaches every report built from results (stdout, JUnit, step summary, output file); with
+/// stream-json its `result` frame is written here, since the task's own sink is gone.
+pub async fn catch_panic(
+    loaded: &LoadedSpec,
+    opts: &crate::task::RunOptions,
+    run: impl std::future::Future<Output = RunResult>,
+) -> RunResult {
+    use futures_util::FutureExt;
+
+    let started = std::time::Instant::now();
+    let payload = match std::panic::AssertUnwindSafe(run).catch_unwind().await {
+        Ok(result) => return result,
+        Err(payload) => payload,
+    };
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string());
+    let message = format!("runner failed internally (this is a bug in runner): panic: {what}");
+    tracing::error!(task = %loaded.spec.name, "{message}");
+    let mut result =
+        crate::task::not_run_result(loaded, Outcome::new(OutcomeKind::AgentError, message));
+    result.duration_ms = started.elapsed().as_millis() as u64;
+    let redactor = crate::redact::Redactor::from_env(&crate::task::secret_names(loaded));
+    let result = redactor.redact_result(&result);
+    if let Some(out) = &opts.stream_out {
+        let frame = crate::report::json::result_value(&result);
+        if let Err(e) = crate::report::write_json_line(out, &frame) {
+            tracing::error!("writing to stdout failed: {e}");
+        }
+    }
     result
 }
 
@@ -439,6 +479,58 @@ mod tests {
         (0..n)
             .map(|i| format!("task-{}-{i}[crate=c{}]", rng.next() % 1000, rng.next() % 50))
             .collect()
+    }
+
+    /// A writer whose bytes the test can read back.
+    #[derive(Clone, Default)]
+    struct Captured(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn explode() -> RunResult {
+        panic!("index out of bounds: the len is 0 but the index is 3")
+    }
+
+    #[tokio::test]
+    async fn a_panicking_task_is_an_agent_error_not_an_interrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.yaml");
+        std::fs::write(&path, "name: boom\nprompt: hi\n").unwrap();
+        let loaded = crate::spec::load(&path).unwrap();
+        let out = Captured::default();
+        let opts = crate::task::RunOptions {
+            transcript_dir: dir.path().join("out"),
+            record: None,
+            stream_out: Some(crate::report::shared_out(out.clone())),
+            gate: std::sync::Arc::new(crate::retry::RateGate::new()),
+        };
+        let r = catch_panic(&loaded, &opts, async { explode() }).await;
+        assert_eq!(r.outcome.kind, OutcomeKind::AgentError);
+        assert_eq!(r.outcome.exit_code(), 1);
+        assert!(
+            r.outcome.message.contains("panic: index out of bounds")
+                && r.outcome.message.contains("bug in runner"),
+            "{}",
+            r.outcome.message
+        );
+        assert_eq!(r.task_name, "boom");
+        // The stream-json result frame is written in place of the task's own.
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let frame: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(frame["type"], "result");
+        assert_eq!(frame["runner_outcome"], "agent_error");
+        // A task that does not panic passes through untouched.
+        let fine = crate::task::not_run_result(&loaded, Outcome::new(OutcomeKind::Success, "ok"));
+        let r = catch_panic(&loaded, &opts, async { fine.clone() }).await;
+        assert_eq!(r.outcome.kind, OutcomeKind::Success);
     }
 
     #[test]

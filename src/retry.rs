@@ -1,8 +1,8 @@
 //! Retry policy for model calls: which provider failures are retried, how long to wait, and
-//! the shared rate-limit gate (issue 5, reference §7).
+//! the shared rate-limit gate.
 //!
-//! What is retried is the whole model response attempt (DESIGN.md "Transcripts"); the agent
-//! loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
+//! What is retried is the whole model response attempt (a failed attempt is recorded as
+//! abandoned in the transcript); the agent loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
 //! delay and makes the attempt again, or ends the task with `api_error` and the message given.
 //!
 //! Backoff: `base_delay × 2^(n-1)` for the n-th retry, capped at `max_delay`, minus up to 25%
@@ -61,7 +61,10 @@ impl RetryPolicy {
             .saturating_mul(1u32 << exp)
             .min(self.max_delay);
         let jitter = jitter.clamp(0.0, 1.0) * JITTER_RATIO;
-        let backoff = raw.mul_f64(1.0 - jitter);
+        // Not `mul_f64`: it panics when the product rounds past `Duration::MAX` (a spec may set
+        // `max_delay` to any number of seconds).
+        let backoff =
+            Duration::try_from_secs_f64(raw.as_secs_f64() * (1.0 - jitter)).unwrap_or(raw);
         match retry_after {
             Some(floor) => backoff.max(floor),
             None => backoff,
@@ -366,9 +369,9 @@ impl RetryState {
             && ra > p.max_wait
         {
             return Decision::GiveUp(format!(
-                "{} (the server asks to retry after {}s, longer than retry.max_wait {}s; not waiting)",
+                "{} (the server asks to retry after {}, longer than retry.max_wait {}s; not waiting)",
                 describe(err),
-                ra.as_secs(),
+                wait_text(ra),
                 p.max_wait.as_secs()
             ));
         }
@@ -383,10 +386,24 @@ impl RetryState {
             ));
         }
         self.retries = n;
-        self.waited += delay;
+        self.waited = self.waited.saturating_add(delay);
         Decision::Retry { attempt: n, delay }
     }
 }
+
+/// A server's requested wait for a message: seconds, or "more than a year" for the absurd
+/// values a saturated `retry-after` carries.
+fn wait_text(d: Duration) -> String {
+    const YEAR: u64 = 365 * 24 * 3600;
+    if d.as_secs() > YEAR {
+        "more than a year".to_string()
+    } else {
+        format!("{}s", d.as_secs())
+    }
+}
+
+/// How far ahead [`RateGate::pause`] may close the gate (a longer pause saturates to this).
+const MAX_PAUSE: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// A gate shared by every task of one `runner exec`: a 429's wait pauses all tasks' next
 /// requests, not only the task that got it.
@@ -403,7 +420,7 @@ impl RateGate {
 
     /// Close the gate for `d` from now (extends, never shortens, a current pause).
     pub fn pause(&self, d: Duration) {
-        let at = Instant::now() + d;
+        let at = Instant::now() + d.min(MAX_PAUSE);
         if let Ok(mut u) = self.until.lock()
             && u.is_none_or(|cur| cur < at)
         {
@@ -693,6 +710,36 @@ mod tests {
             panic!()
         };
         assert!(m.contains("retry time budget"), "{m}");
+    }
+
+    #[test]
+    fn absurd_retry_after_gives_up_at_once() {
+        let mut st = RetryState::new(RetryPolicy::default()).with_jitter(|| 0.0);
+        let Decision::GiveUp(m) = st.decide(&with_retry_after(429, Some(Duration::MAX), None))
+        else {
+            panic!()
+        };
+        assert!(
+            m.contains("retry after more than a year") && m.contains("max_wait 120s"),
+            "{m}"
+        );
+        assert_eq!(st.waited(), Duration::ZERO);
+        // Settings as large as a spec can write never overflow the arithmetic.
+        let huge = RetryPolicy {
+            base_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            max_wait: Duration::MAX,
+            budget: Duration::MAX,
+            ..RetryPolicy::default()
+        };
+        assert!(huge.delay(40, Some(Duration::MAX), 0.5) >= Duration::from_secs(1 << 40));
+        assert_eq!(huge.delay(1, None, 0.0), Duration::MAX);
+        let mut st = RetryState::new(huge).with_jitter(|| 0.0);
+        assert!(matches!(
+            st.decide(&with_retry_after(429, Some(Duration::MAX), None)),
+            Decision::Retry { .. }
+        ));
+        RateGate::new().pause(Duration::MAX);
     }
 
     #[test]

@@ -1,0 +1,100 @@
+//! Reliability through the real binary: odd servers (absurd headers, corrupt or cut streams,
+//! implausible usage), a broken stderr, deep specs and odd transcripts end as the outcome
+//! they are, never as a panic, an abort or a wrong outcome.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::*;
+
+/// The last JSON line of stdout (the result of `--output-format json`).
+fn result_line(stdout: &str) -> Value {
+    json_lines(stdout.as_bytes())
+        .into_iter()
+        .last()
+        .unwrap_or_else(|| panic!("no result line on stdout:\n{stdout}"))
+}
+
+fn path_arg(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+// ---------------------------------------------------------------------------------------------
+// A huge retry-after is "longer than any budget", never a panic reported as an interrupt.
+
+fn assert_gave_up_on_retry_after(run: &Run, out: &OutDir) {
+    run.expect_code(4);
+    let r = result_line(&run.stdout);
+    assert_eq!(r["runner_outcome"], "api_error", "{r}");
+    let errors = r["errors"].to_string();
+    assert!(
+        errors.contains("retry after more than a year") && errors.contains("retry.max_wait"),
+        "{errors}"
+    );
+    assert!(r["runner_transcript_path"].is_string(), "{r}");
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let junit = std::fs::read_to_string(out.junit()).expect("JUnit written");
+    assert!(junit.contains("api_error"), "{junit}");
+}
+
+#[test]
+fn huge_retry_after_from_anthropic_is_an_api_error() {
+    for (header, value) in [
+        ("retry-after", "99999999999999999999"),
+        ("retry-after-ms", "1e300"),
+    ] {
+        let mock = MockAnthropic::start(vec![http_error(429).with_header(header, value)]);
+        let repo = TestRepo::new();
+        let out = OutDir::new();
+        let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+        let run = exec_in(
+            &mock,
+            &repo,
+            &out,
+            &[
+                "--output-format",
+                "json",
+                "--junit",
+                path_arg(&out.junit()),
+                path_arg(&spec),
+            ],
+        );
+        assert_gave_up_on_retry_after(&run, &out);
+        assert_eq!(mock.requests().len(), 1, "{header}: not retried");
+        mock.assert_clean();
+    }
+}
+
+#[test]
+fn huge_retry_after_from_an_openai_server_is_an_api_error() {
+    for (header, value) in [
+        ("retry-after", "99999999999999999999"),
+        ("retry-after-ms", "1e300"),
+    ] {
+        let mock = MockOpenai::start(vec![oa_http_error(429).with_header(header, value)]);
+        let repo = TestRepo::new();
+        let out = OutDir::new();
+        let spec = write_spec(
+            repo.path(),
+            "name: oa\nprompt: hi\nprovider: openai\nmodel: gpt-4o-mini\n",
+        );
+        let o = runner_cmd_for_openai(&mock)
+            .current_dir(repo.path())
+            .args(["exec", "--output-format", "json", "--transcript-dir"])
+            .arg(out.transcripts())
+            .arg("--junit")
+            .arg(out.junit())
+            .arg(&spec)
+            .output()
+            .unwrap();
+        let run = Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        };
+        assert_gave_up_on_retry_after(&run, &out);
+        mock.assert_clean();
+    }
+}
