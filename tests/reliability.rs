@@ -5,8 +5,9 @@
 mod support;
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::*;
 
 /// The last JSON line of stdout (the result of `--output-format json`).
@@ -97,4 +98,105 @@ fn huge_retry_after_from_an_openai_server_is_an_api_error() {
         assert_gave_up_on_retry_after(&run, &out);
         mock.assert_clean();
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A broken or full stderr drops log lines; the run and its reports go on.
+
+/// Wait for `child` at most `limit`; kill it (and fail) if it takes longer.
+fn wait_at_most(mut child: std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for runner") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("runner still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A run with a tool call whose answer comes late, so runner logs long after it started.
+fn slow_two_turns() -> Vec<MockTurn> {
+    vec![
+        Resp::new()
+            .tool_use("toolu_1", "Read", json!({"file_path": "README.md"}))
+            .turn()
+            .delayed(Duration::from_millis(600)),
+        text_turn("done").delayed(Duration::from_millis(300)),
+    ]
+}
+
+fn assert_junit_success(out: &OutDir) {
+    let junit = std::fs::read_to_string(out.junit()).expect("JUnit written");
+    assert!(junit.contains("<testcase"), "{junit}");
+    assert!(
+        !junit.contains("<failure") && !junit.contains("<error"),
+        "{junit}"
+    );
+}
+
+#[test]
+fn stderr_piped_into_a_reader_that_goes_away_does_not_crash_the_run() {
+    use std::io::Read;
+    let mock = MockAnthropic::start(slow_two_turns());
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: read the readme\n");
+    // `runner exec … 2>&1 | head -c 50`
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let child = runner_std_cmd()
+        .env("ANTHROPIC_BASE_URL", mock.url())
+        .current_dir(repo.path())
+        .arg("exec")
+        .arg("--transcript-dir")
+        .arg(out.transcripts())
+        .arg("--junit")
+        .arg(out.junit())
+        .arg(&spec)
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 50];
+    reader.read_exact(&mut head).unwrap();
+    drop(reader);
+    let status = wait_at_most(child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_junit_success(&out);
+    assert_eq!(mock.requests().len(), 2);
+    mock.assert_clean();
+}
+
+#[test]
+fn stderr_on_a_full_device_does_not_abort_the_run() {
+    let mock = MockAnthropic::start(slow_two_turns());
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: read the readme\n");
+    // `runner exec … 2>/dev/full`
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let o = runner_std_cmd()
+        .env("ANTHROPIC_BASE_URL", mock.url())
+        .current_dir(repo.path())
+        .arg("exec")
+        .args(["--output-format", "json", "--transcript-dir"])
+        .arg(out.transcripts())
+        .arg("--junit")
+        .arg(out.junit())
+        .arg(&spec)
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{:?}", o.status);
+    let r = result_line(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r["runner_outcome"], "success", "{r}");
+    assert_junit_success(&out);
+    mock.assert_clean();
 }
