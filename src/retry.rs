@@ -139,7 +139,9 @@ pub fn classify(err: &ProviderError) -> Class {
             }
             _ => Class::Fatal(describe(err)),
         },
-        Incomplete { .. } | Stalled(_) => Class::Retryable { retry_after: None },
+        Incomplete { .. } | UnclosedBlock { .. } | Stalled(_) => {
+            Class::Retryable { retry_after: None }
+        }
         Transport { message, .. } => {
             if is_certificate_error(message) {
                 Class::Fatal(format!(
@@ -206,6 +208,7 @@ pub fn error_category(err: &ProviderError) -> &'static str {
         }
         ProviderError::StreamError { .. }
         | ProviderError::Incomplete { .. }
+        | ProviderError::UnclosedBlock { .. }
         | ProviderError::Stalled(_)
         | ProviderError::Transport { .. } => "server_error",
         _ => "unknown",
@@ -216,7 +219,9 @@ pub fn error_category(err: &ProviderError) -> &'static str {
 /// with a `runner_attempt_abandoned` record).
 pub fn mid_stream(err: &ProviderError) -> bool {
     match err {
-        ProviderError::StreamError { .. } | ProviderError::Malformed(_) => true,
+        ProviderError::StreamError { .. }
+        | ProviderError::Malformed(_)
+        | ProviderError::UnclosedBlock { .. } => true,
         ProviderError::Incomplete { after_bytes } => *after_bytes,
         ProviderError::Transport {
             before_response, ..
@@ -528,6 +533,12 @@ mod tests {
         assert!(retryable(&se("api_error")));
         assert!(!retryable(&se("invalid_request_error")));
         assert!(retryable(&ProviderError::Incomplete { after_bytes: true }));
+        let unclosed = ProviderError::UnclosedBlock {
+            index: 1,
+            block_type: "tool_use".into(),
+        };
+        assert!(retryable(&unclosed));
+        assert!(mid_stream(&unclosed));
         assert!(retryable(&ProviderError::Stalled(Duration::from_secs(1))));
         assert!(retryable(&ProviderError::Transport {
             message: "connection refused".into(),

@@ -200,3 +200,64 @@ fn stderr_on_a_full_device_does_not_abort_the_run() {
     assert_junit_success(&out);
     mock.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------------
+// message_stop while a tool_use block is still open: an incomplete response, retried.
+
+#[test]
+fn a_tool_use_left_open_at_message_stop_is_retried_not_dropped() {
+    let mut cut = Resp::new()
+        .text("Listing.")
+        .tool_use(
+            "toolu_1",
+            "Bash",
+            json!({"command": "echo hi > marker.txt"}),
+        )
+        .build();
+    let stop_of_tool = cut
+        .iter()
+        .position(|e| e.event == "content_block_stop" && e.data.contains("\"index\":1"))
+        .expect("the tool_use block's stop");
+    cut.remove(stop_of_tool);
+    let mock = MockAnthropic::start(vec![
+        MockTurn::Sse(cut),
+        Resp::new()
+            .text("Listing.")
+            .tool_use(
+                "toolu_2",
+                "Bash",
+                json!({"command": "echo hi > marker.txt"}),
+            )
+            .turn(),
+        text_turn("done"),
+    ]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: t\nprompt: make the marker\npermissions:\n  mode: bypassPermissions\nretry:\n  base_delay: 1ms\n",
+    );
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", path_arg(&spec)],
+    );
+    run.expect_code(0);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "success", "{r}");
+    assert_eq!(mock.requests().len(), 3, "the cut response was retried");
+    assert!(repo.exists("marker.txt"), "the tool call ran");
+    // The second request answers the retried call, not the vanished one.
+    assert!(mock.request(2).tool_result_text("toolu_2").is_some());
+    assert!(mock.request(2).tool_result_text("toolu_1").is_none());
+    let transcript = transcript_of(&r);
+    let abandoned = events_of(&transcript, "system", Some("runner_attempt_abandoned"));
+    assert_eq!(abandoned.len(), 1, "{transcript:#?}");
+    assert!(
+        abandoned[0].to_string().contains("still open"),
+        "{}",
+        abandoned[0]
+    );
+    mock.assert_clean();
+}

@@ -2,8 +2,10 @@
 //!
 //! Feed every event of one attempt to [`Assembler::push`]; it returns each block as its
 //! `BlockStop` arrives (so callers can stream blocks live). [`Assembler::finish`] builds the
-//! response once `MessageStop` was seen. Blocks that never got their `BlockStop` are left out
-//! of `content` and listed in `dropped_blocks`.
+//! response once `MessageStop` was seen. A block still open at `MessageStop` makes the response
+//! incomplete ([`ProviderError::UnclosedBlock`], retried like a cut stream), except when the
+//! output was cut by a token limit (`max_tokens`, `model_context_window_exceeded`): such
+//! blocks are left out of `content` and listed in `dropped_blocks`.
 
 use std::collections::BTreeMap;
 
@@ -347,6 +349,17 @@ impl Assembler {
         let Some((id, model)) = self.started else {
             return Err(malformed("message_stop without message_start".into()));
         };
+        let cut_by_limit = matches!(
+            self.stop_reason,
+            Some(StopReason::MaxTokens | StopReason::ModelContextWindowExceeded)
+        );
+        if !cut_by_limit && let Some((index, partial)) = self.open.iter().next() {
+            tracing::debug!(index, block_type = %partial.type_name(), "message_stop with a block still open");
+            return Err(ProviderError::UnclosedBlock {
+                index: *index,
+                block_type: partial.type_name(),
+            });
+        }
         let dropped_blocks: Vec<(usize, String)> =
             self.open.iter().map(|(i, p)| (*i, p.type_name())).collect();
         for (index, ty) in &dropped_blocks {
@@ -562,6 +575,51 @@ mod tests {
         assert_eq!(r.content, vec![ContentBlock::text("")]);
         assert_eq!(r.dropped_blocks, vec![(1, "tool_use".to_string())]);
         assert_eq!(r.stop_reason, Some(StopReason::MaxTokens));
+    }
+
+    #[test]
+    fn a_block_left_open_without_a_token_limit_is_incomplete() {
+        // The server ends the message while the tool call is still streaming: the call must
+        // not vanish (the run would end `success` with nothing done); the attempt is retried.
+        for stop in [Some(StopReason::ToolUse), Some(StopReason::EndTurn), None] {
+            let err = run(vec![
+                start(),
+                StreamEvent::BlockStart {
+                    index: 0,
+                    block: json!({"type":"text","text":""}),
+                },
+                StreamEvent::BlockStop { index: 0 },
+                tool_start(1, "toolu_cut"),
+                json_delta(1, "{\"command\":\"ls\"}"),
+                StreamEvent::MessageDelta {
+                    stop_reason: stop.clone(),
+                    stop_sequence: None,
+                    usage: Usage::default(),
+                },
+                StreamEvent::MessageStop,
+            ])
+            .unwrap_err();
+            match err {
+                ProviderError::UnclosedBlock { index, block_type } => {
+                    assert_eq!((index, block_type.as_str()), (1, "tool_use"), "{stop:?}")
+                }
+                other => panic!("{stop:?}: {other:?}"),
+            }
+        }
+        // An open text block is no different.
+        let err = run(vec![
+            start(),
+            StreamEvent::BlockStart {
+                index: 0,
+                block: json!({"type":"text","text":""}),
+            },
+            StreamEvent::MessageStop,
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::UnclosedBlock { index: 0, .. }),
+            "{err:?}"
+        );
     }
 
     #[test]
