@@ -261,3 +261,88 @@ fn a_tool_use_left_open_at_message_stop_is_retried_not_dropped() {
     );
     mock.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------------
+// A `data:` line that is not JSON mid-stream is a corrupt stream: retried like a dropped one.
+
+/// `events` with the data of the first `event` event cut to its first `keep` bytes.
+fn corrupt_event(mut events: Vec<SseEvent>, event: &str, keep: usize) -> Vec<SseEvent> {
+    let e = events
+        .iter_mut()
+        .find(|e| e.event == event)
+        .unwrap_or_else(|| panic!("no {event} event"));
+    e.data.truncate(keep);
+    events
+}
+
+#[test]
+fn a_corrupt_data_line_from_anthropic_is_retried() {
+    let garbled = corrupt_event(
+        Resp::new().text("partial answer").build(),
+        "content_block_delta",
+        30,
+    );
+    let mock = MockAnthropic::start(vec![MockTurn::Sse(garbled), text_turn("done")]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: t\nprompt: hi\nretry:\n  base_delay: 1ms\n",
+    );
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", path_arg(&spec)],
+    );
+    run.expect_code(0);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "success", "{r}");
+    assert_eq!(r["result"], "done");
+    assert_eq!(mock.requests().len(), 2);
+    // The same bookkeeping as a dropped stream: the attempt is recorded as abandoned.
+    let transcript = transcript_of(&r);
+    let abandoned = events_of(&transcript, "system", Some("runner_attempt_abandoned"));
+    assert_eq!(abandoned.len(), 1, "{transcript:#?}");
+    assert!(
+        abandoned[0].to_string().contains("corrupt stream"),
+        "{}",
+        abandoned[0]
+    );
+    assert!(run.stderr.contains("retrying"), "{}", run.stderr);
+    mock.assert_clean();
+}
+
+#[test]
+fn a_corrupt_chunk_from_an_openai_server_is_retried() {
+    let good = OaResp::new().text("partial answer").usage(Some((10, 3)));
+    let mut chunks: Vec<String> = good
+        .chunks()
+        .iter()
+        .map(|c| format!("data: {c}\n\n"))
+        .collect();
+    chunks[1] = format!("data: {}\n\n", &good.chunks()[1].to_string()[..20]);
+    chunks.push("data: [DONE]\n\n".into());
+    let mock = MockOpenai::start(vec![
+        MockTurn::raw_sse(chunks.concat()),
+        OaResp::new().text("done").usage(Some((10, 3))).turn(),
+    ]);
+    let repo = TestRepo::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: oa\nprompt: hi\nprovider: openai\nmodel: gpt-4o-mini\nretry:\n  base_delay: 1ms\n",
+    );
+    let o = runner_cmd_for_openai(&mock)
+        .current_dir(repo.path())
+        .args(["exec", "--output-format", "json"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let r = result_line(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r["runner_outcome"], "success", "{r}");
+    assert_eq!(r["result"], "done");
+    assert_eq!(mock.requests().len(), 2);
+    mock.assert_clean();
+}
