@@ -346,3 +346,44 @@ fn a_corrupt_chunk_from_an_openai_server_is_retried() {
     assert_eq!(mock.requests().len(), 2);
     mock.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Usage beyond any plausible count is the server's protocol error; counters never wrap.
+
+#[test]
+fn implausible_usage_is_an_api_error_not_a_wrapped_counter() {
+    // 2 input + (2^64 - 1) output tokens used to wrap to a total of 1, so max_total_tokens
+    // never stopped the run and the cost came out at 5.5e14 USD.
+    let mock = MockAnthropic::start(vec![
+        Resp::new()
+            .tool_use("toolu_1", "Read", json!({"file_path": "README.md"}))
+            .usage(2, u64::MAX)
+            .turn(),
+    ]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: t\nprompt: read\nmodel: claude-sonnet-4-5\nlimits:\n  max_total_tokens: 100000\n",
+    );
+    let run = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", path_arg(&spec)],
+    );
+    run.expect_code(4);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "api_error", "{r}");
+    let errors = r["errors"].to_string();
+    assert!(
+        errors.contains("usage.output_tokens is 18446744073709551615")
+            && errors.contains("beyond any plausible"),
+        "{errors}"
+    );
+    // Nothing of the broken response was counted or run.
+    assert_eq!(mock.requests().len(), 1);
+    assert!(r["usage"]["output_tokens"].as_u64().unwrap() < 1000, "{r}");
+    assert!(r["total_cost_usd"].as_f64().unwrap_or(0.0) < 1.0, "{r}");
+    mock.assert_clean();
+}

@@ -102,10 +102,14 @@ impl ContextState {
     /// everything (`fixed` covers the system prompt and tool schemas) without one.
     pub fn estimate(&self, messages: &[Message], fixed: impl FnOnce() -> u64) -> u64 {
         match self.calibration {
-            Some((tokens, n)) if n <= messages.len() => {
-                tokens + messages[n..].iter().map(message_tokens).sum::<u64>()
-            }
-            _ => fixed() + messages.iter().map(message_tokens).sum::<u64>(),
+            Some((tokens, n)) if n <= messages.len() => messages[n..]
+                .iter()
+                .map(message_tokens)
+                .fold(tokens, u64::saturating_add),
+            _ => messages
+                .iter()
+                .map(message_tokens)
+                .fold(fixed(), u64::saturating_add),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::provider::{ProviderError, StreamEvent};
-use super::types::{ContentBlock, ModelResponse, StopReason, Usage};
+use super::types::{ContentBlock, MAX_PLAUSIBLE_TOKENS, ModelResponse, StopReason, Usage};
 
 /// A block still receiving deltas.
 #[derive(Debug)]
@@ -87,6 +87,18 @@ fn malformed(msg: String) -> ProviderError {
     ProviderError::Malformed(msg)
 }
 
+/// `usage` as the server sent it in `event`, unless a count is beyond any plausible bound:
+/// that is a protocol error (token budgets and costs cannot be computed from it).
+fn plausible(event: &str, usage: Usage) -> Result<Usage, ProviderError> {
+    match usage.implausible() {
+        None => Ok(usage),
+        Some((field, n)) => Err(malformed(format!(
+            "{event}: usage.{field} is {n}, beyond any plausible token count \
+             (at most {MAX_PLAUSIBLE_TOKENS}); the server's usage accounting is broken"
+        ))),
+    }
+}
+
 impl Assembler {
     /// An empty assembler for one attempt.
     pub fn new() -> Self {
@@ -140,8 +152,8 @@ impl Assembler {
                 if !first || self.started.is_some() {
                     return Err(malformed("message_start after other events".into()));
                 }
+                self.usage = plausible("message_start", usage)?;
                 self.started = Some((id, model));
-                self.usage = usage;
                 Ok(None)
             }
             other if self.started.is_none() => Err(malformed(format!(
@@ -211,6 +223,7 @@ impl Assembler {
                 stop_sequence,
                 usage,
             } => {
+                let usage = plausible("message_delta", usage)?;
                 if stop_reason.is_some() {
                     self.stop_reason = stop_reason;
                 }
@@ -754,6 +767,36 @@ mod tests {
         expect_malformed(
             vec![start(), StreamEvent::MessageStop, StreamEvent::MessageStop],
             "after message_stop",
+        );
+    }
+
+    #[test]
+    fn implausible_usage_is_a_protocol_error() {
+        let huge = Usage {
+            output_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        expect_malformed(
+            vec![
+                start(),
+                StreamEvent::MessageDelta {
+                    stop_reason: Some(StopReason::EndTurn),
+                    stop_sequence: None,
+                    usage: huge,
+                },
+            ],
+            "message_delta: usage.output_tokens is 18446744073709551615, beyond any plausible",
+        );
+        expect_malformed(
+            vec![StreamEvent::MessageStart {
+                id: "m".into(),
+                model: "m".into(),
+                usage: Usage {
+                    cache_read_input_tokens: MAX_PLAUSIBLE_TOKENS + 1,
+                    ..Usage::default()
+                },
+            }],
+            "message_start: usage.cache_read_input_tokens",
         );
     }
 
