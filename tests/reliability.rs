@@ -387,3 +387,58 @@ fn implausible_usage_is_an_api_error_not_a_wrapped_counter() {
     assert!(r["total_cost_usd"].as_f64().unwrap_or(0.0) < 1.0, "{r}");
     mock.assert_clean();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deeply nested specs: a clear error at the place, quickly, blaming no aliases.
+
+#[test]
+fn a_deeply_nested_spec_is_refused_quickly_with_its_position() {
+    let repo = TestRepo::new();
+    let n = 100_000; // 200 KB of `[[[…]]]`: over a minute of parsing before the depth limit
+    let spec = write_spec(
+        repo.path(),
+        &format!(
+            "name: t\nprompt: hi\ntools: {}{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        ),
+    );
+    let start = Instant::now();
+    let o = runner_cmd().arg("validate").arg(&spec).output().unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    // The mapping is level 1, so the 64th `[` (column 8 + 63) is the 65th level.
+    assert!(
+        stderr.contains("task.yaml:3:71: the spec nests more than 64 levels deep here"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("alias"), "no aliases to blame: {stderr}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
+    // An alias bomb is still called one.
+    let bomb = write_spec_named(
+        repo.path(),
+        "bomb.yaml",
+        "name: t\nprompt: hi\na: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]\ng: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n",
+    );
+    let o = runner_cmd().arg("validate").arg(&bomb).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("aliases (`*name`)"), "{stderr}");
+
+    // 64 levels are fine.
+    let ok = write_spec_named(
+        repo.path(),
+        "ok.yaml",
+        &format!(
+            "name: t\nprompt: hi\nx: {}1{}\n",
+            "[".repeat(63),
+            "]".repeat(63)
+        ),
+    );
+    let o = runner_cmd().arg("validate").arg(&ok).output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("nests more than"), "{stderr}");
+}
+
