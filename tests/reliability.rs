@@ -442,3 +442,51 @@ fn a_deeply_nested_spec_is_refused_quickly_with_its_position() {
     assert!(!stderr.contains("nests more than"), "{stderr}");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Prompt too long with nothing left to compact: one compaction call, then context_exhausted.
+
+#[test]
+fn a_task_too_long_for_a_llama_cpp_server_stops_after_one_compaction() {
+    let too_long = || {
+        MockTurn::Http {
+        status: 400,
+        body: json!({"error": {
+            "code": 400,
+            "message": "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": 9000,
+            "n_ctx": 8192
+        }})
+        .to_string(),
+        headers: vec![],
+    }
+    };
+    let mock = MockOpenai::start(vec![
+        too_long(),
+        OaResp::new().text("summary of nothing").turn(),
+        too_long(),
+    ]);
+    let repo = TestRepo::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: oa\nprompt: hi\nprovider: openai\nmodel: local-model\nretry:\n  base_delay: 1ms\n",
+    );
+    let o = runner_cmd_for_openai(&mock)
+        .current_dir(repo.path())
+        .args(["exec", "--output-format", "json"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{stderr}");
+    let r = result_line(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r["runner_outcome"], "context_exhausted", "{r}");
+    assert!(
+        r["errors"]
+            .to_string()
+            .contains("9000 tokens; the model takes at most 8192"),
+        "{r}"
+    );
+    assert_eq!(mock.requests().len(), 3, "one compaction call, not three");
+    mock.assert_clean();
+}
