@@ -490,3 +490,82 @@ fn a_task_too_long_for_a_llama_cpp_server_stops_after_one_compaction() {
     assert_eq!(mock.requests().len(), 3, "one compaction call, not three");
     mock.assert_clean();
 }
+// ---------------------------------------------------------------------------------------------
+// A transcript saved with a UTF-8 byte order mark still resumes.
+
+#[test]
+fn a_transcript_with_a_byte_order_mark_resumes() {
+    let mock = MockAnthropic::start(vec![
+        tool_turn("toolu_1", "Bash", json!({"command": "echo one"})),
+        text_turn("finished"),
+    ]);
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: bom\nprompt: do the work\npermissions:\n  allow: [\"Bash(echo:*)\"]\nlimits:\n  max_turns: 1\n",
+    );
+    let first = exec_in(
+        &mock,
+        &repo,
+        &out,
+        &["--output-format", "json", path_arg(&spec)],
+    );
+    first.expect_code(3);
+    let first = first.result();
+    let path = first["runner_transcript_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let text = std::fs::read(&path).unwrap();
+    let mut with_bom = b"\xef\xbb\xbf".to_vec();
+    with_bom.extend_from_slice(&text);
+    std::fs::write(&path, with_bom).unwrap();
+
+    let o = runner_cmd_for(&mock)
+        .current_dir(repo.path())
+        .args([
+            "resume",
+            &path,
+            "--max-turns",
+            "2",
+            "--output-format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not a runner transcript"), "{stderr}");
+    let r = result_line(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(r["runner_outcome"], "success", "{r}");
+    assert_eq!(r["result"], "finished");
+    assert_eq!(r["session_id"], first["session_id"]);
+    mock.assert_clean();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages that say what is allowed without contradicting themselves.
+
+#[test]
+fn a_zero_hook_timeout_is_refused_with_the_range_that_is_allowed() {
+    let repo = TestRepo::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: t\nprompt: hi\nhooks:\n  PreToolUse:\n    - hooks:\n        - type: command\n          command: \"true\"\n          timeout: 0\n",
+    );
+    let o = runner_cmd()
+        .current_dir(repo.path())
+        .arg("exec")
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("hook timeout 0 must be more than 0 and at most 86400 seconds"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("between 0 and"), "{stderr}");
+}
+
