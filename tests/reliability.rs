@@ -568,4 +568,3 @@ fn a_zero_hook_timeout_is_refused_with_the_range_that_is_allowed() {
     );
     assert!(!stderr.contains("between 0 and"), "{stderr}");
 }
-

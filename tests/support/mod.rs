@@ -24,6 +24,7 @@ pub mod harness;
 pub mod invariants;
 pub mod mock_anthropic;
 pub mod mock_openai;
+pub mod prompt_cache;
 pub mod sse_builder;
 
 pub use e2e::*;
@@ -33,4 +34,5 @@ pub use mock_anthropic::{
     CapturedRequest, DEFAULT_CHUNK_GAP, Gate, Hold, MockAnthropic, MockOptions, MockTurn,
 };
 pub use mock_openai::*;
+pub use prompt_cache::*;
 pub use sse_builder::*;
