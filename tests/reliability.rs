@@ -427,6 +427,23 @@ fn a_deeply_nested_spec_is_refused_quickly_with_its_position() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("aliases (`*name`)"), "{stderr}");
 
+    // A megabyte of values is a data file, not a spec: refused before it is parsed.
+    let many = write_spec_named(
+        repo.path(),
+        "many.yaml",
+        &format!("name: t\nprompt: hi\nx: [{}1]\n", "1,".repeat(500_000)),
+    );
+    let start = Instant::now();
+    let o = runner_cmd().arg("validate").arg(&many).output().unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("many.yaml:3:") && stderr.contains("more than 100000 values"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+
     // 64 levels are fine.
     let ok = write_spec_named(
         repo.path(),

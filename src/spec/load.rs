@@ -1,7 +1,7 @@
 //! Loading task specs from YAML with file:line:col errors.
 //!
-//! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), checks its nesting depth
-//! ([`super::depth`]: at most [`super::depth::MAX_DEPTH`] levels), parses it with `yaml_serde`
+//! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), checks its shape
+//! ([`super::shape`]: nesting depth and number of values), parses it with `yaml_serde`
 //! into [`TaskSpec`], runs the checks that only depend on the file
 //! ([`super::validate::check_static`]), resolves paths against the spec's directory, then runs
 //! [`LoadedSpec::check`] (the checks the command line can change the answer to).
@@ -10,9 +10,9 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::depth;
 use super::locate::locate;
 use super::matrix;
+use super::shape;
 use super::types::{ProviderKind, TaskSpec};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
@@ -359,20 +359,24 @@ fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecEr
 
 /// Parse the YAML text into a [`TaskSpec`], with positioned, explained errors.
 pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
-    // Nesting first: parsing deeply nested flow collections takes quadratic time.
-    let shape = depth::scan(source, depth::MAX_DEPTH);
-    if let Some((line, column)) = shape.too_deep {
-        return Err(SpecError::at_position(
-            path,
-            line,
-            column,
-            format!(
+    // The shape first: deep nesting takes quadratic time to parse, and every value costs
+    // memory until the whole document is parsed.
+    let shape = shape::scan(source, shape::MAX_DEPTH, shape::MAX_VALUES);
+    if let Some((excess, line, column)) = shape.excess {
+        let message = match excess {
+            shape::Excess::TooDeep => format!(
                 "the spec nests more than {} levels deep here; expected mappings and lists \
                  nested at most {} levels",
-                depth::MAX_DEPTH,
-                depth::MAX_DEPTH
+                shape::MAX_DEPTH,
+                shape::MAX_DEPTH
             ),
-        ));
+            shape::Excess::TooMany => format!(
+                "the spec holds more than {} values (keys, items and scalars) by here; \
+                 expected a task spec, not a data file",
+                shape::MAX_VALUES
+            ),
+        };
+        return Err(SpecError::at_position(path, line, column, message));
     }
     let yaml_error = |e: &yaml_serde::Error| yaml_error(path, source, e, shape.aliases);
     // Then as an untyped value: syntax errors, alias bombs and the empty-file case.
@@ -449,7 +453,7 @@ fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error, aliases: bool)
         message = format!(
             "{message}: the spec nests too deep; expected mappings and lists nested at most {} \
              levels",
-            depth::MAX_DEPTH
+            shape::MAX_DEPTH
         );
     } else if raw.contains("more than one document") {
         message = format!("{message}; expected one spec per file (remove the extra `---`)");

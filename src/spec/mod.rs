@@ -1,6 +1,5 @@
 //! Task specs: types, loading with positioned errors, defaults, validation, schema.
 
-pub mod depth;
 pub mod discover;
 pub mod duration;
 pub mod git;
@@ -9,6 +8,7 @@ pub mod locate;
 pub mod matrix;
 pub mod output;
 pub mod schema;
+pub mod shape;
 pub mod types;
 pub mod validate;
 
