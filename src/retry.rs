@@ -93,7 +93,7 @@ const CONTEXT_MARGIN: u64 = 1_000;
 pub const MIN_MAX_TOKENS: u32 = 1_024;
 
 /// Whether a transport error message describes a TLS certificate failure (never retried:
-/// the next attempt fails the same way; reference crates.md §2.1).
+/// the next attempt fails the same way).
 fn is_certificate_error(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("certificate") || m.contains("unknownissuer") || m.contains("invalid peer cert")
