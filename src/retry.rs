@@ -1,8 +1,8 @@
 //! Retry policy for model calls: which provider failures are retried, how long to wait, and
-//! the shared rate-limit gate (issue 5, reference §7).
+//! the shared rate-limit gate.
 //!
-//! What is retried is the whole model response attempt (DESIGN.md "Transcripts"); the agent
-//! loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
+//! What is retried is the whole model response attempt (a failed attempt is recorded as
+//! abandoned in the transcript); the agent loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
 //! delay and makes the attempt again, or ends the task with `api_error` and the message given.
 //!
 //! Backoff: `base_delay × 2^(n-1)` for the n-th retry, capped at `max_delay`, minus up to 25%
@@ -84,7 +84,10 @@ impl RetryPolicy {
             .saturating_mul(1u32 << exp)
             .min(self.max_delay);
         let jitter = jitter.clamp(0.0, 1.0) * JITTER_RATIO;
-        let backoff = raw.mul_f64(1.0 - jitter);
+        // Not `mul_f64`: it panics when the product rounds past `Duration::MAX` (a spec may set
+        // `max_delay` to any number of seconds).
+        let backoff =
+            Duration::try_from_secs_f64(raw.as_secs_f64() * (1.0 - jitter)).unwrap_or(raw);
         match retry_after {
             Some(floor) => backoff.max(floor),
             None => backoff,
@@ -113,7 +116,7 @@ const CONTEXT_MARGIN: u64 = 1_000;
 pub const MIN_MAX_TOKENS: u32 = 1_024;
 
 /// Whether a transport error message describes a TLS certificate failure (never retried:
-/// the next attempt fails the same way; reference crates.md §2.1).
+/// the next attempt fails the same way).
 fn is_certificate_error(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("certificate") || m.contains("unknownissuer") || m.contains("invalid peer cert")
@@ -159,7 +162,9 @@ pub fn classify(err: &ProviderError) -> Class {
             }
             _ => Class::Fatal(describe(err)),
         },
-        Incomplete { .. } | Stalled(_) => Class::Retryable { retry_after: None },
+        Incomplete { .. } | UnclosedBlock { .. } | Stalled(_) => {
+            Class::Retryable { retry_after: None }
+        }
         Transport { message, .. } => {
             if is_certificate_error(message) {
                 Class::Fatal(format!(
@@ -226,6 +231,7 @@ pub fn error_category(err: &ProviderError) -> &'static str {
         }
         ProviderError::StreamError { .. }
         | ProviderError::Incomplete { .. }
+        | ProviderError::UnclosedBlock { .. }
         | ProviderError::Stalled(_)
         | ProviderError::Transport { .. } => "server_error",
         _ => "unknown",
@@ -236,7 +242,9 @@ pub fn error_category(err: &ProviderError) -> &'static str {
 /// with a `runner_attempt_abandoned` record).
 pub fn mid_stream(err: &ProviderError) -> bool {
     match err {
-        ProviderError::StreamError { .. } | ProviderError::Malformed(_) => true,
+        ProviderError::StreamError { .. }
+        | ProviderError::Malformed(_)
+        | ProviderError::UnclosedBlock { .. } => true,
         ProviderError::Incomplete { after_bytes } => *after_bytes,
         ProviderError::Transport {
             before_response, ..
@@ -389,9 +397,9 @@ impl RetryState {
             && ra > p.max_wait
         {
             return Decision::GiveUp(format!(
-                "{} (the server asks to retry after {}s, longer than retry.max_wait {}s; not waiting)",
+                "{} (the server asks to retry after {}, longer than retry.max_wait {}s; not waiting)",
                 describe(err),
-                ra.as_secs(),
+                wait_text(ra),
                 p.max_wait.as_secs()
             ));
         }
@@ -406,10 +414,24 @@ impl RetryState {
             ));
         }
         self.retries = n;
-        self.waited += delay;
+        self.waited = self.waited.saturating_add(delay);
         Decision::Retry { attempt: n, delay }
     }
 }
+
+/// A server's requested wait for a message: seconds, or "more than a year" for the absurd
+/// values a saturated `retry-after` carries.
+fn wait_text(d: Duration) -> String {
+    const YEAR: u64 = 365 * 24 * 3600;
+    if d.as_secs() > YEAR {
+        "more than a year".to_string()
+    } else {
+        format!("{}s", d.as_secs())
+    }
+}
+
+/// How far ahead [`RateGate::pause`] may close the gate (a longer pause saturates to this).
+const MAX_PAUSE: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// A gate shared by every task of one `runner exec`: a 429's wait pauses all tasks' next
 /// requests, not only the task that got it.
@@ -426,7 +448,7 @@ impl RateGate {
 
     /// Close the gate for `d` from now (extends, never shortens, a current pause).
     pub fn pause(&self, d: Duration) {
-        let at = Instant::now() + d;
+        let at = Instant::now() + d.min(MAX_PAUSE);
         if let Ok(mut u) = self.until.lock()
             && u.is_none_or(|cur| cur < at)
         {
@@ -534,6 +556,12 @@ mod tests {
         assert!(retryable(&se("api_error")));
         assert!(!retryable(&se("invalid_request_error")));
         assert!(retryable(&ProviderError::Incomplete { after_bytes: true }));
+        let unclosed = ProviderError::UnclosedBlock {
+            index: 1,
+            block_type: "tool_use".into(),
+        };
+        assert!(retryable(&unclosed));
+        assert!(mid_stream(&unclosed));
         assert!(retryable(&ProviderError::Stalled(Duration::from_secs(1))));
         assert!(retryable(&ProviderError::Transport {
             message: "connection refused".into(),
@@ -716,6 +744,36 @@ mod tests {
             panic!()
         };
         assert!(m.contains("retry time budget"), "{m}");
+    }
+
+    #[test]
+    fn absurd_retry_after_gives_up_at_once() {
+        let mut st = RetryState::new(RetryPolicy::default()).with_jitter(|| 0.0);
+        let Decision::GiveUp(m) = st.decide(&with_retry_after(429, Some(Duration::MAX), None))
+        else {
+            panic!()
+        };
+        assert!(
+            m.contains("retry after more than a year") && m.contains("max_wait 120s"),
+            "{m}"
+        );
+        assert_eq!(st.waited(), Duration::ZERO);
+        // Settings as large as a spec can write never overflow the arithmetic.
+        let huge = RetryPolicy {
+            base_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            max_wait: Duration::MAX,
+            budget: Duration::MAX,
+            ..RetryPolicy::default()
+        };
+        assert!(huge.delay(40, Some(Duration::MAX), 0.5) >= Duration::from_secs(1 << 40));
+        assert_eq!(huge.delay(1, None, 0.0), Duration::MAX);
+        let mut st = RetryState::new(huge).with_jitter(|| 0.0);
+        assert!(matches!(
+            st.decide(&with_retry_after(429, Some(Duration::MAX), None)),
+            Decision::Retry { .. }
+        ));
+        RateGate::new().pause(Duration::MAX);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Context management: token estimates, microcompact and autocompact (seed 001 Phase 1).
+//! Context management: token estimates, microcompact and autocompact.
 //!
 //! Before each request the loop estimates how many tokens the request holds
 //! ([`ContextState::estimate`]): the last response's real usage (its whole context: input,
@@ -20,11 +20,14 @@
 //! original task prompt and the summary; the transcript gets a `compact_boundary` system
 //! record and an `isCompactSummary` user record (Claude Code's shape). The call counts toward
 //! the token and cost budgets but is not a turn. [`MAX_COMPACT_FAILURES`] failed compactions
-//! in a row end the task with `context_exhausted`.
+//! in a row end the task with `context_exhausted`, and so does the first compaction after which
+//! the server still rejects a request at least as large as the one that made runner compact
+//! ([`Rejected`]): when the task itself (system prompt, tools, the first message) does not
+//! fit, summarizing again only adds billed calls.
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::model::{ContentBlock, Message, Role};
+use crate::model::{ContentBlock, Message, Role, ToolSpec};
 use crate::outcome::{Outcome, OutcomeKind};
 
 /// Failed compactions in a row that end the task (`context_exhausted`), as Claude Code's
@@ -106,6 +109,9 @@ pub struct ContextState {
     pub just_compacted: bool,
     /// The task's first prompt, carried into every compaction summary.
     pub task_prompt: Option<String>,
+    /// The size of the last request the server rejected as too long (compared with the next
+    /// rejection after a compaction).
+    pub rejected: Option<Rejected>,
 }
 
 impl ContextState {
@@ -121,12 +127,114 @@ impl ContextState {
     /// everything (`fixed` covers the system prompt and tool schemas) without one.
     pub fn estimate(&self, messages: &[Message], fixed: impl FnOnce() -> u64) -> u64 {
         match self.calibration {
-            Some((tokens, n)) if n <= messages.len() => {
-                tokens + messages[n..].iter().map(message_tokens).sum::<u64>()
-            }
-            _ => fixed() + messages.iter().map(message_tokens).sum::<u64>(),
+            Some((tokens, n)) if n <= messages.len() => messages[n..]
+                .iter()
+                .map(message_tokens)
+                .fold(tokens, u64::saturating_add),
+            _ => messages
+                .iter()
+                .map(message_tokens)
+                .fold(fixed(), u64::saturating_add),
         }
     }
+}
+
+/// Rough tokens of a whole request: system prompt, tool schemas and messages.
+pub fn request_estimate(system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
+    messages.iter().map(message_tokens).fold(
+        text_tokens(system).saturating_add(text_tokens(
+            &serde_json::to_string(tools).unwrap_or_default(),
+        )),
+        u64::saturating_add,
+    )
+}
+
+/// The size of a request the server rejected as too long: the server's own token count and
+/// maximum when its message gives them, and runner's rough estimate ([`request_estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejected {
+    /// The request's tokens, as the server counted them.
+    pub tokens: Option<u64>,
+    /// The most the model takes, as the server said.
+    pub maximum: Option<u64>,
+    /// runner's rough estimate of the request.
+    pub estimate: u64,
+}
+
+impl Rejected {
+    /// The size of the request rejected with `error`, whose rough estimate is `estimate`.
+    /// The server's count and maximum are read from its message where it gives them:
+    /// Anthropic's `prompt is too long: N tokens > M maximum`, llama.cpp's `request (N tokens)
+    /// exceeds the available context size (M tokens)`, OpenAI's `maximum context length is M
+    /// tokens. However, your messages resulted in N tokens`.
+    pub fn new(error: &str, estimate: u64) -> Rejected {
+        let (tokens, maximum) = server_size(&error.to_ascii_lowercase()).unwrap_or_default();
+        Rejected {
+            tokens,
+            maximum,
+            estimate,
+        }
+    }
+
+    /// Whether this request is smaller than `earlier`: by the server's counts when both have
+    /// one, else by runner's estimates.
+    pub fn smaller_than(&self, earlier: &Rejected) -> bool {
+        match (self.tokens, earlier.tokens) {
+            (Some(now), Some(before)) => now < before,
+            _ => self.estimate < earlier.estimate,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match (self.tokens, self.maximum) {
+            (Some(n), Some(m)) => format!("{n} tokens; the model takes at most {m}"),
+            (Some(n), None) => format!("{n} tokens"),
+            _ => format!("about {} tokens by runner's estimate", self.estimate),
+        }
+    }
+}
+
+/// The whole numbers in `s`, in order (saturating at `u64::MAX`).
+fn numbers(s: &str) -> impl Iterator<Item = u64> + '_ {
+    s.split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap_or(u64::MAX))
+}
+
+/// (tokens, maximum) from a lowercased too-long message (see [`Rejected::new`]).
+fn server_size(m: &str) -> Option<(Option<u64>, Option<u64>)> {
+    if let Some((_, rest)) = m.split_once("prompt is too long") {
+        let mut n = numbers(rest);
+        return Some((n.next(), n.next()));
+    }
+    if let Some((before, after)) = m.split_once("exceeds the available context size") {
+        return Some((numbers(before).last(), numbers(after).next()));
+    }
+    if let Some((_, rest)) = m.split_once("maximum context length is") {
+        let maximum = numbers(rest).next();
+        let tokens = rest
+            .split_once("resulted in")
+            .and_then(|(_, r)| numbers(r).next());
+        return Some((tokens, maximum));
+    }
+    None
+}
+
+/// The `context_exhausted` outcome for a compaction after which the server still rejected a
+/// request no smaller than the one before it (`before`).
+pub fn not_shrunk(before: &Rejected, after: &Rejected) -> Outcome {
+    Outcome::new(
+        OutcomeKind::ContextExhausted,
+        format!(
+            "prompt is too long: compacting the conversation did not shrink the request below \
+             the size the server rejected ({}; after compacting: {}), so there is nothing left \
+             to compact. The task itself does not fit the model's context window: shorten the \
+             prompt or system_prompt_append, offer fewer tools, or use a model with a larger \
+             window.",
+            before.describe(),
+            after.describe()
+        ),
+    )
 }
 
 /// Rough token count of a text: one token per four bytes, rounded up.
@@ -579,6 +687,63 @@ mod tests {
         let m = summary_message("fix the bug\n", "  read a.rs; next: edit it ");
         assert!(m.contains("<task>\nfix the bug\n</task>"));
         assert!(m.contains("<summary>\nread a.rs; next: edit it\n</summary>"));
+    }
+
+    #[test]
+    fn rejected_sizes_from_the_servers_messages() {
+        let cases = [
+            (
+                "invalid request (400 invalid_request_error): prompt is too long: 210000 tokens > 200000 maximum",
+                (Some(210_000), Some(200_000)),
+            ),
+            (
+                "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                (Some(9_000), Some(8_192)),
+            ),
+            (
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
+                (Some(9_000), Some(8_192)),
+            ),
+            (
+                "the request exceeds the available context size, try increasing it",
+                (None, None),
+            ),
+            ("context_length_exceeded", (None, None)),
+            (
+                "prompt is too long: 99999999999999999999999 tokens > 5 maximum",
+                (Some(u64::MAX), Some(5)),
+            ),
+        ];
+        for (msg, (tokens, maximum)) in cases {
+            let r = Rejected::new(msg, 7);
+            assert_eq!(
+                (r.tokens, r.maximum, r.estimate),
+                (tokens, maximum, 7),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_shrinks_by_the_server_count_else_by_the_estimate() {
+        let at = |tokens: Option<u64>, estimate: u64| Rejected {
+            tokens,
+            maximum: Some(200_000),
+            estimate,
+        };
+        assert!(at(Some(205_000), 900).smaller_than(&at(Some(210_000), 100)));
+        assert!(!at(Some(210_000), 100).smaller_than(&at(Some(210_000), 900)));
+        assert!(at(None, 100).smaller_than(&at(Some(210_000), 900)));
+        assert!(!at(Some(1), 900).smaller_than(&at(None, 900)));
+        let o = not_shrunk(&at(Some(210_000), 1), &at(Some(210_400), 1));
+        assert_eq!(o.kind, OutcomeKind::ContextExhausted);
+        assert!(
+            o.message
+                .contains("210000 tokens; the model takes at most 200000")
+                && o.message.contains("after compacting: 210400 tokens"),
+            "{}",
+            o.message
+        );
     }
 
     #[test]

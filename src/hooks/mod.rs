@@ -279,7 +279,7 @@ impl Hooks {
                         }
                         Some(t) => {
                             return Err(HookConfigError(format!(
-                                "hook timeout {t} must be between 0 and 86400 seconds"
+                                "hook timeout {t} must be more than 0 and at most 86400 seconds"
                             )));
                         }
                     };

@@ -91,7 +91,7 @@ pub fn active() -> bool {
 }
 
 fn total_tokens(u: &Usage) -> u64 {
-    u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+    u.total()
 }
 
 /// Feeds one task's tokens and cost to the status line as responses complete; on the task's
@@ -119,10 +119,10 @@ impl Sink for ProgressSink {
             RunEvent::AssistantResponse { meta, .. } => {
                 let t = total_tokens(&meta.usage);
                 let c = self.info.and_then(|i| i.cost_usd(&meta.usage));
-                self.tokens += t;
+                self.tokens = self.tokens.saturating_add(t);
                 self.cost_usd += c.unwrap_or(0.0);
                 update(|s| {
-                    s.tokens += t;
+                    s.tokens = s.tokens.saturating_add(t);
                     match c {
                         Some(c) => s.cost_usd += c,
                         None => s.cost_unknown = true,
@@ -132,7 +132,10 @@ impl Sink for ProgressSink {
             RunEvent::Result(r) => {
                 let (t, c) = (self.tokens, self.cost_usd);
                 update(|s| {
-                    s.tokens = s.tokens.saturating_sub(t) + total_tokens(&r.usage);
+                    s.tokens = s
+                        .tokens
+                        .saturating_sub(t)
+                        .saturating_add(total_tokens(&r.usage));
                     s.cost_usd = (s.cost_usd - c).max(0.0) + r.total_cost_usd.unwrap_or(0.0);
                     if r.total_cost_usd.is_none() && r.num_turns > 0 {
                         s.cost_unknown = true;

@@ -9,6 +9,7 @@ pub mod matrix;
 pub mod output;
 pub mod sandbox;
 pub mod schema;
+pub mod shape;
 pub mod types;
 pub mod validate;
 

@@ -125,8 +125,10 @@ pub fn read_transcript(path: impl AsRef<Path>) -> Result<Transcript, TranscriptE
     parse_transcript(path, &bytes)
 }
 
-/// Parse transcript bytes (`path` only names the source in errors).
+/// Parse transcript bytes (`path` only names the source in errors). A UTF-8 byte order mark
+/// at the start (left by some editors and Windows tools) is ignored.
 pub fn parse_transcript(path: &Path, bytes: &[u8]) -> Result<Transcript, TranscriptError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let lines: Vec<(usize, &[u8])> = bytes
         .split(|b| *b == b'\n')
         .enumerate()
@@ -536,6 +538,17 @@ mod tests {
     fn parse(lines: &[Value]) -> Transcript {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_ignored() {
+        let first = json!({"type": "system", "subtype": "runner_init", "uuid": "u0"});
+        let text = format!("\u{feff}{first}\n{}\n", json!({"type": "summary"}));
+        let t = parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap();
+        assert_eq!(t.records.len(), 2);
+        assert_eq!(t.records[0].value, first);
+        assert!(t.init_record().is_some());
+        assert!(t.skipped.is_empty() && t.truncated.is_none());
     }
 
     fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
