@@ -1,4 +1,5 @@
-//! The one value that decides how a task ended (DESIGN.md "Outcomes").
+//! The one value that decides how a task ended: the result frame, the exit code, the JUnit
+//! element and the GitHub Actions conclusion are all derived from it.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! Normalize the stored conversation for the API, without mutating it (seed 001 §五).
+//! Normalize the stored conversation for the API, without mutating it.
 //!
 //! The stored conversation keeps what the model and the tools produced, block for block (the
 //! transcript holds one record per assistant block, which keeps prompt-cache bytes stable).

@@ -1,4 +1,4 @@
-//! Hook configuration in Claude Code's settings shape (reference §6.1):
+//! Hook configuration in Claude Code's settings shape:
 //! `{EVENT: [{matcher, hooks: [{type: command, command, args, timeout, if}]}]}`.
 
 use std::collections::BTreeMap;

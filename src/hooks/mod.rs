@@ -1,4 +1,4 @@
-//! Claude Code-compatible command hooks (reference §6) for `PreToolUse`, `PostToolUse`,
+//! Claude Code-compatible command hooks for `PreToolUse`, `PostToolUse`,
 //! `PostToolUseFailure`, `Stop`, `UserPromptSubmit`, `SessionStart` and `SessionEnd`.
 //! JSON `continue: false` from any hook stops the run (see [`Hooks::halted`]).
 //!
@@ -25,7 +25,7 @@ use crate::permissions::bash;
 use crate::permissions::rule::{Rule, Specifier, Tail};
 use crate::process::{self, ChildPolicy, Program, Spawn};
 
-/// Default hook timeout (reference §6.1).
+/// Default hook timeout (Claude Code's).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// Most bytes kept of a hook's stdout or stderr.

@@ -1,4 +1,4 @@
-//! Cassettes: versioned JSONL recordings of model exchanges (DESIGN.md "Cassettes").
+//! Cassettes: versioned JSONL recordings of model exchanges (`--record`, `provider: replay`).
 //!
 //! Line 1 is a header; each further line is one exchange: the normalized request, its digest
 //! and the full provider-neutral event stream of the response. Paths under the workdir are

@@ -1,5 +1,5 @@
-//! JUnit XML (`--junit FILE`) in the emission profile of peer-runners.md §6.5, valid against
-//! Jenkins' `junit-10.xsd`.
+//! JUnit XML (`--junit FILE`) in the shape CI consumers read (the attributes pytest, jest and
+//! cargo-nextest write), valid against Jenkins' `junit-10.xsd`.
 //!
 //! One `<testsuite>` per task holding one `<testcase name="agent">`; the outcome decides the
 //! child element ([`Outcome::junit`](crate::outcome::Outcome::junit)), whose `type` is

@@ -1,4 +1,5 @@
-//! Task spec v1: the YAML contract (DESIGN.md "Task spec v1").
+//! Task spec v1: the YAML contract users write (documented field by field in the book's
+//! spec chapter; the JSON Schema is generated from these types).
 //!
 //! Every struct denies unknown fields; defaults live here so `runner schema` shows them.
 

@@ -1,4 +1,4 @@
-//! Runs one message's tool calls through the pipeline (seed 001 §一): input validation →
+//! Runs one message's tool calls through the pipeline: input validation →
 //! `validate` → PreToolUse hooks → permission decision → call → PostToolUse hooks, with
 //! concurrency for consecutive concurrency-safe calls and results in the model's order.
 

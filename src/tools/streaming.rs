@@ -1,5 +1,5 @@
 //! Streaming tool execution: concurrency-safe calls start while the assistant message is
-//! still streaming (seed 001 §二).
+//! still streaming.
 //!
 //! The agent loop offers each tool_use block to a [`StreamingExecutor`] as soon as its
 //! `content_block_stop` arrives. A call starts at once when all of these hold:
