@@ -19,6 +19,16 @@
 //! `cargo bench` builds the bench profile (= release), and `CARGO_BIN_EXE_runner` is that
 //! build of the binary.
 
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
 #[path = "common/mod.rs"]
 mod common;
 // The benchmarks use a part of the integration tests' support code.

@@ -88,7 +88,7 @@ pub enum Command {
 /// `runner report ...`.
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Merge JUnit reports (e.g. one per shard) into one <testsuites> document with
+    /// Merge JUnit reports (e.g. one per shard) into one `<testsuites>` document with
     /// recomputed totals.
     #[command(after_help = "Example:\n  runner report merge shard-*/junit.xml -o junit.xml")]
     Merge {

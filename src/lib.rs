@@ -8,14 +8,14 @@
 
 pub mod agent;
 pub mod app;
-pub mod batch;
+pub(crate) mod batch;
 pub mod cli;
-pub mod contract;
+pub(crate) mod contract;
 pub mod events;
 pub mod git;
-pub mod hooks;
+pub(crate) mod hooks;
 pub mod init;
-pub mod log;
+pub(crate) mod log;
 pub mod model;
 pub mod outcome;
 pub mod permissions;
@@ -23,15 +23,15 @@ pub mod prepare;
 pub mod process;
 pub mod redact;
 pub mod report;
-pub mod retry;
+pub(crate) mod retry;
 pub mod roots;
 pub mod sandbox;
-pub mod session;
+pub(crate) mod session;
 pub mod spec;
-pub mod task;
+pub(crate) mod task;
 pub mod tools;
 pub mod transcript;
-pub mod verify;
+pub(crate) mod verify;
 
 /// runner's version, as written into transcripts and `system/init`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -14,7 +14,7 @@
 //! or two. Cleared ids are remembered and cleared in every later request, so after that one
 //! miss the prefix is stable again and the cache keeps hitting.
 //!
-//! **Autocompact** ([`compact`]) makes one model call that summarizes the conversation, when
+//! **Autocompact** ([`super::compact`]) makes one model call that summarizes the conversation, when
 //! the estimate passes `autocompact_threshold` of the window or the API answered `prompt is
 //! too long`. The stored conversation is then replaced by one user message holding the
 //! original task prompt and the summary; the transcript gets a `compact_boundary` system

@@ -17,10 +17,10 @@ use crate::session::RunOptions;
 use crate::spec::LoadedSpec;
 
 /// Called with each task's result as soon as it is known (`true` for a task that was skipped).
-pub type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
+pub(crate) type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
 
 /// How a batch runs.
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// Most tasks at once (`--jobs`).
     pub jobs: u32,
     /// The start gate (`--fail-fast`, `--max-total-cost-usd`).
@@ -34,7 +34,7 @@ pub struct Schedule {
 }
 
 /// How a batch ended.
-pub struct BatchEnd {
+pub(crate) struct BatchEnd {
     /// Every task's result, in the order given; a task a second signal cut short is
     /// `interrupted` ("cut short by a second signal").
     pub results: Vec<RunResult>,
@@ -45,7 +45,10 @@ pub struct BatchEnd {
 }
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
-pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Schedule) -> BatchEnd {
+pub(crate) async fn run_all(
+    tasks: Vec<(PreparedTask, Option<String>)>,
+    schedule: Schedule,
+) -> BatchEnd {
     let specs: Vec<LoadedSpec> = tasks.iter().map(|(t, _)| t.loaded.clone()).collect();
     let stoppers: Vec<Stopper> = tasks.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());

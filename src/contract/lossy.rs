@@ -19,7 +19,7 @@ impl Serialize for DisplayPath<'_> {
 /// Serialize `value`, or `null` when it cannot be serialized (e.g. a `PathBuf` inside it is
 /// not UTF-8). For `#[serde(serialize_with)]`; the value is first converted to JSON, so use it
 /// only for small values.
-pub fn or_null<T: Serialize, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn or_null<T: Serialize, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
     match serde_json::to_value(value) {
         Ok(v) => v.serialize(s),
         Err(_) => s.serialize_none(),

@@ -30,17 +30,17 @@
 
 use std::borrow::Cow;
 
-pub mod lossy;
-pub mod message;
-pub mod result;
-pub mod system;
+pub(crate) mod lossy;
+pub(crate) mod message;
+pub(crate) mod result;
+pub(crate) mod system;
 
 #[cfg(test)]
 pub(crate) mod fixtures;
 
 /// `uuid`, or a fresh one from `new_uuid` when the event carries none (each output then draws
 /// its own: there is no uuid they could agree on).
-pub fn uuid_or<'a>(uuid: &'a str, new_uuid: &mut dyn FnMut() -> String) -> Cow<'a, str> {
+pub(crate) fn uuid_or<'a>(uuid: &'a str, new_uuid: &mut dyn FnMut() -> String) -> Cow<'a, str> {
     if uuid.is_empty() {
         Cow::Owned(new_uuid())
     } else {

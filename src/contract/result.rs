@@ -144,7 +144,7 @@ impl Serialize for ModelUsages<'_> {
 /// One model's usage and cost, in the SDK's `ModelUsage` shape.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ModelUsageEntry {
+pub(crate) struct ModelUsageEntry {
     /// Uncached input tokens.
     pub input_tokens: u64,
     /// Output tokens.
@@ -191,7 +191,7 @@ impl Serialize for PermissionDenials<'_> {
 
 /// One denied call, in the SDK's `SDKPermissionDenial` shape plus `runner_reason`.
 #[derive(Debug, Clone, Copy, Serialize)]
-pub struct DenialEntry<'a> {
+pub(crate) struct DenialEntry<'a> {
     /// Tool name.
     pub tool_name: &'a str,
     /// The tool_use id.

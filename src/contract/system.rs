@@ -44,7 +44,7 @@ impl<'a> From<&'a NetworkAttempt> for NetworkFields<'a> {
 }
 
 /// The line that describes a connection attempt.
-pub fn network_message(a: &NetworkAttempt) -> String {
+pub(crate) fn network_message(a: &NetworkAttempt) -> String {
     match (&a.error, a.allowed) {
         (None, _) => format!("sandbox proxy: {} {}:{} allowed", a.method, a.host, a.port),
         (Some(e), true) => format!(
@@ -60,6 +60,6 @@ pub fn network_message(a: &NetworkAttempt) -> String {
 
 /// The line that explains a denied call (the transcript record's `content`, the stream-json
 /// frame's `message`).
-pub fn denial_message(d: &Denial) -> String {
+pub(crate) fn denial_message(d: &Denial) -> String {
     format!("Permission to use {} was denied: {}", d.tool_name, d.reason)
 }

@@ -8,7 +8,7 @@
 //! killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
-pub mod config;
+pub(crate) mod config;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,7 +18,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
+pub(crate) use config::{HooksConfig, SUPPORTED_EVENTS};
 
 use crate::permissions::Scope;
 use crate::permissions::bash;

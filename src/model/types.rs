@@ -505,11 +505,16 @@ mod shared_specs {
 
     use super::ToolSpec;
 
-    pub fn serialize<S: Serializer>(v: &Arc<Vec<ToolSpec>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        v: &Arc<Vec<ToolSpec>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         v.as_slice().serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
         Vec::<ToolSpec>::deserialize(d).map(Arc::new)
     }
 }

@@ -4,7 +4,6 @@
 //! ([`Session::finish`]). A build that fails part way finishes what it started (the git guard)
 //! and becomes the task's result, so every exit path reports and cleans up the same way.
 //!
-//! - [`roots`]: the directories every path of the run resolves through.
 //! - `output`: the run's output directory and transcript; `provider`: the model backend;
 //!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
 //!   `verify`: the verify checks and the attempts they feed back.
@@ -22,8 +21,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Local};
-
-pub use output::file_safe;
 
 use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
@@ -45,7 +42,7 @@ use git::GitGuard;
 
 /// Options shared by every task of one `runner exec`.
 #[derive(Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Where run outputs go (`--transcript-dir`, default `.runner`).
     pub transcript_dir: PathBuf,
     /// `--record FILE`.
@@ -58,7 +55,7 @@ pub struct RunOptions {
 
 /// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
 /// [`Session::verify`], ended by [`Session::finish`].
-pub struct Session {
+pub(crate) struct Session {
     agent: Agent,
     hooks: Arc<Hooks>,
     redactor: Arc<Redactor>,
@@ -102,7 +99,7 @@ impl Session {
     /// Build the session of `task`: output directory, git isolation, provider, tools,
     /// transcript and sinks, and the agent; the `init` event is emitted. On failure the task's
     /// final result is returned instead (nothing of the session is left behind).
-    pub async fn build(
+    pub(crate) async fn build(
         task: PreparedTask,
         opts: &RunOptions,
         stopper: Stopper,
@@ -283,7 +280,7 @@ impl Session {
 
     /// Run the loop from the start: the task prompt (after the SessionStart and
     /// UserPromptSubmit hooks), or, for a resumed run, from where it stopped.
-    pub async fn run(&mut self) -> (Outcome, State) {
+    pub(crate) async fn run(&mut self) -> (Outcome, State) {
         match self.resume.take() {
             Some(r) => {
                 let r = *r;
@@ -305,7 +302,7 @@ impl Session {
     /// End the session with `outcome`: complete the result (`fail_on_denial`, git patch and
     /// worktree, redaction), write `result.json`, emit the `result` event, run the SessionEnd
     /// hooks. The one place a built session ends.
-    pub async fn finish(mut self, mut outcome: Outcome, state: State) -> RunResult {
+    pub(crate) async fn finish(mut self, mut outcome: Outcome, state: State) -> RunResult {
         if let Some(t) = self.timer.take() {
             t.abort();
         }

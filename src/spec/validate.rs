@@ -314,7 +314,7 @@ impl LoadedSpec {
     }
 
     /// The checks that depend on fields the command line can replace (`model`, `limits`,
-    /// `permissions.mode`, `max_tokens`). [`super::load`] runs them; run them again after
+    /// `permissions.mode`, `max_tokens`). [`fn@super::load`] runs them; run them again after
     /// applying overrides. Errors point at the spec's key, or line 1 when the spec lacks it.
     pub fn check(&self) -> Result<(), SpecError> {
         let spec = &self.spec;

@@ -3,6 +3,16 @@
 //! once for all of them. A new test file is `tests/it/NAME.rs` with `use crate::support::*;`
 //! and a `mod NAME;` line here; run one with `cargo test --test it NAME::`.
 
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
 mod support;
 
 mod anthropic_http;
