@@ -16,7 +16,7 @@ use crate::session::RunOptions;
 use crate::spec::{self, LoadedSpec};
 
 /// Exit code for invalid input (nothing ran).
-pub const EXIT_INVALID: i32 = 2;
+pub(crate) const EXIT_INVALID: i32 = 2;
 
 fn stdout_writer() -> SharedOut {
     Arc::new(Mutex::new(

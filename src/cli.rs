@@ -37,7 +37,7 @@ The run appends to the same transcript and keeps its session id. Exit codes as f
 
 /// `runner --version`: the version, the git commit and the target the binary was built for
 /// (both set by build.rs; the commit is `unknown` for a build outside git).
-pub const LONG_VERSION: &str = concat!(
+pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("RUNNER_GIT_COMMIT"),
@@ -326,7 +326,7 @@ impl ResumeArgs {
 
 /// Split a `--allowed-tools` value on commas and spaces outside parentheses:
 /// `"Read,Bash(git diff *)"` → `["Read", "Bash(git diff *)"]`.
-pub fn split_tool_rules(s: &str) -> Vec<String> {
+pub(crate) fn split_tool_rules(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;

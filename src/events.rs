@@ -13,7 +13,7 @@ use crate::outcome::Outcome;
 use crate::sandbox::{NetworkAttempt, SandboxReport};
 
 /// A fresh uuid (v4) for a record, a frame or a session: every sink gets the same one.
-pub fn new_uuid() -> String {
+pub(crate) fn new_uuid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
@@ -391,18 +391,18 @@ pub trait Sink: Send {
 
 /// Several sinks fed in order.
 #[derive(Default)]
-pub struct Sinks {
+pub(crate) struct Sinks {
     sinks: Vec<Box<dyn Sink>>,
 }
 
 impl Sinks {
     /// Add a sink.
-    pub fn push(&mut self, sink: Box<dyn Sink>) {
+    pub(crate) fn push(&mut self, sink: Box<dyn Sink>) {
         self.sinks.push(sink);
     }
 
     /// Feed an event to every sink; the first error is returned after all have seen it.
-    pub fn emit(&mut self, event: &RunEvent) -> std::io::Result<()> {
+    pub(crate) fn emit(&mut self, event: &RunEvent) -> std::io::Result<()> {
         let mut first = None;
         for s in &mut self.sinks {
             if let Err(e) = s.emit(event) {

@@ -32,9 +32,9 @@ use crate::outcome::{Outcome, OutcomeKind};
 
 /// Failed compactions in a row that end the task (`context_exhausted`), as Claude Code's
 /// circuit breaker.
-pub const MAX_COMPACT_FAILURES: u32 = 3;
+pub(crate) const MAX_COMPACT_FAILURES: u32 = 3;
 /// Output cap of the summarizing call.
-pub const COMPACT_MAX_TOKENS: u32 = 16_000;
+pub(crate) const COMPACT_MAX_TOKENS: u32 = 16_000;
 /// Characters kept of one tool result in the text the summarizer reads.
 const RENDER_RESULT_CHARS: usize = 2_000;
 /// Share of the context window (in tokens, ~4 bytes each) the summarizer's input may use,
@@ -140,7 +140,7 @@ impl ContextState {
 }
 
 /// Rough tokens of a whole request: system prompt, tool schemas and messages.
-pub fn request_estimate(system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
+pub(crate) fn request_estimate(system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
     messages.iter().map(message_tokens).fold(
         text_tokens(system).saturating_add(text_tokens(
             &serde_json::to_string(tools).unwrap_or_default(),
@@ -222,7 +222,7 @@ fn server_size(m: &str) -> Option<(Option<u64>, Option<u64>)> {
 
 /// The `context_exhausted` outcome for a compaction after which the server still rejected a
 /// request no smaller than the one before it (`before`).
-pub fn not_shrunk(before: &Rejected, after: &Rejected) -> Outcome {
+pub(crate) fn not_shrunk(before: &Rejected, after: &Rejected) -> Outcome {
     Outcome::new(
         OutcomeKind::ContextExhausted,
         format!(
@@ -238,12 +238,12 @@ pub fn not_shrunk(before: &Rejected, after: &Rejected) -> Outcome {
 }
 
 /// Rough token count of a text: one token per four bytes, rounded up.
-pub fn text_tokens(s: &str) -> u64 {
+pub(crate) fn text_tokens(s: &str) -> u64 {
     (s.len() as u64).div_ceil(4)
 }
 
 /// Rough token count of one block.
-pub fn block_tokens(b: &ContentBlock) -> u64 {
+pub(crate) fn block_tokens(b: &ContentBlock) -> u64 {
     match b {
         ContentBlock::Text { text, .. } => text_tokens(text),
         ContentBlock::Thinking { thinking, .. } => text_tokens(thinking),
@@ -257,12 +257,12 @@ pub fn block_tokens(b: &ContentBlock) -> u64 {
 }
 
 /// Rough token count of one message (a few tokens of framing per block).
-pub fn message_tokens(m: &Message) -> u64 {
+pub(crate) fn message_tokens(m: &Message) -> u64 {
     m.content.iter().map(|b| block_tokens(b) + 3).sum::<u64>() + 4
 }
 
 /// The stub that replaces a cleared tool result.
-pub fn cleared_stub(tool: &str, chars: usize) -> String {
+pub(crate) fn cleared_stub(tool: &str, chars: usize) -> String {
     format!(
         "[old tool result cleared: {tool} output of {chars} characters, removed to save context; call the tool again if you need it]"
     )
@@ -369,7 +369,7 @@ pub fn microcompact(
 
 /// Whether the estimate calls for autocompact. A conversation with no model response yet
 /// (the prompt alone, or a fresh summary) has nothing to summarize and is never compacted.
-pub fn needs_autocompact(
+pub(crate) fn needs_autocompact(
     policy: &ContextPolicy,
     window: Option<u64>,
     estimate: u64,
@@ -381,7 +381,7 @@ pub fn needs_autocompact(
 }
 
 /// Whether `estimate` tokens pass the autocompact threshold of a known `window`.
-pub fn over_autocompact_threshold(
+pub(crate) fn over_autocompact_threshold(
     policy: &ContextPolicy,
     window: Option<u64>,
     estimate: u64,
@@ -421,7 +421,7 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
 
 /// The conversation as plain text for the summarizer, at most `max_bytes` long (oldest part
 /// cut first, the opening prompt kept). Thinking is left out; long tool results are cut.
-pub fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
+pub(crate) fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
     let mut out = String::new();
     for m in messages {
         for b in &m.content {
@@ -460,13 +460,13 @@ pub fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
 }
 
 /// The system prompt of the summarizing call.
-pub const COMPACT_SYSTEM: &str = "You summarize the work of a coding agent so that it can continue after its conversation is cleared. You never call tools.";
+pub(crate) const COMPACT_SYSTEM: &str = "You summarize the work of a coding agent so that it can continue after its conversation is cleared. You never call tools.";
 
 /// The instruction after the rendered conversation.
-pub const COMPACT_INSTRUCTION: &str = "Summarize the conversation above so the agent can continue the task without it. Include: the task and every requirement the user stated; the files read, created or changed, with the important details (names, signatures, snippets that matter); commands run and what they showed; errors hit and how they were fixed; what is done; what remains, and the very next step. Answer with the summary only, as plain text.";
+pub(crate) const COMPACT_INSTRUCTION: &str = "Summarize the conversation above so the agent can continue the task without it. Include: the task and every requirement the user stated; the files read, created or changed, with the important details (names, signatures, snippets that matter); commands run and what they showed; errors hit and how they were fixed; what is done; what remains, and the very next step. Answer with the summary only, as plain text.";
 
 /// The user message that replaces the conversation after a compaction.
-pub fn summary_message(task_prompt: &str, summary: &str) -> String {
+pub(crate) fn summary_message(task_prompt: &str, summary: &str) -> String {
     format!(
         "This session is being continued from a previous conversation that ran out of context. The original task was:\n\n<task>\n{}\n</task>\n\nSummary of the conversation so far:\n\n<summary>\n{}\n</summary>\n\nContinue the task from where it was left off without asking questions. Files may have changed since the summary was written; read a file again before editing it.",
         task_prompt.trim(),
@@ -476,7 +476,7 @@ pub fn summary_message(task_prompt: &str, summary: &str) -> String {
 
 /// Why a compaction did not happen.
 #[derive(Debug)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     /// The summarizing call failed or gave nothing; the task may go on.
     Failed(String),
     /// The task ends (interrupted, timed out).
@@ -485,7 +485,7 @@ pub enum CompactError {
 
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The estimate passed the autocompact threshold.
     Threshold,
     /// The API answered `prompt is too long`.

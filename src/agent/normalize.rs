@@ -34,7 +34,7 @@ use crate::model::{ContentBlock, Message, Role};
 /// Whether a transcript record belongs in the API conversation: a `user` or `assistant`
 /// record that is not virtual, not a synthetic API-error message and not on a sidechain.
 /// Progress, system, attachment and summary records never do.
-pub fn is_api_record(record: &Value) -> bool {
+pub(crate) fn is_api_record(record: &Value) -> bool {
     let flag = |k: &str| record.get(k).and_then(Value::as_bool).unwrap_or(false);
     matches!(
         record.get("type").and_then(Value::as_str),

@@ -16,6 +16,10 @@ use crate::report::progress;
 use crate::session::RunOptions;
 use crate::spec::LoadedSpec;
 
+/// How long tasks may still take to write their reports after a second signal (their
+/// commands were killed).
+const SECOND_SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// Called with each task's result as soon as it is known (`true` for a task that was skipped).
 pub(crate) type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
 
@@ -55,10 +59,23 @@ pub(crate) async fn run_all(
     let last_signal = Arc::new(Mutex::new(2));
     spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
     let slots: Arc<Mutex<Vec<Option<RunResult>>>> = Arc::new(Mutex::new(vec![None; tasks.len()]));
+    let run = dispatch(tasks, stoppers, &schedule, slots.clone());
+    tokio::pin!(run);
     let cut_short = tokio::select! {
-        _ = dispatch(tasks, stoppers, &schedule, slots.clone()) => false,
+        _ = &mut run => false,
         _ = second.notified() => true,
     };
+    if cut_short {
+        // Nothing runner started outlives it: every process group still running is killed,
+        // and the tasks get a moment to write their reports now that their commands are gone.
+        crate::process::kill_all();
+        if tokio::time::timeout(SECOND_SIGNAL_GRACE, &mut run)
+            .await
+            .is_err()
+        {
+            tracing::warn!("tasks still running after the second signal are reported as cut short");
+        }
+    }
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
     let slots = match slots.lock() {
         Ok(g) => g.clone(),

@@ -27,6 +27,9 @@ use crate::process::{self, ChildPolicy, Program, Spawn};
 
 /// Default hook timeout (Claude Code's).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most a hook may take once the run was stopped (the SessionEnd hooks after a signal):
+/// CI sends SIGKILL a few seconds after its SIGINT/SIGTERM.
+pub(crate) const AFTER_STOP: Duration = Duration::from_secs(2);
 
 /// Most bytes kept of a hook's stdout or stderr.
 const OUTPUT_CAP: usize = 1 << 20;
@@ -148,6 +151,9 @@ pub struct HookSession {
     pub permission_mode: String,
     /// The workdir (`cwd` for hooks, `CLAUDE_PROJECT_DIR`).
     pub workdir: PathBuf,
+    /// Cancelled when the run is stopped (a signal, the time limit): running hooks are stopped
+    /// too, and later ones get at most [`AFTER_STOP`].
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 /// The configured hooks of one task.
@@ -708,7 +714,24 @@ impl Hooks {
             let status = inner.wait().await;
             (status, out, err)
         };
-        let done = tokio::time::timeout(h.timeout, work).await;
+        // Once the run is stopped (a signal, the time limit), hooks get no more time than the
+        // task's commands: one started before is stopped like them, one started after (the
+        // SessionEnd hooks) gets at most AFTER_STOP.
+        let stopped_before = self.session.stop.is_cancelled();
+        let limit = if stopped_before {
+            h.timeout.min(AFTER_STOP)
+        } else {
+            h.timeout
+        };
+        let done = tokio::select! {
+            r = tokio::time::timeout(limit, work) => Some(r),
+            _ = self.session.stop.cancelled(), if !stopped_before => None,
+        };
+        let Some(done) = done else {
+            child.stop_group(process::KILL_GRACE).await;
+            tracing::warn!(hook = %name, "the run was stopped; the hook was stopped with it (no decision)");
+            return None;
+        };
         // Background children of the hook do not outlive it.
         child.kill_group();
         match done {
@@ -722,7 +745,7 @@ impl Hooks {
                 })
             }
             Err(_) => {
-                tracing::warn!(hook = %name, timeout_s = h.timeout.as_secs_f64(), "hook timed out and was killed; no decision");
+                tracing::warn!(hook = %name, timeout_s = limit.as_secs_f64(), "hook timed out and was killed; no decision");
                 None
             }
         }

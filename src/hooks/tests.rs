@@ -23,6 +23,7 @@ fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hoo
             transcript_path: dir.join("t.jsonl"),
             permission_mode: "dontAsk".into(),
             workdir: dir,
+            stop: Default::default(),
         },
         ChildPolicy {
             remove: vec!["HOME".into()],

@@ -347,7 +347,7 @@ pub struct Usage {
 /// The most tokens one response's usage field may count. Context windows hold a few million
 /// tokens at most, so a server reporting more than this (2^32) is broken, and its usage is a
 /// protocol error rather than a figure to add up ([`Usage::implausible`]).
-pub const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 32;
+pub(crate) const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 32;
 
 impl Usage {
     /// input + cache write + cache read + output: what `max_total_tokens` counts. Saturates

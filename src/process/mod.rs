@@ -26,7 +26,7 @@ use crate::permissions::Scope;
 use crate::sandbox::Sandbox;
 
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// What every child of a task gets: its environment without the task's secrets, and its
 /// sandbox.
@@ -122,7 +122,7 @@ pub struct Spawn<'a> {
 }
 
 /// The descriptor number a child gets [`Spawn::report_fd`] as.
-pub const REPORT_FD: std::os::fd::RawFd = 62;
+pub(crate) const REPORT_FD: std::os::fd::RawFd = 62;
 
 /// A started child: the leader of its own process group.
 pub struct Child {
@@ -195,11 +195,15 @@ impl Child {
         self.pgid.map(Pid::as_raw)
     }
 
-    /// Whether any process of the group is still there (reaping the leader first, so that a
-    /// zombie leader does not count).
+    /// Whether any process of the group still runs (reaping the leader first; a zombie no
+    /// one reaps — a grandchild whose parent died, in a container whose init does not reap —
+    /// does not count).
     fn group_alive(&mut self, pgid: Pid) -> bool {
         let _ = self.inner.try_wait();
-        !matches!(killpg(pgid, None), Err(Errno::ESRCH))
+        if matches!(killpg(pgid, None), Err(Errno::ESRCH)) {
+            return false;
+        }
+        group_has_running_member(pgid.as_raw())
     }
 
     /// Stop every process in the group: SIGTERM, up to `grace` for them to go, then SIGKILL.
@@ -255,9 +259,37 @@ impl Drop for Child {
     }
 }
 
+/// Whether a process of group `pgid` is in any state but zombie (`/proc/<pid>/stat`); true
+/// when `/proc` cannot be read, so the caller keeps waiting rather than assume the worst.
+fn group_has_running_member(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name: state (3), ppid (4), pgrp (5).
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
+        if pgrp == Some(pgid) && state != "Z" {
+            return true;
+        }
+    }
+    false
+}
+
 /// SIGKILL every process group runner started that may still be running (for a run that ends
 /// before its tasks could stop their children).
-pub fn kill_all() {
+pub(crate) fn kill_all() {
     live_groups(|g| {
         for pgid in g.drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);

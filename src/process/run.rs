@@ -29,7 +29,7 @@ pub enum End {
 }
 
 /// A shell script to run in its own process group, with bounded output capture.
-pub struct ShellRun<'a> {
+pub(crate) struct ShellRun<'a> {
     /// Script for `bash -c`.
     pub script: &'a str,
     /// Working directory.
@@ -53,7 +53,7 @@ pub struct ShellRun<'a> {
 }
 
 /// How a [`ShellRun`] ended and what it printed.
-pub struct ShellDone {
+pub(crate) struct ShellDone {
     /// Exited, timed out or cancelled.
     pub end: End,
     /// Exit code (128 + signal when killed by a signal).
@@ -68,7 +68,7 @@ pub struct ShellDone {
 
 /// Why a [`ShellRun`] produced no result.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// The shell could not be started (reportable to whoever asked for the run).
     #[error("Failed to start bash: {0}")]
     Spawn(std::io::Error),
@@ -78,7 +78,7 @@ pub enum RunError {
 }
 
 /// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
-pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
+pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     tokio::fs::create_dir_all(r.spill_dir)
         .await
         .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;

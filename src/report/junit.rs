@@ -19,9 +19,9 @@ use crate::report::json::error_texts;
 use crate::report::xml_text::{sanitize, truncate};
 
 /// Cap on the text of `<failure>`/`<error>` and `<system-out>` (bytes).
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Cap on `message` attributes (bytes).
-pub const MAX_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// Render the JUnit document for `results` (already redacted).
 pub fn render_junit(results: &[RunResult], hostname: &str) -> String {

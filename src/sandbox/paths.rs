@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 /// Credential locations under the home directory that no confined command may read.
-pub const HOME_CREDENTIALS: &[&str] = &[
+pub(crate) const HOME_CREDENTIALS: &[&str] = &[
     ".ssh",
     ".aws",
     ".azure",
@@ -48,7 +48,7 @@ pub const HOME_CREDENTIALS: &[&str] = &[
 ];
 
 /// System files that hold credentials.
-pub const SYSTEM_CREDENTIALS: &[&str] = &[
+pub(crate) const SYSTEM_CREDENTIALS: &[&str] = &[
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
@@ -62,7 +62,7 @@ pub const SYSTEM_CREDENTIALS: &[&str] = &[
 ];
 
 /// Character devices every command may write (writing them changes nothing on disk).
-pub const WRITABLE_DEVICES: &[&str] = &[
+pub(crate) const WRITABLE_DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
@@ -73,7 +73,7 @@ pub const WRITABLE_DEVICES: &[&str] = &[
 
 /// The existing credential locations for `home`, plus `extra`, canonicalized (a path that does
 /// not exist cannot be read, so it needs no rule).
-pub fn credential_paths(home: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn credential_paths(home: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let candidates = home
         .into_iter()
@@ -93,7 +93,7 @@ pub fn credential_paths(home: Option<&Path>, extra: &[PathBuf]) -> Vec<PathBuf> 
 /// Paths whose grants together cover everything under `root` except the paths in `deny` (and
 /// what lies under them). `root` itself when nothing is denied below it; nothing when `root`
 /// is denied; otherwise the grants of each entry of `root`. Symbolic links are not granted.
-pub fn grants_except(root: &Path, deny: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn grants_except(root: &Path, deny: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     expand(root, deny, &mut out);
     out

@@ -30,14 +30,14 @@ pub struct NetworkAttempt {
 }
 
 /// A running proxy; stops when dropped.
-pub struct Proxy {
+pub(crate) struct Proxy {
     port: u16,
     task: JoinHandle<()>,
 }
 
 impl Proxy {
     /// Listen on 127.0.0.1 at a random port and serve until dropped.
-    pub async fn start(
+    pub(crate) async fn start(
         hosts: Vec<HostPattern>,
         report: UnboundedSender<NetworkAttempt>,
     ) -> std::io::Result<Proxy> {
@@ -67,7 +67,7 @@ impl Proxy {
     }
 
     /// The port it listens on (127.0.0.1).
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 }

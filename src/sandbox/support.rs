@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 /// Environment variable a test sets to pretend the kernel has no Landlock (`0`) or an older ABI
 /// (`1`..): `sandbox.mode: enforce` must then refuse to run.
-pub const TEST_ABI_VAR: &str = "RUNNER_TEST_LANDLOCK_ABI";
+pub(crate) const TEST_ABI_VAR: &str = "RUNNER_TEST_LANDLOCK_ABI";
 
 /// The kernel's confinement features.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

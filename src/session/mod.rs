@@ -184,6 +184,7 @@ impl Session {
                 transcript_path: paths.transcript.clone(),
                 permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
                 workdir: task.loaded.workdir.clone(),
+                stop: stopper.token().clone(),
             },
             env,
         ));

@@ -55,7 +55,8 @@ impl Session {
                 continue;
             }
             if stopped && outcome.kind == OutcomeKind::Success {
-                outcome = self.agent.interrupted(false);
+                // The checks are commands: the run was stopped while they ran.
+                outcome = self.agent.interrupted(true);
             } else if !report_only && !failed.is_empty() {
                 outcome = Outcome::new(
                     OutcomeKind::ChecksFailed,

@@ -18,16 +18,16 @@ use libyaml_rs as sys;
 
 /// The deepest a spec's mappings and sequences may nest. Real specs stay far below (an
 /// `output.schema` is rarely ten levels deep); anything past this is a mistake or an attack.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// The most values (scalars, mappings, sequences and aliases, keys included) a spec may hold.
 /// A large spec (a long prompt, a schema of a few thousand properties, a matrix of hundreds
 /// of entries) holds a few thousand.
-pub const MAX_VALUES: usize = 100_000;
+pub(crate) const MAX_VALUES: usize = 100_000;
 
 /// Why [`scan`] stopped before the end of the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Excess {
+pub(crate) enum Excess {
     /// A collection nested deeper than [`MAX_DEPTH`].
     TooDeep,
     /// A value past the first [`MAX_VALUES`].
@@ -36,7 +36,7 @@ pub enum Excess {
 
 /// What [`scan`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// What went past a limit, and the 1-based `(line, column)` where it starts.
     pub excess: Option<(Excess, usize, usize)>,
     /// Whether an alias (`*name`) was seen before the scan stopped.
@@ -103,7 +103,7 @@ impl Drop for Parser<'_> {
 
 /// Scan `source` for collections nested deeper than `max_depth` and for more than
 /// `max_values` values (see the module docs).
-pub fn scan(source: &str, max_depth: usize, max_values: usize) -> Scan {
+pub(crate) fn scan(source: &str, max_depth: usize, max_values: usize) -> Scan {
     let mut out = Scan::default();
     let Some(mut parser) = Parser::new(source.as_bytes()) else {
         return out;

@@ -143,7 +143,7 @@ pub struct OutputSpec {
 }
 
 /// Default of `output.max_retries`.
-pub const DEFAULT_OUTPUT_RETRIES: u32 = 3;
+pub(crate) const DEFAULT_OUTPUT_RETRIES: u32 = 3;
 
 fn default_output_retries() -> u32 {
     DEFAULT_OUTPUT_RETRIES
@@ -396,7 +396,7 @@ fn default_workdir() -> PathBuf {
 }
 
 /// The tools a spec without `tools:` offers, in offer order.
-pub const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
+pub(crate) const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
 
 fn default_tools() -> Vec<String> {
     DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect()

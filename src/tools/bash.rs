@@ -14,9 +14,9 @@ use crate::process::capture::Captured;
 use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
 /// Timeout when the call gives none, in milliseconds.
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout a call may ask for, in milliseconds.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// Commands for which exit code 1 means "no match / differs", not failure.
 const EXIT_ONE_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "diff", "test", "[", "find"];
@@ -25,11 +25,11 @@ const GIT_EXIT_ONE_OK: &[&str] = &["diff", "grep"];
 
 /// The Bash tool.
 #[derive(Clone, Copy)]
-pub struct BashTool;
+pub(crate) struct BashTool;
 
 /// The Bash tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct BashInput {
+pub(crate) struct BashInput {
     command: String,
     #[serde(default, deserialize_with = "util::de_opt_u64")]
     timeout: Option<u64>,
@@ -64,7 +64,7 @@ as an error, except exit code 1 of grep, rg, diff, test, find, git diff and git 
 - Quote paths that contain spaces. Chain dependent commands with &&.";
 
 /// A checked Bash call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     command: String,
     timeout: Duration,
 }

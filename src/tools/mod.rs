@@ -225,7 +225,7 @@ pub trait CheckedCall: Send + Sync {
 }
 
 /// A [`Tool`] behind the [`DynTool`] face.
-pub struct Erased<T: Tool>(pub Arc<T>);
+pub(crate) struct Erased<T: Tool>(pub Arc<T>);
 
 impl<T: Tool> DynTool for Erased<T> {
     fn name(&self) -> &'static str {

@@ -409,7 +409,7 @@ impl Transcript {
 }
 
 /// The text of a synthetic result for a tool call the run never answered.
-pub const UNANSWERED_RESULT: &str =
+pub(crate) const UNANSWERED_RESULT: &str =
     "Not run: the run stopped before this tool call finished. Run it again if you still need it.";
 
 /// Make every tool_use answered by the next user message and every tool_result answer a

@@ -54,7 +54,7 @@ pub fn request_body(req: &ModelRequest, prompt_caching: bool) -> Value {
 
 /// More blocks than this after the previous request's last block get it a breakpoint of its
 /// own (the API's cache lookup reaches about 20 blocks back; a little margin).
-pub const BRIDGE_AFTER_BLOCKS: usize = 18;
+pub(crate) const BRIDGE_AFTER_BLOCKS: usize = 18;
 
 /// Whether a block can carry `cache_control`.
 fn cacheable(b: &ContentBlock) -> bool {

@@ -38,7 +38,7 @@ use crate::model::sse::{SseEvents, corrupt};
 use crate::model::types::{StopReason, Usage};
 
 /// Characters per token for the usage estimate when the server reports none.
-pub const CHARS_PER_TOKEN: usize = 4;
+pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
 /// How to fill in usage when the stream carries none.
 #[derive(Debug, Clone, Copy, Default)]
@@ -90,7 +90,7 @@ fn malformed(what: impl std::fmt::Display) -> ProviderError {
 
 /// The `finish_reason` → runner stop reason mapping. `had_tools`: the response holds tool
 /// calls (some servers say `stop` even then; the calls must still run).
-pub fn map_finish_reason(reason: &str, had_tools: bool) -> StopReason {
+pub(crate) fn map_finish_reason(reason: &str, had_tools: bool) -> StopReason {
     match reason {
         "tool_calls" | "function_call" => StopReason::ToolUse,
         "stop" | "eos" | "end_turn" if had_tools => StopReason::ToolUse,

@@ -60,7 +60,7 @@ pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
 /// `system` subtype of a connection attempt through the sandbox's egress proxy.
 pub const SUBTYPE_NETWORK: &str = "runner_network";
 /// `entrypoint` of every record runner writes.
-pub const ENTRYPOINT: &str = "runner";
+pub(crate) const ENTRYPOINT: &str = "runner";
 
 /// One transcript line.
 #[derive(Debug, Clone, Serialize)]
