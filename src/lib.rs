@@ -1,7 +1,16 @@
 //! runner: run an LLM coding agent non-interactively, for CI and batch automation.
 //!
 //! The library holds everything; `main.rs` only parses the command line and maps the outcome
-//! to an exit code. docs/src/architecture.md maps the modules and the data flow of a run.
+//! to an exit code. `docs/src/architecture.md` maps the modules and the data flow of a run.
+//!
+//! The public modules are what the binary, the integration tests and the benchmarks drive:
+//! the commands ([`app`], [`cli`], [`init`]), the contracts runner writes ([`events`],
+//! [`outcome`], [`report`], [`transcript`]), the spec ([`spec`]), the model providers
+//! ([`model`]), the tools and the policy that decides them ([`tools`], [`permissions`]), how
+//! processes start and are confined ([`process`], [`sandbox`], [`roots`]), git isolation
+//! ([`git`]), preparation and resume ([`prepare`]), redaction ([`redact`]) and the loop's
+//! request view ([`agent`]). Everything else is crate-private: the session that assembles a
+//! run, the batch scheduler, hooks, retries, verify checks and the log routing.
 
 #![deny(clippy::print_stdout)]
 #![warn(missing_docs)]
