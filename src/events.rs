@@ -54,6 +54,32 @@ pub struct InitInfo {
     /// How the task's commands are confined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxReport>,
+    /// The task's MCP servers and how each started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<McpServerStatus>,
+}
+
+/// How one MCP server started (the init record's `mcpServers`, stream-json init's
+/// `mcp_servers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    /// The spec's name for it.
+    pub name: String,
+    /// [`McpServerStatus::CONNECTED`] or [`McpServerStatus::FAILED`].
+    pub status: String,
+    /// Why it did not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The tools it offers, as the model sees them (`mcp__<server>__<tool>`).
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+impl McpServerStatus {
+    /// `status` of a server that started and listed its tools.
+    pub const CONNECTED: &'static str = "connected";
+    /// `status` of a server that did not start.
+    pub const FAILED: &'static str = "failed";
 }
 
 /// Message-level metadata of one assistant response.
@@ -193,6 +219,114 @@ pub struct RunResult {
     /// Connection attempts through the sandbox's egress proxy.
     #[serde(default, skip_serializing_if = "NetworkTally::is_empty")]
     pub network: NetworkTally,
+    /// The commands the task ran (Bash tool calls that started), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandRun>,
+    /// Where the turns' wall time went, summed over the task.
+    #[serde(default, skip_serializing_if = "TimingTotals::is_empty")]
+    pub timing: TimingTotals,
+}
+
+/// A command the task ran: a Bash tool call that was allowed and started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The command line.
+    pub command: String,
+    /// Its exit code (128 + signal when a signal ended it); null when it never exited (timed
+    /// out, interrupted).
+    pub exit_code: Option<i32>,
+    /// Wall time of the call.
+    pub duration_ms: u64,
+    /// It was killed at its time limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+}
+
+/// Where one turn's wall time went, by phase, in milliseconds. The phases follow each other
+/// and together make up the turn.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Checks, context preparation (and compaction) and building the request.
+    pub request_build_ms: u64,
+    /// Failed attempts of the request and the waits before their retries.
+    pub retry_ms: u64,
+    /// From sending the request to the first byte of the response.
+    pub ttfb_ms: u64,
+    /// From the first byte to the end of the response.
+    pub stream_ms: u64,
+    /// Running the response's tool calls (their hooks excluded).
+    pub tools_ms: u64,
+    /// Running hooks (PreToolUse, PostToolUse, Stop).
+    pub hooks_ms: u64,
+}
+
+impl Phases {
+    /// Each phase with its name, in order.
+    pub fn named(&self) -> [(&'static str, u64); 6] {
+        [
+            ("request_build", self.request_build_ms),
+            ("retry", self.retry_ms),
+            ("ttfb", self.ttfb_ms),
+            ("stream", self.stream_ms),
+            ("tools", self.tools_ms),
+            ("hooks", self.hooks_ms),
+        ]
+    }
+
+    /// The sum of the phases.
+    pub fn total_ms(&self) -> u64 {
+        self.named().iter().map(|(_, v)| v).sum()
+    }
+
+    /// Add `other` phase by phase.
+    pub fn add(&mut self, other: &Phases) {
+        self.request_build_ms = self.request_build_ms.saturating_add(other.request_build_ms);
+        self.retry_ms = self.retry_ms.saturating_add(other.retry_ms);
+        self.ttfb_ms = self.ttfb_ms.saturating_add(other.ttfb_ms);
+        self.stream_ms = self.stream_ms.saturating_add(other.stream_ms);
+        self.tools_ms = self.tools_ms.saturating_add(other.tools_ms);
+        self.hooks_ms = self.hooks_ms.saturating_add(other.hooks_ms);
+    }
+}
+
+/// The turns' timing summed over a task (the result's `runner_timing`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimingTotals {
+    /// Turns timed.
+    pub turns: u32,
+    /// Their wall time.
+    pub wall_ms: u64,
+    /// Their phases.
+    #[serde(flatten)]
+    pub phases: Phases,
+}
+
+impl TimingTotals {
+    /// Whether no turn was timed.
+    pub fn is_empty(&self) -> bool {
+        self.turns == 0
+    }
+
+    /// Count one turn.
+    pub fn add(&mut self, wall_ms: u64, phases: &Phases) {
+        self.turns = self.turns.saturating_add(1);
+        self.wall_ms = self.wall_ms.saturating_add(wall_ms);
+        self.phases.add(phases);
+    }
+}
+
+/// A project instruction file the first prompt carried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionFile {
+    /// Its path.
+    pub path: PathBuf,
+    /// SHA-256 of its content, hex.
+    pub sha256: String,
+    /// Its size.
+    pub bytes: u64,
+    /// Only its start was sent (the total size cap was reached).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// How many connection attempts the egress proxy let through and refused.
@@ -253,6 +387,8 @@ impl RunResult {
             git: None,
             sandbox: None,
             network: NetworkTally::default(),
+            commands: Vec::new(),
+            timing: TimingTotals::default(),
         }
     }
 }
@@ -377,6 +513,37 @@ pub enum RunEvent {
         uuid: String,
         /// The attempt.
         attempt: NetworkAttempt,
+    },
+    /// Project instruction files were read for the first prompt (transcript
+    /// `system/runner_instructions`, stream-json `system/runner_instructions`).
+    Instructions {
+        /// Record uuid.
+        uuid: String,
+        /// The files, in the order the prompt carries them.
+        files: Vec<InstructionFile>,
+    },
+    /// The main model stayed overloaded after its retries; the task goes on with the fallback
+    /// model (transcript and stream-json `system/runner_model_fallback`).
+    ModelFallback {
+        /// Record uuid.
+        uuid: String,
+        /// The model given up on.
+        from: String,
+        /// The model used from now on.
+        to: String,
+        /// The last overload error.
+        error: String,
+    },
+    /// One turn's timing (transcript and stream-json `system/runner_timing`).
+    Timing {
+        /// Record uuid.
+        uuid: String,
+        /// The turn (1-based).
+        turn: u32,
+        /// Its wall time.
+        wall_ms: u64,
+        /// Where that time went.
+        phases: Phases,
     },
     /// The run ended.
     Result(Box<RunResult>),

@@ -551,6 +551,47 @@ pub struct GitSummary {
     /// The worktree, when it was kept (after an interrupt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<PathBuf>,
+    /// Each file changed, with its lines added and removed, in the patch's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileChange>,
+}
+
+/// One file a task changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Its path, relative to the repository root.
+    pub path: String,
+    /// `added`, `modified`, `deleted`, `renamed` or `typechange`.
+    pub status: String,
+    /// Lines added.
+    pub insertions: usize,
+    /// Lines removed.
+    pub deletions: usize,
+    /// A binary file (no line counts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
+}
+
+/// The [`FileChange`] of delta `i` of `diff`, with the line counts of its `patch`.
+fn file_change(delta: &git2::DiffDelta<'_>, patch: Option<&git2::Patch<'_>>) -> FileChange {
+    let file = delta.new_file().path().or_else(|| delta.old_file().path());
+    let status = match delta.status() {
+        git2::Delta::Added | git2::Delta::Untracked => "added",
+        git2::Delta::Deleted => "deleted",
+        git2::Delta::Renamed => "renamed",
+        git2::Delta::Typechange => "typechange",
+        _ => "modified",
+    };
+    let (insertions, deletions) = patch
+        .and_then(|p| p.line_stats().ok())
+        .map_or((0, 0), |(_, add, del)| (add, del));
+    FileChange {
+        path: file.map_or_else(String::new, |p| p.to_string_lossy().into_owned()),
+        status: status.to_string(),
+        insertions,
+        deletions,
+        binary: delta.flags().is_binary(),
+    }
 }
 
 /// How a task ended, as far as [`finish`] cares.
@@ -613,9 +654,11 @@ fn record_changes(
     summary.changed = diff.deltas().len() > 0;
     let mut text = Vec::new();
     for i in 0..diff.deltas().len() {
-        if let Some(mut p) =
-            git2::Patch::from_diff(&diff, i).map_err(git_err("format the patch"))?
-        {
+        let patch = git2::Patch::from_diff(&diff, i).map_err(git_err("format the patch"))?;
+        if let Some(delta) = diff.get_delta(i) {
+            summary.files.push(file_change(&delta, patch.as_ref()));
+        }
+        if let Some(mut p) = patch {
             let buf = p.to_buf().map_err(git_err("format the patch"))?;
             text.extend_from_slice(&buf);
         }

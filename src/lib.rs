@@ -10,7 +10,7 @@
 //! processes start and are confined ([`process`], [`sandbox`], [`roots`]), git isolation
 //! ([`git`]), preparation and resume ([`prepare`]), redaction ([`redact`]) and the loop's
 //! request view ([`agent`]). Everything else is crate-private: the session that assembles a
-//! run, the batch scheduler, hooks, retries, verify checks and the log routing.
+//! run, the batch scheduler, hooks, MCP servers, retries, verify checks and the log routing.
 
 #![deny(clippy::print_stdout)]
 #![warn(missing_docs)]
@@ -25,6 +25,7 @@ pub mod git;
 pub(crate) mod hooks;
 pub mod init;
 pub(crate) mod log;
+pub(crate) mod mcp;
 pub mod model;
 pub mod outcome;
 pub mod permissions;

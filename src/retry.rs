@@ -207,6 +207,18 @@ pub(crate) fn context_exhausted(err: &ProviderError) -> bool {
     }
 }
 
+/// Whether the failure says the model is overloaded (HTTP 529, or an `overloaded_error`
+/// answer or stream event): the failure a fallback model is for.
+pub(crate) fn overloaded(err: &ProviderError) -> bool {
+    match err {
+        ProviderError::Http {
+            status, error_type, ..
+        } => *status == 529 || error_type.as_deref() == Some("overloaded_error"),
+        ProviderError::StreamError { error_type, .. } => error_type == "overloaded_error",
+        _ => false,
+    }
+}
+
 /// The HTTP status of a failure, if it was an HTTP error (stream-json `error_status`).
 pub(crate) fn error_status(err: &ProviderError) -> Option<u16> {
     match err {

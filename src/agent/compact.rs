@@ -23,7 +23,7 @@ pub(super) async fn prepare_context(
     state: &mut State,
     tools: &[crate::model::ToolSpec],
 ) -> Result<Vec<Message>, Outcome> {
-    let window = agent.config.model_info.map(|m| m.context_window);
+    let window = agent.model_info.map(|m| m.context_window);
     let policy = agent.config.context;
     let fixed = || {
         context::text_tokens(&agent.config.system)
@@ -126,14 +126,14 @@ pub(super) async fn compact(
     let share = RENDER_WINDOW_SHARE
         [(state.context.compact_failures as usize).min(RENDER_WINDOW_SHARE.len() - 1)];
     let full = render_conversation(&state.messages, usize::MAX);
-    let budget = match agent.config.model_info.map(|m| m.context_window) {
+    let budget = match agent.model_info.map(|m| m.context_window) {
         Some(w) => (w as f64 * share * 4.0) as usize,
         // Unknown window: halve the text per failure.
         None => full.len() >> state.context.compact_failures.min(8),
     };
     let rendered = render_conversation(&state.messages, budget.max(1_000));
     let request = ModelRequest {
-        model: agent.config.model.clone(),
+        model: agent.model.clone(),
         system: COMPACT_SYSTEM.to_string(),
         messages: vec![Message::user_text(format!(
             "<conversation>\n{rendered}\n</conversation>\n\n{COMPACT_INSTRUCTION}"

@@ -61,6 +61,8 @@ pub struct LoopConfig {
     pub limits: LoopLimits,
     /// Context management (microcompact, autocompact).
     pub context: ContextPolicy,
+    /// The model to switch to when this one stays overloaded, with its table entry.
+    pub fallback: Option<(String, Option<ModelInfo>)>,
 }
 
 /// What the loop works with for one task. Built once per task run by the session.
@@ -92,6 +94,16 @@ pub struct Agent {
     pub(crate) network: Option<UnboundedReceiver<NetworkAttempt>>,
     /// The attempts recorded so far.
     pub(crate) network_tally: NetworkTally,
+    /// The model requests go to: the spec's, or the fallback once switched to.
+    pub(crate) model: String,
+    /// The model table entry of [`Agent::model`] (prices, window, output cap).
+    pub(crate) model_info: Option<ModelInfo>,
+    /// The fallback model, until it is switched to.
+    pub(crate) fallback: Option<super::fallback::Fallback>,
+    /// The task's MCP servers (their tools are listed again between turns when they change).
+    pub(crate) mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// The current turn's clock.
+    pub(crate) clock: super::timing::TurnClock,
 }
 
 /// What starts or resumes the loop.
@@ -117,9 +129,18 @@ impl Agent {
         stopper: Stopper,
         structured: Option<StructuredOutputHandle>,
     ) -> Agent {
+        let clock = super::timing::TurnClock::new(tool_ctx.hooks.busy());
         Agent {
             max_tokens: config.max_tokens,
             escalate_max_tokens_to: config.escalate_max_tokens_to,
+            model: config.model.clone(),
+            model_info: config.model_info,
+            fallback: config
+                .fallback
+                .clone()
+                .map(|(model, info)| super::fallback::Fallback { model, info }),
+            mcp: None,
+            clock,
             config,
             provider,
             registry,
@@ -229,10 +250,11 @@ impl Agent {
         None
     }
 
-    /// Add a complete response's usage (and its cost, when the model is priced) to the run's
-    /// totals: main turns and compaction calls alike count toward the budgets.
+    /// Add a complete response's usage (and its cost, at the prices of the model that
+    /// answered, when it is priced) to the run's totals: main turns and compaction calls alike
+    /// count toward the budgets.
     pub(crate) fn record_usage(&self, state: &mut State, response: &ModelResponse) {
-        let info = self.config.model_info.as_ref();
+        let info = self.model_info.as_ref();
         let cost = info.and_then(|m| m.cost_usd(&response.usage));
         let window = info.map(|m| (m.context_window, m.max_output_tokens));
         state.record_usage(&response.model, &response.usage, cost, window);

@@ -8,11 +8,13 @@
 //! - [`normalize`]: the API view of stored messages (never mutated).
 //! - [`state`]: what the loop carries between turns; [`stop`]: stop requests from outside.
 //! - [`prompt`], [`structured`]: the system prompt, the `StructuredOutput` protocol.
+//! - `timing`: where each turn's time goes; `fallback`: the switch to the fallback model.
 
 mod answer;
 mod compact;
 pub mod context;
 pub mod core;
+mod fallback;
 pub mod normalize;
 pub mod prompt;
 mod request;
@@ -20,6 +22,7 @@ pub mod run;
 pub mod state;
 pub mod stop;
 pub mod structured;
+pub(crate) mod timing;
 
 pub use core::{Agent, Input, LoopConfig, LoopLimits, hook_stopped};
 pub use run::run;

@@ -8,6 +8,7 @@ use futures_util::StreamExt;
 
 use super::core::Agent;
 use super::state::State;
+use super::timing::Phase;
 use crate::events::{AssistantMeta, RunEvent, new_uuid};
 use crate::model::assembler::Assembler;
 use crate::model::{ContentBlock, ModelRequest, ModelResponse, ProviderError};
@@ -53,6 +54,9 @@ impl Agent {
     ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
         let provider = self.provider.clone();
         let token = self.stopper.token().clone();
+        if show {
+            self.clock.switch(Phase::Ttfb);
+        }
         let call = tokio::select! {
             r = provider.stream(request) => r.map_err(|e| (e, Vec::new()))?,
             _ = token.cancelled() => return Err((ProviderError::Transport { message: "cancelled".into(), before_response: true }, Vec::new())),
@@ -74,6 +78,9 @@ impl Agent {
                 _ = token.cancelled() => return Err((ProviderError::Transport { message: "cancelled".into(), before_response: false }, streamed)),
             };
             let Some(item) = next else { break };
+            if show {
+                self.clock.switch(Phase::Stream);
+            }
             let ev = item.map_err(|e| (e, streamed.clone()))?;
             if let crate::model::StreamEvent::MessageStart { id, model, usage } = &ev {
                 meta.message_id = id.clone();
@@ -143,6 +150,9 @@ pub(crate) async fn request_with_retries(
             }
             Err(e) => e,
         };
+        if show {
+            agent.clock.attempt_failed();
+        }
         if agent.stopper.cause().is_some() {
             if !streamed.is_empty() {
                 agent.emit(RunEvent::AttemptAbandoned {
@@ -164,6 +174,16 @@ pub(crate) async fn request_with_retries(
         }
         attempt_no += 1;
         match retries.decide(&err) {
+            Decision::GiveUp(msg) if retry::overloaded(&err) && agent.fall_back(state, &msg) => {
+                // The same attempt on the fallback model, with retries of its own.
+                request.model = agent.model.clone();
+                request.max_tokens = request.max_tokens.min(agent.max_tokens);
+                super::fallback::drop_foreign_thinking(
+                    &mut request.messages,
+                    &state.foreign_thinking,
+                );
+                *retries = RetryState::new(retries.policy);
+            }
             Decision::GiveUp(msg) => {
                 let kind = if retry::context_exhausted(&err) {
                     OutcomeKind::ContextExhausted

@@ -11,6 +11,7 @@ use super::compact::{compact_after_overflow, prepare_context};
 use super::core::{Agent, Input, hook_stopped};
 use super::request::Attempt;
 use super::state::State;
+use super::timing::Phase;
 use crate::events::{AssistantMeta, BlockRecord, RunEvent, new_uuid};
 use crate::hooks::StopOutcome;
 use crate::model::{ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason};
@@ -49,10 +50,12 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
     super::structured::on_entry(agent.structured.as_ref());
     let mut pause_resends = 0u32;
     let mut retries = RetryState::new(agent.config.retry);
+    agent.clock.restart();
     loop {
         if let Some(o) = limit_reached(agent, &state) {
             return (o, state);
         }
+        refresh_tools(agent).await;
         let (response, streamed_uuids, early) =
             match request_turn(agent, &mut state, &mut retries).await {
                 Ok(Some(attempt)) => attempt,
@@ -82,11 +85,13 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
         }
         pause_resends = 0;
         state.turns += 1;
+        agent.clock.switch(Phase::Tools);
         let step = if calls.is_empty() {
             end_without_calls(agent, &mut state, &response).await
         } else {
             answer_turn(agent, &mut state, &response, &calls, &tool_use_uuids, early).await
         };
+        record_timing(agent, &mut state);
         if let Step::End(o) = step {
             return (o, state);
         }
@@ -110,6 +115,32 @@ fn limit_reached(agent: &Agent, state: &State) -> Option<Outcome> {
     agent.budget_exceeded(state)
 }
 
+/// Between turns: when an MCP server said its tools changed, list them again (the request
+/// then offers the new schemas).
+async fn refresh_tools(agent: &mut Agent) {
+    let Some(mcp) = agent.mcp.clone() else {
+        return;
+    };
+    if mcp.changed() {
+        let refreshed = mcp.refresh(&mut agent.registry).await;
+        if !refreshed.is_empty() {
+            tracing::info!(servers = ?refreshed, tools = ?agent.registry.names(), "tools offered from now on");
+        }
+    }
+}
+
+/// End the turn's clock: its `runner_timing` event, and the totals.
+fn record_timing(agent: &mut Agent, state: &mut State) {
+    let (wall_ms, phases) = agent.clock.finish();
+    state.timing.add(wall_ms, &phases);
+    agent.emit(RunEvent::Timing {
+        uuid: new_uuid(),
+        turn: state.turns,
+        wall_ms,
+        phases,
+    });
+}
+
 /// Make the turn's request: the complete response, or `None` when the request did not fit and
 /// the conversation was compacted (the loop makes it again), or the outcome that ends the run.
 async fn request_turn(
@@ -118,9 +149,10 @@ async fn request_turn(
     retries: &mut RetryState,
 ) -> Result<Option<Attempt>, Outcome> {
     let tools = agent.registry.specs();
-    let messages = prepare_context(agent, state, &tools).await?;
+    let mut messages = prepare_context(agent, state, &tools).await?;
+    super::fallback::drop_foreign_thinking(&mut messages, &state.foreign_thinking);
     let request = ModelRequest {
-        model: agent.config.model.clone(),
+        model: agent.model.clone(),
         system: agent.config.system.clone(),
         messages,
         tools,

@@ -1,9 +1,9 @@
 //! The loop's state: the conversation and what has been counted so far.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use crate::events::{Denial, ModelUsage};
+use crate::events::{Denial, ModelUsage, TimingTotals};
 use crate::model::{Message, StopReason, Usage};
 
 /// Everything the loop carries from one iteration (and one `run` call) to the next.
@@ -40,6 +40,11 @@ pub struct State {
     pub stop_blocks: u32,
     /// Context management state (estimate calibration, cleared tool results, compactions).
     pub context: super::context::ContextState,
+    /// Signatures of the thinking blocks the model before a switch to the fallback wrote:
+    /// left out of every later request.
+    pub foreign_thinking: HashSet<String>,
+    /// Where the turns' time went, summed.
+    pub timing: TimingTotals,
 }
 
 impl State {

@@ -51,6 +51,7 @@ pub(crate) fn init() -> InitInfo {
         git_base_commit: Some("a".repeat(40)),
         version: "0.1.0".into(),
         sandbox: None,
+        mcp_servers: Vec::new(),
     }
 }
 
@@ -130,6 +131,8 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        commands: Vec::new(),
+        timing: Default::default(),
     }
 }
 
@@ -168,7 +171,32 @@ pub(crate) fn full_success() -> RunResult {
         branch: Some("runner/fix-typo".into()),
         commit: Some("c".repeat(40)),
         worktree: None,
+        files: vec![crate::git::FileChange {
+            path: "README.md".into(),
+            status: "modified".into(),
+            insertions: 1,
+            deletions: 1,
+            binary: false,
+        }],
     });
+    r.commands = vec![crate::events::CommandRun {
+        command: "cargo test".into(),
+        exit_code: Some(0),
+        duration_ms: 2500,
+        timed_out: false,
+    }];
+    r.timing = crate::events::TimingTotals {
+        turns: 2,
+        wall_ms: 4000,
+        phases: crate::events::Phases {
+            request_build_ms: 10,
+            retry_ms: 0,
+            ttfb_ms: 900,
+            stream_ms: 2000,
+            tools_ms: 1050,
+            hooks_ms: 40,
+        },
+    };
     r
 }
 
@@ -450,6 +478,71 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 }),
                 ..init()
             })),
+        ),
+        (
+            "init_mcp",
+            RunEvent::Init(Box::new(InitInfo {
+                mcp_servers: vec![
+                    crate::events::McpServerStatus {
+                        name: "fs".into(),
+                        status: "connected".into(),
+                        error: None,
+                        tools: vec!["mcp__fs__read_text_file".into()],
+                    },
+                    crate::events::McpServerStatus {
+                        name: "github".into(),
+                        status: "failed".into(),
+                        error: Some("`npx` exited: 1".into()),
+                        tools: vec![],
+                    },
+                ],
+                ..init()
+            })),
+        ),
+        (
+            "instructions",
+            RunEvent::Instructions {
+                uuid: "p-0001".into(),
+                files: vec![
+                    crate::events::InstructionFile {
+                        path: PathBuf::from("/work/repo/crates/core/AGENTS.md"),
+                        sha256: "ab".repeat(32),
+                        bytes: 120,
+                        truncated: false,
+                    },
+                    crate::events::InstructionFile {
+                        path: PathBuf::from("/work/repo/CLAUDE.md"),
+                        sha256: "cd".repeat(32),
+                        bytes: 50_000,
+                        truncated: true,
+                    },
+                ],
+            },
+        ),
+        (
+            "model_fallback",
+            RunEvent::ModelFallback {
+                uuid: "f-0001".into(),
+                from: "claude-opus-4-1".into(),
+                to: "claude-sonnet-4-5".into(),
+                error: "overloaded_error: Overloaded".into(),
+            },
+        ),
+        (
+            "timing",
+            RunEvent::Timing {
+                uuid: "m-0001".into(),
+                turn: 1,
+                wall_ms: 3000,
+                phases: crate::events::Phases {
+                    request_build_ms: 5,
+                    retry_ms: 0,
+                    ttfb_ms: 800,
+                    stream_ms: 1200,
+                    tools_ms: 960,
+                    hooks_ms: 35,
+                },
+            },
         ),
         (
             "compact_boundary",

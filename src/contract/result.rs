@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use crate::contract::lossy::{DisplayPath, or_null};
 use crate::contract::message::ApiUsage;
-use crate::events::{CheckResult, Denial, ModelUsage, NetworkTally, RunResult};
+use crate::events::{
+    CheckResult, CommandRun, Denial, ModelUsage, NetworkTally, RunResult, TimingTotals,
+};
 use crate::git::GitSummary;
 use crate::outcome::OutcomeKind;
 use crate::sandbox::SandboxReport;
@@ -81,6 +83,13 @@ pub struct ResultMessage<'a> {
     /// Connection attempts through the sandbox's egress proxy (absent when there were none).
     #[serde(skip_serializing_if = "NetworkTally::is_empty")]
     pub runner_network: NetworkTally,
+    /// The commands the task ran, with exit codes and durations (absent when none ran); the
+    /// files it changed are in `runner_git.files`, the calls denied in `permission_denials`.
+    #[serde(skip_serializing_if = "<[CommandRun]>::is_empty")]
+    pub runner_commands: &'a [CommandRun],
+    /// Where the turns' wall time went, summed (absent when no turn was taken).
+    #[serde(skip_serializing_if = "TimingTotals::is_empty")]
+    pub runner_timing: TimingTotals,
 }
 
 impl<'a> ResultMessage<'a> {
@@ -114,6 +123,8 @@ impl<'a> ResultMessage<'a> {
             runner_git: r.git.as_ref(),
             runner_sandbox: r.sandbox.as_ref(),
             runner_network: r.network,
+            runner_commands: &r.commands,
+            runner_timing: r.timing,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::events::{CheckResult, Denial};
+use crate::events::{CheckResult, Denial, InstructionFile, Phases};
 use crate::sandbox::NetworkAttempt;
 
 /// The fields of `runner_checks` (transcript record and stream-json frame alike).
@@ -62,4 +62,48 @@ pub(crate) fn network_message(a: &NetworkAttempt) -> String {
 /// frame's `message`).
 pub(crate) fn denial_message(d: &Denial) -> String {
     format!("Permission to use {} was denied: {}", d.tool_name, d.reason)
+}
+
+/// The fields of `runner_instructions` (transcript record and stream-json frame alike): the
+/// project instruction files the first prompt carried.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct InstructionsFields<'a> {
+    /// The files, with their hashes, in the order the prompt carries them.
+    pub files: &'a [InstructionFile],
+}
+
+/// The line that describes the instruction files read.
+pub(crate) fn instructions_message(files: &[InstructionFile]) -> String {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            let cut = if f.truncated { ", truncated" } else { "" };
+            format!("{} ({} bytes{cut})", f.path.display(), f.bytes)
+        })
+        .collect();
+    format!("project instructions: {}", names.join(", "))
+}
+
+/// The fields of `runner_model_fallback` (transcript record and stream-json frame alike).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ModelFallbackFields<'a> {
+    /// The model given up on.
+    pub from_model: &'a str,
+    /// The model used for the rest of the task.
+    pub to_model: &'a str,
+    /// The last overload error of the main model.
+    pub error: &'a str,
+}
+
+/// The fields of `runner_timing` (transcript record and stream-json frame alike): where one
+/// turn's wall time went.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TimingFields<'a> {
+    /// The turn (1-based).
+    pub turn: u32,
+    /// Its wall time; the phases add up to it.
+    pub wall_ms: u64,
+    /// The phases.
+    #[serde(flatten)]
+    pub phases: &'a Phases,
 }

@@ -170,6 +170,8 @@ pub struct Hooks {
     env: ChildPolicy,
     /// Set by the first hook that answers `continue: false`: the run stops with this reason.
     halt: Arc<Mutex<Option<String>>>,
+    /// Counts the time hooks run (each turn's `hooks_ms`).
+    busy: Arc<crate::agent::timing::BusyClock>,
 }
 
 /// What the Stop hooks decided when the model finished.
@@ -309,6 +311,11 @@ impl Hooks {
         self.env = env;
         self.halt = Arc::default();
         self
+    }
+
+    /// The clock that counts the time hooks run.
+    pub(crate) fn busy(&self) -> Arc<crate::agent::timing::BusyClock> {
+        self.busy.clone()
     }
 
     /// Whether no hook is configured.
@@ -659,6 +666,7 @@ impl Hooks {
 
     /// Run one hook with `stdin`; `None` if it could not run or timed out (no decision).
     async fn run(&self, h: &Hook, stdin: &str) -> Option<Ran> {
+        let _busy = self.busy.enter();
         let name = h.name();
         let program = match &h.args {
             Some(args) => Program::Exec {
@@ -681,6 +689,7 @@ impl Hooks {
             program,
             cwd: &self.session.workdir,
             env: &self.env,
+            inherit_env: true,
             extra_env: &extra_env,
             stdin: true,
             scope: Scope::Write,

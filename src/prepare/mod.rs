@@ -309,7 +309,8 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 }
 
 /// Names of variables always removed from tool environments and redacted: the spec's
-/// `secrets`, both default key variables, the configured key variable, and `GITHUB_TOKEN`.
+/// `secrets`, both default key variables, the configured key variable, `GITHUB_TOKEN`, and the
+/// variables MCP servers' `env` values take (`${VAR}`).
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
     let configured = key_var(&loaded.spec);
@@ -318,7 +319,18 @@ pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
         OpenaiConfig::DEFAULT_KEY_VAR,
         "GITHUB_TOKEN",
     ];
-    for n in always.into_iter().chain(configured.as_deref()) {
+    // What an MCP server's `env` takes from runner's environment (tokens, mostly).
+    let mcp: Vec<String> = loaded
+        .spec
+        .mcp_servers
+        .values()
+        .flat_map(|s| s.referenced_vars())
+        .collect();
+    let named = always
+        .into_iter()
+        .chain(configured.as_deref())
+        .chain(mcp.iter().map(String::as_str));
+    for n in named {
         if !names.iter().any(|x| x == n) {
             names.push(n.to_string());
         }

@@ -1,6 +1,7 @@
-//! Every child process runner starts — the Bash tool's commands, hooks, verify checks — is
-//! started by [`spawn`], the one place that decides how a child is made: its environment
-//! (secrets removed by the [`ChildPolicy`]), its confinement (the task's sandbox, for the
+//! Every child process runner starts — the Bash tool's commands, hooks, verify checks, MCP
+//! servers — is started by [`spawn`], the one place that decides how a child is made: its
+//! environment (secrets removed by the [`ChildPolicy`], or only [`BASE_ENV`] for a child that
+//! gets nothing else), its confinement (the task's sandbox, for the
 //! permission scope the call was allowed with), its own process group (so it and everything
 //! it starts can be stopped together), stdout and stderr captured, and killed if its handle is
 //! dropped. Every live group is registered, so an interrupted run can kill what is left
@@ -111,6 +112,9 @@ pub struct Spawn<'a> {
     pub cwd: &'a Path,
     /// Variables removed from the environment it inherits.
     pub env: &'a ChildPolicy,
+    /// Whether it inherits runner's environment (less the secrets); when false it starts from
+    /// the [`BASE_ENV`] variables alone (a long-lived server that gets only what its spec names).
+    pub inherit_env: bool,
     /// Variables set for it (after the removals).
     pub extra_env: &'a [(String, String)],
     /// Whether it gets a pipe on stdin (else /dev/null).
@@ -120,6 +124,12 @@ pub struct Spawn<'a> {
     /// An open file descriptor the child gets as [`REPORT_FD`] (a pipe it reports on).
     pub report_fd: Option<std::os::fd::RawFd>,
 }
+
+/// What a child that does not inherit runner's environment ([`Spawn::inherit_env`] false)
+/// still gets, when set: enough to find programs and run them in the user's locale.
+pub const BASE_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
+];
 
 /// The descriptor number a child gets [`Spawn::report_fd`] as.
 pub(crate) const REPORT_FD: std::os::fd::RawFd = 62;
@@ -174,7 +184,16 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
             });
         }
     }
-    s.env.remove_secrets(&mut cmd);
+    if s.inherit_env {
+        s.env.remove_secrets(&mut cmd);
+    } else {
+        cmd.env_clear();
+        for name in BASE_ENV {
+            if let Some(v) = std::env::var_os(name) {
+                cmd.env(name, v);
+            }
+        }
+    }
     for (k, v) in s.extra_env {
         cmd.env(k, v);
     }

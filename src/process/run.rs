@@ -91,6 +91,7 @@ pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         program: Program::Shell(r.script),
         cwd: r.cwd,
         env: r.env,
+        inherit_env: true,
         extra_env: r.extra_env,
         stdin: false,
         scope: r.scope,

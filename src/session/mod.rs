@@ -6,9 +6,15 @@
 //!
 //! - `output`: the run's output directory and transcript; `provider`: the model backend;
 //!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
-//!   `verify`: the verify checks and the attempts they feed back.
+//!   `verify`: the verify checks and the attempts they feed back; `instructions`: the project
+//!   instruction files the first prompt carries.
+//!
+//! The session owns the task's MCP servers: they are stopped by [`Session::finish`], by a
+//! build that fails after starting them, and (killed with their process groups) when a
+//! session is dropped unfinished.
 
 mod git;
+mod instructions;
 mod output;
 mod provider;
 mod resume;
@@ -25,6 +31,7 @@ use chrono::{DateTime, Local};
 use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
 use crate::hooks::{HookSession, Hooks};
+use crate::mcp::McpServers;
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::{PreparedTask, secret_names, spec_digest};
 use crate::process::ChildPolicy;
@@ -76,18 +83,27 @@ pub(crate) struct Session {
     timer: Option<tokio::task::JoinHandle<()>>,
     /// The task's sandbox (its private TMPDIR and proxy live until the session ends).
     sandbox: Arc<crate::sandbox::Sandbox>,
+    /// The task's MCP servers.
+    mcp: Arc<McpServers>,
+    /// The project instructions the first prompt starts with (a fresh run with
+    /// `instructions:` only).
+    instructions: Option<String>,
 }
 
 /// What exists of a session while it is built: enough to finish it if the build fails.
 struct Partial {
     result: RunResult,
     git: GitGuard,
+    mcp: Option<Arc<McpServers>>,
 }
 
 impl Partial {
-    /// End a build that failed with `outcome`: finish git (empty patch, worktree removed) and
-    /// make the task's result.
+    /// End a build that failed with `outcome`: stop the MCP servers, finish git (empty
+    /// patch, worktree removed) and make the task's result.
     async fn fail(mut self, outcome: Outcome) -> RunResult {
+        if let Some(mcp) = self.mcp.take() {
+            mcp.stop().await;
+        }
         self.result.errors = vec![outcome.message.clone()];
         self.result.outcome = outcome;
         self.git.finish(&mut self.result).await;
@@ -118,6 +134,7 @@ impl Session {
         let mut partial = Partial {
             result,
             git: GitGuard::default(),
+            mcp: None,
         };
         match Session::assemble(task, opts, stopper, &mut partial, now).await {
             Ok(s) => Ok(s),
@@ -177,6 +194,17 @@ impl Session {
             remove: names,
             sandbox: Some(sandbox.clone()),
         };
+        let (mcp, mcp_tools) = McpServers::start(
+            &task.loaded.spec.mcp_servers,
+            &task.loaded.workdir,
+            &env,
+            task.policy.removed_tools(),
+            stopper.token(),
+        )
+        .await
+        .map_err(agent_error)?;
+        let mcp = Arc::new(mcp);
+        partial.mcp = Some(mcp.clone());
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
             HookSession {
@@ -189,9 +217,25 @@ impl Session {
             env,
         ));
         tool_ctx.hooks = hooks.clone();
-        let (registry, structured) =
-            tools::registry(&task.loaded, &task.policy, resume.as_deref(), &tool_ctx)
-                .map_err(agent_error)?;
+        let (registry, structured) = tools::registry(
+            &task.loaded,
+            &task.policy,
+            mcp_tools,
+            resume.as_deref(),
+            &tool_ctx,
+        )
+        .map_err(agent_error)?;
+        // Read once, for a fresh run (a resumed one has them in its conversation already).
+        let instructions = match resume {
+            Some(_) => None,
+            None => {
+                let names = task.loaded.spec.instructions.file_names();
+                let root = roots.repo_root.as_deref();
+                (!names.is_empty())
+                    .then(|| instructions::load(&names, &task.loaded.workdir, root))
+                    .flatten()
+            }
+        };
         let system = system_prompt(
             &task.loaded,
             &registry.names(),
@@ -229,6 +273,7 @@ impl Session {
             git_base_commit: git_commit.clone(),
             version: crate::VERSION.to_string(),
             sandbox: Some(sandbox.report().clone()),
+            mcp_servers: mcp.statuses().to_vec(),
         };
         let config = loop_config(&task, system);
         let mut agent = Agent::new(
@@ -243,6 +288,7 @@ impl Session {
             structured.clone(),
         );
         agent.network = Some(network);
+        agent.mcp = Some(mcp.clone());
         agent.emit(RunEvent::Init(Box::new(init)));
         if let Some(g) = partial.git.task()
             && let Some(path) = g.worktree_path()
@@ -251,6 +297,12 @@ impl Session {
                 path: path.to_path_buf(),
                 repo_root: g.repo_root().to_path_buf(),
                 base_commit: g.base_commit.to_string(),
+            });
+        }
+        if let Some(i) = &instructions {
+            agent.emit(RunEvent::Instructions {
+                uuid: new_uuid(),
+                files: i.files.clone(),
             });
         }
         let timer = spec.limits.timeout.map(|t| {
@@ -276,6 +328,8 @@ impl Session {
             base_commit: git_commit,
             timer,
             sandbox,
+            mcp,
+            instructions: instructions.map(|i| i.reminder),
         })
     }
 
@@ -293,6 +347,11 @@ impl Session {
                 .await
             {
                 Ok(prompt) => {
+                    // Project instructions come first, as Claude Code sends CLAUDE.md.
+                    let prompt = match self.instructions.take() {
+                        Some(reminder) => format!("{reminder}\n\n{prompt}"),
+                        None => prompt,
+                    };
                     agent::run(&mut self.agent, State::default(), Input::User(prompt)).await
                 }
                 Err(o) => (o, State::default()),
@@ -307,6 +366,8 @@ impl Session {
         if let Some(t) = self.timer.take() {
             t.abort();
         }
+        // Before the changes are measured: nothing a server does comes after.
+        self.mcp.stop().await;
         let spec = &self.loaded.spec;
         if spec.permissions.fail_on_denial
             && outcome.kind == OutcomeKind::Success
@@ -336,6 +397,15 @@ impl Session {
         result.result_text = state.final_text();
         result.structured_output = self.structured.as_ref().and_then(|h| h.value());
         result.network = self.agent.network_tally;
+        result.commands = std::mem::take(
+            &mut *self
+                .agent
+                .tool_ctx()
+                .commands
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        result.timing = state.timing;
         result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         result.errors = if result.outcome.is_error() {
@@ -462,6 +532,10 @@ fn loop_config(task: &PreparedTask, system: String) -> LoopConfig {
             max_cost_usd: spec.limits.max_cost_usd,
         },
         context: agent::context::ContextPolicy::from_settings(&spec.context),
+        fallback: spec
+            .fallback_model
+            .as_ref()
+            .map(|f| (f.clone(), crate::model::table::lookup(f, &spec.models))),
     }
 }
 

@@ -1,26 +1,32 @@
 //! The tools one task offers: the spec's built-ins, less the tools a bare deny rule removes,
-//! plus `StructuredOutput` when the spec sets `output:`; for a resumed run, what its tools
-//! knew (read-before-write state, todos) and the tool schemas it sent.
+//! the tools of its MCP servers, plus `StructuredOutput` when the spec sets `output:`; for a
+//! resumed run, what its tools knew (read-before-write state, todos) and the tool schemas it
+//! sent.
 
 use std::sync::Arc;
 
 use crate::permissions::Policy;
 use crate::spec::LoadedSpec;
 use crate::tools::structured_output::{StructuredOutputHandle, StructuredOutputTool};
-use crate::tools::{Erased, Registry, ToolContext};
+use crate::tools::{DynTool, Erased, Registry, ToolContext};
 use crate::transcript::resume::Resume;
 
-/// The registry for `loaded` under `policy`, and the structured-output handle when the spec
-/// sets `output:`. `Err` says why the tools cannot be offered.
+/// The registry for `loaded` under `policy` with the MCP servers' tools `mcp`, and the
+/// structured-output handle when the spec sets `output:`. `Err` says why the tools cannot be
+/// offered.
 pub(crate) fn registry(
     loaded: &LoadedSpec,
     policy: &Policy,
+    mcp: Vec<Arc<dyn DynTool>>,
     resume: Option<&Resume>,
     ctx: &ToolContext,
 ) -> Result<(Registry, Option<StructuredOutputHandle>), String> {
     let mut registry = Registry::from_names(&loaded.spec.tools)?;
     for t in policy.removed_tools() {
         registry.remove(&t);
+    }
+    for t in mcp {
+        registry.add(t);
     }
     let structured = match structured_output_tool(loaded)? {
         Some(tool) => {

@@ -3,9 +3,11 @@
 pub mod discover;
 pub mod duration;
 pub mod git;
+pub mod instructions;
 pub mod load;
 pub mod locate;
 pub mod matrix;
+pub mod mcp;
 pub mod output;
 pub mod sandbox;
 pub mod schema;
@@ -16,7 +18,9 @@ pub mod validate;
 pub use discover::discover;
 pub use duration::SpecDuration;
 pub use git::{GitAuthor, GitBase, GitBranch, GitSettings};
+pub use instructions::Instructions;
 pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load, load_all};
+pub use mcp::McpServerSpec;
 pub use sandbox::{CheckSandbox, NetworkSetting, SandboxMode, SandboxSettings};
 pub use types::*;
 

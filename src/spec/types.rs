@@ -41,9 +41,19 @@ pub struct TaskSpec {
     /// Settings for `provider: openai` (endpoint, API key variable, usage reporting).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub openai: Option<OpenaiSettings>,
+    /// Model the task switches to, for the rest of the task, when the main model stays
+    /// overloaded (HTTP 529 / `overloaded_error`) after its retries (`retry:`) are spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_model: Option<String>,
     /// Text appended to runner's default system prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt_append: Option<String>,
+    /// Project instruction files the first prompt carries (as a system reminder): `true` for
+    /// AGENTS.md then CLAUDE.md, or a list of file names, looked for in the workdir and each
+    /// directory above it up to the repository root, nearest first. Off by default: the files
+    /// are text from the repository, which a pull request can change.
+    #[serde(default, skip_serializing_if = "super::Instructions::is_off")]
+    pub instructions: super::Instructions,
     /// Working directory for the agent, relative to the spec file.
     #[serde(default = "default_workdir")]
     pub workdir: PathBuf,
@@ -60,6 +70,11 @@ pub struct TaskSpec {
     /// Permission policy.
     #[serde(default)]
     pub permissions: Permissions,
+    /// MCP servers started for the task (over stdio, inside its sandbox); their tools are
+    /// offered as `mcp__<server>__<tool>` and decided by rules naming them. Never read from
+    /// the workdir (`.mcp.json`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mcp_servers: BTreeMap<String, super::McpServerSpec>,
     /// A Claude Code settings.json (relative to this file) whose `permissions` rules,
     /// `additionalDirectories`, `defaultMode` and `hooks` are added to this spec's. Settings in
     /// the workdir (`.claude/`) are never loaded.

@@ -85,7 +85,57 @@ pub(crate) fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result
     check_provider(spec, &at)?;
     check_lists(spec, &at)?;
     check_context(spec, &at)?;
+    check_mcp_servers(spec, &at)?;
+    if let Err(why) = spec.instructions.check() {
+        return Err(at("instructions", why));
+    }
     check_models(spec, &at)
+}
+
+/// The `mcp_servers:` entries: names usable in `mcp__<server>__<tool>`, a command, variable
+/// names and `${VAR}` references, positive timeouts.
+fn check_mcp_servers(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+    use super::mcp::{is_server_name, parse_template};
+    for (name, server) in &spec.mcp_servers {
+        let key = |k: &str| format!("mcp_servers.{name}{k}");
+        if !is_server_name(name) {
+            return Err(at(
+                &key(""),
+                format!(
+                    "MCP server name {name:?} is not valid; expected at most 32 letters, digits,                      `-` or `_`, without `__` (its tools are named mcp__{name}__<tool>)"
+                ),
+            ));
+        }
+        if server.command.trim().is_empty() {
+            return Err(at(
+                &key(".command"),
+                "`command` is empty; expected the program that runs the server, e.g. `npx`".into(),
+            ));
+        }
+        for (var, value) in &server.env {
+            if !is_env_name(var) {
+                return Err(at(
+                    &key(".env"),
+                    format!("{var:?} is not an environment variable name"),
+                ));
+            }
+            if let Err(why) = parse_template(value) {
+                return Err(at(&key(&format!(".env.{var}")), why));
+            }
+        }
+        for (field, d) in [
+            ("startup_timeout", server.startup_timeout),
+            ("tool_timeout", server.tool_timeout),
+        ] {
+            if d.is_some_and(|d| d.0.is_zero()) {
+                return Err(at(
+                    &key(&format!(".{field}")),
+                    format!("`{field}` is 0; expected a positive duration such as `30s`"),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Makes the error for a key of the spec.
@@ -328,6 +378,22 @@ impl LoadedSpec {
         }
         let info = self.model_info();
         let limits = &spec.limits;
+        let fallback = spec.fallback_model.as_deref();
+        if fallback.is_some_and(|f| f.trim().is_empty()) {
+            return Err(at(
+                "fallback_model",
+                "`fallback_model` is empty; expected a model id or no `fallback_model` key".into(),
+            ));
+        }
+        if fallback == Some(spec.model.as_str()) {
+            return Err(at(
+                "fallback_model",
+                format!(
+                    "`fallback_model` is the task's own model `{}`; expected another model",
+                    spec.model
+                ),
+            ));
+        }
 
         if limits.max_turns == Some(0) {
             return Err(at(
@@ -352,6 +418,19 @@ impl LoadedSpec {
                 return Err(at(
                     "limits.max_cost_usd",
                     format!("`max_cost_usd` is {cost}; expected a positive amount in USD"),
+                ));
+            }
+            if let Some(f) = fallback
+                && table::lookup(f, &spec.models)
+                    .and_then(|i| i.prices)
+                    .is_none()
+            {
+                return Err(at(
+                    "fallback_model",
+                    format!(
+                        "`max_cost_usd` needs priced models, but the fallback model `{f}` has no \
+                         price in the model table; add it under `models:` or remove the limit"
+                    ),
                 ));
             }
             if info.and_then(|i| i.prices).is_none() {

@@ -238,8 +238,15 @@ async fn run_one(
         scoped = c;
         &scoped
     };
+    let command = match checked.access() {
+        Access::Exec(c) => Some(c.clone()),
+        _ => None,
+    };
     let started = std::time::Instant::now();
     let mut out = checked.run(ctx).await?;
+    if let Some(command) = command {
+        log_command(ctx, command, &out, started.elapsed());
+    }
     let response = out
         .structured
         .clone()
@@ -264,6 +271,27 @@ async fn run_one(
         out.content.push_str(note);
     }
     Ok(out)
+}
+
+/// Add a command that ran to the task's list, with its exit code (from the tool's structured
+/// result) and duration.
+fn log_command(ctx: &ToolContext, command: String, out: &ToolOutput, took: std::time::Duration) {
+    let s = out.structured.as_ref();
+    let exit_code = s
+        .and_then(|v| v.get("exitCode"))
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok());
+    let timed_out = s.is_some_and(|v| v.get("timedOutAfterMs").is_some());
+    let run = crate::events::CommandRun {
+        command,
+        exit_code,
+        duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        timed_out,
+    };
+    ctx.commands
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(run);
 }
 
 /// Execute `calls` in order, each through the whole pipeline. Consecutive allowed calls that

@@ -131,6 +131,8 @@ pub struct ToolContext {
     /// What the current call may do (set per call from the permission decision): a command
     /// runs confined to it.
     pub scope: Scope,
+    /// The commands the task ran, in order (the result's `runner_commands`).
+    pub commands: Arc<Mutex<Vec<crate::events::CommandRun>>>,
 }
 
 impl ToolContext {
@@ -148,6 +150,7 @@ impl ToolContext {
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
+            commands: Arc::default(),
         }
     }
 }
@@ -199,7 +202,7 @@ pub trait Tool: Send + Sync + 'static {
 /// A tool as the registry holds it, whatever its input type.
 pub trait DynTool: Send + Sync {
     /// Name the model calls it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// The spec offered to the model.
     fn spec(&self) -> ToolSpec;
@@ -228,7 +231,7 @@ pub trait CheckedCall: Send + Sync {
 pub(crate) struct Erased<T: Tool>(pub Arc<T>);
 
 impl<T: Tool> DynTool for Erased<T> {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         self.0.name()
     }
 
@@ -288,7 +291,8 @@ impl<T: Tool> CheckedCall for Checked<T> {
 
 /// The tools offered in one task, by name, in offer order.
 ///
-/// The tools' specs are built once, on first use, and shared by every request of the task.
+/// The tools' specs are built once, on first use, and shared by every request of the task,
+/// until the tools change (an MCP server lists new ones between turns).
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: Vec<Arc<dyn DynTool>>,
@@ -326,7 +330,13 @@ impl Registry {
 
     /// Remove a tool (a bare-name deny rule removes it from what the model is offered).
     pub fn remove(&mut self, name: &str) {
-        self.tools.retain(|t| t.name() != name);
+        self.retain(|n| n != name);
+    }
+
+    /// Keep only the tools whose name `keep` accepts (an MCP server's tools are replaced when
+    /// it lists them again); the specs are built again on next use.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.tools.retain(|t| keep(t.name()));
         self.specs = std::sync::OnceLock::new();
     }
 
@@ -371,7 +381,7 @@ struct RecordedSpec {
 }
 
 impl DynTool for RecordedSpec {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         self.inner.name()
     }
     fn spec(&self) -> ToolSpec {

@@ -215,6 +215,11 @@ impl Transcript {
                 .get("sandbox")
                 .cloned()
                 .and_then(|x| serde_json::from_value(x).ok()),
+            mcp_servers: v
+                .get("mcpServers")
+                .cloned()
+                .and_then(|x| serde_json::from_value(x).ok())
+                .unwrap_or_default(),
         })
     }
 

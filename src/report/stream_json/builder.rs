@@ -4,7 +4,9 @@ use std::borrow::Cow;
 
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, NetworkFields};
+use crate::contract::system::{
+    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+};
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
 
@@ -186,6 +188,42 @@ impl FrameBuilder {
                     uuid,
                 }))
             }
+            RunEvent::Instructions { uuid, files } => system(
+                SystemFrame::RunnerInstructions,
+                InstructionsFields { files },
+                uuid.into(),
+                session_id,
+            ),
+            RunEvent::ModelFallback {
+                uuid,
+                from,
+                to,
+                error,
+            } => system(
+                SystemFrame::RunnerModelFallback,
+                ModelFallbackFields {
+                    from_model: from,
+                    to_model: to,
+                    error,
+                },
+                uuid.into(),
+                session_id,
+            ),
+            RunEvent::Timing {
+                uuid,
+                turn,
+                wall_ms,
+                phases,
+            } => system(
+                SystemFrame::RunnerTiming,
+                TimingFields {
+                    turn: *turn,
+                    wall_ms: *wall_ms,
+                    phases,
+                },
+                uuid.into(),
+                session_id,
+            ),
             RunEvent::Result(r) => Some(Frame::Result(ResultMessage::new(r))),
         }
     }

@@ -9,8 +9,11 @@ use serde_json::Value;
 use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{ApiUsage, AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, NetworkFields, denial_message};
-use crate::events::{Denial, InitInfo};
+use crate::contract::system::{
+    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+    denial_message,
+};
+use crate::events::{Denial, InitInfo, McpServerStatus};
 use crate::model::ToolSpec;
 use crate::sandbox::SandboxReport;
 
@@ -46,6 +49,12 @@ pub enum SystemFrame<'a> {
     RunnerChecks(Stamped<'a, ChecksFields<'a>>),
     /// A command tried to reach a host through the sandbox's egress proxy.
     RunnerNetwork(Stamped<'a, NetworkFields<'a>>),
+    /// The project instruction files the first prompt carried.
+    RunnerInstructions(Stamped<'a, InstructionsFields<'a>>),
+    /// The task went on with its fallback model.
+    RunnerModelFallback(Stamped<'a, ModelFallbackFields<'a>>),
+    /// Where one turn's wall time went.
+    RunnerTiming(Stamped<'a, TimingFields<'a>>),
     /// The conversation was compacted (the SDK's `SDKCompactBoundaryMessage`).
     CompactBoundary(Stamped<'a, CompactBoundaryFrame>),
 }
@@ -72,8 +81,8 @@ pub struct InitFrame<'a> {
     pub session_id: &'a str,
     /// The names of the tools offered.
     pub tools: ToolNames<'a>,
-    /// Always empty: runner connects no MCP servers.
-    pub mcp_servers: EmptyArray,
+    /// The task's MCP servers: `name` and `status` (`connected` or `failed`).
+    pub mcp_servers: McpServers<'a>,
     /// Model id.
     pub model: &'a str,
     /// Permission mode name.
@@ -110,7 +119,7 @@ impl<'a> InitFrame<'a> {
             cwd: DisplayPath(&info.cwd),
             session_id: &info.session_id,
             tools: ToolNames(&info.tools),
-            mcp_servers: EmptyArray,
+            mcp_servers: McpServers(&info.mcp_servers),
             model: &info.model,
             permission_mode: &info.permission_mode,
             slash_commands: EmptyArray,
@@ -138,6 +147,24 @@ pub struct EmptyArray;
 impl Serialize for EmptyArray {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(std::iter::empty::<()>())
+    }
+}
+
+/// The MCP servers as the SDK's `mcp_servers` lists them: `{name, status}` objects.
+#[derive(Debug, Clone, Copy)]
+pub struct McpServers<'a>(pub &'a [McpServerStatus]);
+
+impl Serialize for McpServers<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Entry<'b> {
+            name: &'b str,
+            status: &'b str,
+        }
+        s.collect_seq(self.0.iter().map(|m| Entry {
+            name: &m.name,
+            status: &m.status,
+        }))
     }
 }
 

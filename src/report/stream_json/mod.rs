@@ -14,6 +14,10 @@
 //! | `CompactBoundary` | `system/compact_boundary` |
 //! | `CompactSummary` | `user` with `isSynthetic: true` |
 //! | `Worktree` | nothing (transcript only) |
+//! | `Network` | `system/runner_network` |
+//! | `Instructions` | `system/runner_instructions` |
+//! | `ModelFallback` | `system/runner_model_fallback` |
+//! | `Timing` | `system/runner_timing` |
 //! | `Result` | `result` ([`ResultMessage`](crate::contract::result::ResultMessage)) |
 
 mod builder;

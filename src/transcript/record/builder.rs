@@ -5,7 +5,10 @@ use std::borrow::Cow;
 use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, NetworkFields, denial_message, network_message};
+use crate::contract::system::{
+    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+    denial_message, instructions_message, network_message,
+};
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
 
@@ -337,6 +340,53 @@ impl RecordBuilder {
                     RecordBody::User(body),
                     uuid.into(),
                 )]
+            }
+            RunEvent::Instructions { uuid, files } => {
+                let body = SystemRecord::RunnerInstructions(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content: instructions_message(files),
+                    level: Level::Info,
+                    fields: InstructionsFields { files },
+                });
+                vec![record(None, system(body), uuid.into())]
+            }
+            RunEvent::ModelFallback {
+                uuid,
+                from,
+                to,
+                error,
+            } => {
+                let body = SystemRecord::RunnerModelFallback(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content: format!(
+                        "model {from} stayed overloaded; continuing with the fallback model {to}"
+                    ),
+                    level: Level::Warning,
+                    fields: ModelFallbackFields {
+                        from_model: from,
+                        to_model: to,
+                        error,
+                    },
+                });
+                vec![record(None, system(body), uuid.into())]
+            }
+            RunEvent::Timing {
+                uuid,
+                turn,
+                wall_ms,
+                phases,
+            } => {
+                let body = SystemRecord::RunnerTiming(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content: format!("turn {turn} took {wall_ms} ms"),
+                    level: Level::Info,
+                    fields: TimingFields {
+                        turn: *turn,
+                        wall_ms: *wall_ms,
+                        phases,
+                    },
+                });
+                vec![record(None, system(body), uuid.into())]
             }
             RunEvent::Result(r) => {
                 let body = SystemRecord::RunnerResult(OffChain {

@@ -8,7 +8,8 @@
 //!   content block) form the conversation: each links to the one before by `parentUuid`.
 //! - `system` records ([`SystemRecord`], tagged by `subtype`) are runner's own (`runner_*`) and
 //!   Claude Code's compact boundary. Those that are not part of the conversation (attempt
-//!   abandoned, denial, checks, worktree, result, resume) have a null `parentUuid` and point at
+//!   abandoned, denial, checks, worktree, network, instructions, model fallback, timing,
+//!   result, resume) have a null `parentUuid` and point at
 //!   the conversation's last record with `logicalParentUuid` ([`OffChain`]), like Claude Code's
 //!   compact boundary.
 //!
@@ -59,6 +60,12 @@ pub const SUBTYPE_RESUME: &str = "runner_resume";
 pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
 /// `system` subtype of a connection attempt through the sandbox's egress proxy.
 pub const SUBTYPE_NETWORK: &str = "runner_network";
+/// `system` subtype of the record listing the project instruction files read.
+pub const SUBTYPE_INSTRUCTIONS: &str = "runner_instructions";
+/// `system` subtype of the switch to the fallback model.
+pub const SUBTYPE_MODEL_FALLBACK: &str = "runner_model_fallback";
+/// `system` subtype of one turn's timing.
+pub const SUBTYPE_TIMING: &str = "runner_timing";
 /// `entrypoint` of every record runner writes.
 pub(crate) const ENTRYPOINT: &str = "runner";
 

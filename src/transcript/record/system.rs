@@ -5,8 +5,10 @@ use serde_json::Value;
 
 use crate::contract::lossy::DisplayPath;
 use crate::contract::result::ResultMessage;
-use crate::contract::system::{ChecksFields, NetworkFields};
-use crate::events::{Denial, InitInfo};
+use crate::contract::system::{
+    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+};
+use crate::events::{Denial, InitInfo, McpServerStatus};
 use crate::model::ToolSpec;
 use crate::sandbox::SandboxReport;
 
@@ -35,6 +37,12 @@ pub enum SystemRecord<'a> {
     RunnerWorktree(OffChain<'a, WorktreeFields<'a>>),
     /// A command tried to reach a host through the sandbox's egress proxy.
     RunnerNetwork(OffChain<'a, NetworkFields<'a>>),
+    /// The project instruction files the first prompt carried, with their hashes.
+    RunnerInstructions(OffChain<'a, InstructionsFields<'a>>),
+    /// The task went on with its fallback model.
+    RunnerModelFallback(OffChain<'a, ModelFallbackFields<'a>>),
+    /// Where one turn's wall time went.
+    RunnerTiming(OffChain<'a, TimingFields<'a>>),
     /// The conversation was compacted: it restarts from the summary record after this one.
     CompactBoundary(CompactBoundaryRecord<'a>),
     /// The last record: how the task ended.
@@ -126,6 +134,9 @@ pub struct InitFields<'a> {
     /// How the task's commands are confined.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<&'a SandboxReport>,
+    /// The task's MCP servers and how each started.
+    #[serde(skip_serializing_if = "<[McpServerStatus]>::is_empty")]
+    pub mcp_servers: &'a [McpServerStatus],
 }
 
 impl<'a> From<&'a InitInfo> for InitFields<'a> {
@@ -142,6 +153,7 @@ impl<'a> From<&'a InitInfo> for InitFields<'a> {
             system_prompt: &info.system_prompt,
             tools: &info.tools,
             sandbox: info.sandbox.as_ref(),
+            mcp_servers: &info.mcp_servers,
         }
     }
 }

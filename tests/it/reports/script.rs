@@ -36,6 +36,7 @@ pub fn init() -> InitInfo {
         git_base_commit: Some("a".repeat(40)),
         version: "0.1.0".into(),
         sandbox: None,
+        mcp_servers: Vec::new(),
     }
 }
 
@@ -101,6 +102,8 @@ pub fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        commands: Vec::new(),
+        timing: Default::default(),
     }
 }
 
