@@ -39,6 +39,7 @@ mod fuzz_parsers;
 mod hooks_e2e;
 mod init;
 mod install;
+mod mcp;
 mod mock_selftest;
 mod openai_exec;
 mod openai_fixtures;
