@@ -323,7 +323,11 @@ pub async fn exec(args: ExecArgs) -> i32 {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
     };
-    let tasks = match batch::plan(prepared, &batch_options(&args)) {
+    let options = match batch_options(&args) {
+        Ok(o) => o,
+        Err(e) => return report_errors(&[e]),
+    };
+    let tasks = match batch::plan(prepared, &options) {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
     };
@@ -373,6 +377,9 @@ pub async fn exec(args: ExecArgs) -> i32 {
         );
     }
     write_reports(&args, &end.results);
+    if args.timings {
+        crate::report::timing::print_table(&end.results);
+    }
     if show_progress {
         progress::finish();
     }
@@ -393,13 +400,17 @@ pub async fn exec(args: ExecArgs) -> i32 {
     combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()))
 }
 
-/// The batch options of `args`.
-fn batch_options(args: &ExecArgs) -> batch::BatchOptions {
-    batch::BatchOptions {
-        shard: args.shard,
+/// The batch options of `args`; `Err` when `--shard auto` cannot tell the shard.
+fn batch_options(args: &ExecArgs) -> Result<batch::BatchOptions, String> {
+    let shard = match args.shard {
+        Some(s) => Some(s.resolve(args.shard_count, |k| std::env::var(k).ok())?),
+        None => None,
+    };
+    Ok(batch::BatchOptions {
+        shard,
         max_total_cost_usd: args.max_total_cost_usd,
         skip_passed: args.skip_passed.clone(),
-    }
+    })
 }
 
 /// The run's files: the JUnit report and the structured output file.

@@ -184,9 +184,17 @@ pub struct ExecArgs {
     #[arg(long, value_name = "USD", value_parser = parse_positive_usd)]
     pub max_total_cost_usd: Option<f64>,
     /// Run only shard I of N (1-based) of the expanded task list. Tasks are assigned by a hash
-    /// of their name, so assignments survive reordering and added tasks.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<crate::batch::Shard>,
+    /// of their name, so assignments survive reordering and added tasks. `auto`: the shard of
+    /// a Kubernetes Indexed Job's pod (`JOB_COMPLETION_INDEX` + 1 of --shard-count).
+    #[arg(long, value_name = "I/N|auto")]
+    pub shard: Option<crate::batch::ShardArg>,
+    /// With --shard auto: the number of shards (the Indexed Job's completions); default
+    /// `$RUNNER_SHARD_COUNT`.
+    #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shard_count: Option<u32>,
+    /// Print where the turns' time went, by phase, on stderr at the end.
+    #[arg(long)]
+    pub timings: bool,
     /// Skip tasks whose earlier `result.json` under DIR passed with the same spec digest and
     /// base commit (e.g. a previous run's --transcript-dir).
     #[arg(long, value_name = "DIR")]

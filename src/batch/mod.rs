@@ -12,4 +12,4 @@ pub(crate) mod shard;
 pub(crate) use gate::BatchGate;
 pub(crate) use plan::{BatchOptions, plan, skipped_result};
 pub(crate) use scheduler::{Schedule, run_all};
-pub(crate) use shard::Shard;
+pub(crate) use shard::ShardArg;

@@ -1,5 +1,9 @@
 //! `--shard i/n`: which tasks one shard runs. A shard is chosen by a hash of the task name, so a
 //! task stays in its shard when spec files are reordered or other tasks are added.
+//!
+//! `--shard auto` takes the shard from the environment of a Kubernetes Indexed Job's pod:
+//! `JOB_COMPLETION_INDEX` (0-based) and the number of shards (`--shard-count` or
+//! `RUNNER_SHARD_COUNT`, the Job's `completions`).
 
 use std::str::FromStr;
 
@@ -26,6 +30,85 @@ impl FromStr for Shard {
             return Err(bad());
         }
         Ok(Shard { index, count })
+    }
+}
+
+/// The variable Kubernetes sets to the 0-based index of an Indexed Job's pod.
+pub(crate) const COMPLETION_INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
+/// The variable holding the number of shards for `--shard auto`.
+pub(crate) const SHARD_COUNT_VAR: &str = "RUNNER_SHARD_COUNT";
+
+/// `--shard`: a given shard, or `auto` (from an Indexed Job's environment).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShardArg {
+    /// `I/N`.
+    Fixed(Shard),
+    /// `auto`.
+    Auto,
+}
+
+impl FromStr for ShardArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ShardArg, String> {
+        if s.trim() == "auto" {
+            return Ok(ShardArg::Auto);
+        }
+        s.parse::<Shard>()
+            .map(ShardArg::Fixed)
+            .map_err(|e| format!("{e}, or `auto`"))
+    }
+}
+
+impl ShardArg {
+    /// The shard to run: the one given, or for `auto` shard `JOB_COMPLETION_INDEX + 1` of
+    /// `count` (else `RUNNER_SHARD_COUNT`), with variables read through `env`.
+    pub fn resolve(
+        self,
+        count: Option<u32>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Shard, String> {
+        match self {
+            ShardArg::Fixed(s) if count.is_none_or(|c| c == s.count) => return Ok(s),
+            ShardArg::Fixed(s) => {
+                return Err(format!(
+                    "--shard {}/{} gives the number of shards; --shard-count goes with --shard auto",
+                    s.index, s.count
+                ));
+            }
+            ShardArg::Auto => {}
+        }
+        let index = env(COMPLETION_INDEX_VAR).ok_or_else(|| {
+            format!(
+                "--shard auto needs {COMPLETION_INDEX_VAR} (Kubernetes sets it in the pods of an Indexed Job); it is not set"
+            )
+        })?;
+        let index: u32 = index.trim().parse().map_err(|_| {
+            format!("{COMPLETION_INDEX_VAR} is `{index}`; expected a number from 0")
+        })?;
+        let count = match count {
+            Some(c) => c,
+            None => {
+                let v = env(SHARD_COUNT_VAR).ok_or_else(|| {
+                    format!(
+                        "--shard auto needs the number of shards: --shard-count N or {SHARD_COUNT_VAR} (the Indexed Job's completions)"
+                    )
+                })?;
+                v.trim().parse().ok().filter(|c| *c > 0).ok_or_else(|| {
+                    format!("{SHARD_COUNT_VAR} is `{v}`; expected a positive number")
+                })?
+            }
+        };
+        if index >= count {
+            return Err(format!(
+                "{COMPLETION_INDEX_VAR} is {index}, but there are {count} shards (indexes 0 to {}); check --shard-count or {SHARD_COUNT_VAR} against the Job's completions",
+                count - 1
+            ));
+        }
+        Ok(Shard {
+            index: index + 1,
+            count,
+        })
     }
 }
 
@@ -77,6 +160,43 @@ mod tests {
             let e = bad.parse::<Shard>().unwrap_err();
             assert!(e.contains("expected I/N"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn auto_shards_come_from_the_indexed_job_environment() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let auto: ShardArg = "auto".parse().unwrap();
+        let pod = env(&[("JOB_COMPLETION_INDEX", "2"), ("RUNNER_SHARD_COUNT", "4")]);
+        assert_eq!(auto.resolve(None, pod), Ok(Shard { index: 3, count: 4 }));
+        assert_eq!(auto.resolve(Some(3), pod), Ok(Shard { index: 3, count: 3 }));
+        let e = auto.resolve(Some(2), pod).unwrap_err();
+        assert!(e.contains("there are 2 shards"), "{e}");
+        let e = auto
+            .resolve(None, env(&[("JOB_COMPLETION_INDEX", "0")]))
+            .unwrap_err();
+        assert!(e.contains("--shard-count N or RUNNER_SHARD_COUNT"), "{e}");
+        let e = auto.resolve(Some(2), env(&[])).unwrap_err();
+        assert!(
+            e.contains("JOB_COMPLETION_INDEX") && e.contains("Indexed Job"),
+            "{e}"
+        );
+        let e = auto
+            .resolve(
+                None,
+                env(&[("JOB_COMPLETION_INDEX", "x"), ("RUNNER_SHARD_COUNT", "2")]),
+            )
+            .unwrap_err();
+        assert!(e.contains("expected a number"), "{e}");
+        let fixed: ShardArg = "1/2".parse().unwrap();
+        assert_eq!(fixed.resolve(None, pod), Ok(Shard { index: 1, count: 2 }));
+        assert!(fixed.resolve(Some(3), pod).is_err());
+        assert!("0/2".parse::<ShardArg>().unwrap_err().contains("or `auto`"));
     }
 
     #[test]

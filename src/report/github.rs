@@ -199,6 +199,9 @@ pub(crate) fn summary_markdown(results: &[RunResult]) -> String {
         ));
     }
     s.push_str(&sandbox_lines(results));
+    for r in results {
+        s.push_str(&crate::report::footprint::markdown(r));
+    }
     for r in results.iter().filter(|r| r.outcome.is_error()) {
         if s.len() > SUMMARY_BUDGET {
             s.push_str(

@@ -212,13 +212,15 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
         .collect();
     let git = git_properties(r);
     let sandbox = sandbox_properties(r);
+    let timing = crate::report::timing::properties(r);
     w.create_element("properties").write_inner_content(|w| {
         let all = props
             .iter()
             .map(|(n, v)| (*n, v.as_str()))
             .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())))
             .chain(git.iter().map(|(n, v)| (*n, v.as_str())))
-            .chain(sandbox.iter().map(|(n, v)| (*n, v.as_str())));
+            .chain(sandbox.iter().map(|(n, v)| (*n, v.as_str())))
+            .chain(timing.iter().map(|(n, v)| (*n, v.as_str())));
         for (name, value) in all {
             let value = sanitize(value);
             w.create_element("property")

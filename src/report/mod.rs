@@ -6,6 +6,7 @@
 //! expect the caller to pass an already redacted result
 //! ([`Redactor::redact_result`](crate::redact::Redactor::redact_result)).
 
+pub mod footprint;
 pub mod github;
 pub mod json;
 pub mod junit;
@@ -15,6 +16,7 @@ pub mod result_file;
 pub mod stream_json;
 pub mod structured;
 pub mod text;
+pub mod timing;
 pub mod xml_text;
 
 use std::io::{self, Write};

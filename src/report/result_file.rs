@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::{NetworkTally, RunResult};
+use crate::events::{CommandRun, NetworkTally, RunResult, TimingTotals};
+use crate::git::FileChange;
 use crate::outcome::OutcomeKind;
 use crate::sandbox::SandboxReport;
 
@@ -66,6 +67,27 @@ pub(crate) struct ResultFile {
     /// Connection attempts through the sandbox's egress proxy.
     #[serde(default)]
     pub network: NetworkTally,
+    /// The files the task changed, with lines added and removed (a task in git only).
+    #[serde(default)]
+    pub files: Vec<FileChange>,
+    /// The commands it ran, with exit codes and durations.
+    #[serde(default)]
+    pub commands: Vec<CommandRun>,
+    /// The tool calls denied: tool and reason.
+    #[serde(default)]
+    pub denials: Vec<DenialSummary>,
+    /// Where the turns' time went.
+    #[serde(default)]
+    pub timing: TimingTotals,
+}
+
+/// One denied call in a [`ResultFile`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct DenialSummary {
+    /// The tool.
+    pub tool: String,
+    /// Why it was denied.
+    pub reason: String,
 }
 
 /// One check in a [`ResultFile`].
@@ -110,6 +132,17 @@ impl ResultFile {
             message: r.outcome.message.clone(),
             sandbox: r.sandbox.clone(),
             network: r.network,
+            files: r.git.as_ref().map(|g| g.files.clone()).unwrap_or_default(),
+            commands: r.commands.clone(),
+            denials: r
+                .permission_denials
+                .iter()
+                .map(|d| DenialSummary {
+                    tool: d.tool_name.clone(),
+                    reason: d.reason.clone(),
+                })
+                .collect(),
+            timing: r.timing,
         }
     }
 

@@ -35,6 +35,7 @@ mod exec_signals;
 mod exec_spec;
 mod exec_streaming_tools;
 mod exec_verify;
+mod fallback;
 mod fuzz_parsers;
 mod hooks_e2e;
 mod init;
