@@ -278,6 +278,86 @@ fn shards_partition_the_tasks_and_their_reports_merge() {
     assert_junit_valid(&merged);
 }
 
+/// The tasks (sorted) a run with `args` and `env` selects from the eight tasks in `dir`.
+fn selected(repo: &TestRepo, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let mock = MockAnthropic::start((0..8).map(|_| text_turn("ok")).collect());
+    let out = OutDir::new();
+    let mut r = exec(&mock, repo, &out).args(args).json();
+    for (k, v) in env {
+        r = r.env(k, v);
+    }
+    let run = r.arg(dir).run();
+    run.expect_code(0);
+    let mut names: Vec<String> = outcomes(&run).into_iter().map(|(n, _)| n).collect();
+    names.sort();
+    assert_eq!(mock.requests().len(), names.len());
+    names
+}
+
+#[test]
+fn shard_auto_reads_the_indexed_job_environment() {
+    let repo = TestRepo::new();
+    let dir = repo.path().join("tasks");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..8 {
+        let n = format!("task-{i}");
+        write_spec_named(&dir, &format!("{n}.yaml"), &task(&n, ""));
+    }
+    let mut seen = Vec::new();
+    for index in 0..3 {
+        let fixed = selected(&repo, &dir, &["--shard", &format!("{}/3", index + 1)], &[]);
+        let i = index.to_string();
+        // The count from RUNNER_SHARD_COUNT, or from --shard-count (which wins).
+        let from_env = selected(
+            &repo,
+            &dir,
+            &["--shard", "auto"],
+            &[("JOB_COMPLETION_INDEX", &i), ("RUNNER_SHARD_COUNT", "3")],
+        );
+        let from_flag = selected(
+            &repo,
+            &dir,
+            &["--shard", "auto", "--shard-count", "3"],
+            &[("JOB_COMPLETION_INDEX", &i), ("RUNNER_SHARD_COUNT", "7")],
+        );
+        assert_eq!(from_env, fixed, "index {index}");
+        assert_eq!(from_flag, fixed, "index {index}");
+        seen.extend(fixed);
+    }
+    seen.sort();
+    assert_eq!(seen.len(), 8, "every task in exactly one shard: {seen:?}");
+    seen.dedup();
+    assert_eq!(seen.len(), 8);
+
+    // What is missing or wrong is an error before anything runs (exit 2).
+    let spec = dir.join("task-0.yaml");
+    let fails = |args: &[&str], env: &[(&str, &str)], says: &str| {
+        let mut r = Runner::new().arg("exec").args(args).arg(&spec);
+        for (k, v) in env {
+            r = r.env(k, v);
+        }
+        let o = r.run();
+        assert_eq!(o.code, Some(2), "{args:?} {env:?}: {}", o.stderr);
+        assert!(o.stderr.contains(says), "{args:?} {env:?}: {}", o.stderr);
+    };
+    fails(
+        &["--shard", "auto", "--shard-count", "3"],
+        &[],
+        "--shard auto needs JOB_COMPLETION_INDEX",
+    );
+    fails(
+        &["--shard", "auto"],
+        &[("JOB_COMPLETION_INDEX", "0")],
+        "--shard-count N or RUNNER_SHARD_COUNT",
+    );
+    fails(
+        &["--shard", "auto"],
+        &[("JOB_COMPLETION_INDEX", "3"), ("RUNNER_SHARD_COUNT", "3")],
+        "JOB_COMPLETION_INDEX is 3, but there are 3 shards",
+    );
+    fails(&["--shard-count", "3"], &[], "--shard");
+}
+
 #[test]
 fn shard_and_merge_errors_are_clear() {
     let repo = TestRepo::new();

@@ -417,3 +417,12 @@ fn the_filesystem_server_from_npm_reads_and_writes_in_the_sandbox() {
     assert_eq!(files[0]["insertions"], 2);
     mock.assert_clean();
 }
+
+#[test]
+fn ci_installs_the_filesystem_server_version_the_tests_use() {
+    let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    assert!(
+        ci.contains(&format!("mcp_fs_version={FILESYSTEM_SERVER_VERSION}\n")),
+        ".ci/run installs another version than tests/it/support/mcp.rs names"
+    );
+}

@@ -30,6 +30,7 @@ const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE
 const SCRUBBED_VARS: &[&str] = &[
     "RUST_LOG",
     "RUST_BACKTRACE",
+    "JOB_COMPLETION_INDEX",
     "http_proxy",
     "HTTP_PROXY",
     "https_proxy",
