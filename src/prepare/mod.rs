@@ -309,8 +309,8 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 }
 
 /// Names of variables always removed from tool environments and redacted: the spec's
-/// `secrets`, both default key variables, the configured key variable, `GITHUB_TOKEN`, and the
-/// variables MCP servers' `env` values take (`${VAR}`).
+/// `secrets`, both default key variables, the configured key variable, `GITHUB_TOKEN`, GitHub
+/// Actions' runtime tokens, and the variables MCP servers' `env` values take (`${VAR}`).
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
     let configured = key_var(&loaded.spec);
@@ -318,6 +318,9 @@ pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
         ANTHROPIC_KEY_VAR,
         OpenaiConfig::DEFAULT_KEY_VAR,
         "GITHUB_TOKEN",
+        // GitHub Actions' runtime credentials (artifact and cache service, OIDC tokens).
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     ];
     // What an MCP server's `env` takes from runner's environment (tokens, mostly).
     let mcp: Vec<String> = loaded

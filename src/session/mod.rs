@@ -42,6 +42,7 @@ use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolContext;
+use crate::tools::journal::Journal;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::transcript::TranscriptSink;
 use crate::transcript::resume::Resume;
@@ -276,6 +277,7 @@ impl Session {
             mcp_servers: mcp.statuses().to_vec(),
         };
         let config = loop_config(&task, system);
+        tool_ctx.journal = Some(Journal::new(sinks.clone()));
         let mut agent = Agent::new(
             config,
             provider,
@@ -485,7 +487,7 @@ fn sinks(
     transcript: &std::path::Path,
     resume: Option<&Resume>,
 ) -> Result<Sinks, String> {
-    let mut sinks = Sinks::default();
+    let sinks = Sinks::default();
     let sink = TranscriptSink::create(transcript, redactor.clone())
         .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
     let sink = match resume {

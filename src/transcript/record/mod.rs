@@ -32,7 +32,7 @@ pub use builder::{RecordBuilder, now_timestamp};
 pub use system::{
     AbandonedFields, ApiRetryFields, CompactBoundaryRecord, CompactMetadata, DenialFields,
     InitFields, InitRecord, Level, OffChain, ResultFields, ResumeRecord, SystemRecord,
-    WorktreeFields,
+    ToolStartedFields, WorktreeFields,
 };
 
 use crate::contract::message::{AssistantMessage, UserMessage};
@@ -66,6 +66,9 @@ pub const SUBTYPE_INSTRUCTIONS: &str = "runner_instructions";
 pub const SUBTYPE_MODEL_FALLBACK: &str = "runner_model_fallback";
 /// `system` subtype of one turn's timing.
 pub const SUBTYPE_TIMING: &str = "runner_timing";
+/// `system` subtype of a side-effecting tool call that started (its result follows unless the
+/// run died first).
+pub const SUBTYPE_TOOL_STARTED: &str = "runner_tool_started";
 /// `entrypoint` of every record runner writes.
 pub(crate) const ENTRYPOINT: &str = "runner";
 
