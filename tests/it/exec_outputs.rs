@@ -120,10 +120,13 @@ fn stream_json_and_transcript_of_one_full_run() {
             "assistant",
             "assistant",
             "user",
+            "system/runner_timing",
             "assistant",
             "system/permission_denied",
             "user",
+            "system/runner_timing",
             "assistant",
+            "system/runner_timing",
             "result/success"
         ]
     );
@@ -192,6 +195,11 @@ fn stream_json_and_transcript_of_one_full_run() {
     assert_eq!(sandbox["mode"], "auto", "{sandbox}");
     assert_eq!(sandbox["network"], "none", "{sandbox}");
     assert_eq!(&frames.last().unwrap()["runner_sandbox"], sandbox);
+    // Each turn's timing (its own tests check the numbers) is kept out of the snapshots.
+    let timing = |r: &Value| r["subtype"] == "runner_timing";
+    assert_eq!(transcript.iter().filter(|r| timing(r)).count(), 3);
+    frames.retain(|f| !timing(f));
+    transcript.retain(|r| !timing(r));
     let mut norm = Normalizer::new(&[(repo.path(), "[REPO]"), (out.path(), "[OUT]")]);
     norm.all(&mut frames);
     insta::assert_json_snapshot!("stream_json_full_run", frames, {
@@ -201,6 +209,8 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].runner_version" => "[version]",
         "[].runner_git.base_commit" => "[commit]",
         "[].runner_sandbox" => "[sandbox]",
+        "[].runner_timing" => "[timing]",
+        "[].runner_commands[].duration_ms" => "[ms]",
     });
 
     norm.all(&mut transcript);
@@ -230,6 +240,8 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].result.runner_git.base_commit" => "[commit]",
         "[].sandbox" => "[sandbox]",
         "[].result.runner_sandbox" => "[sandbox]",
+        "[].result.runner_timing" => "[timing]",
+        "[].result.runner_commands[].duration_ms" => "[ms]",
     });
     mock.assert_clean();
 }

@@ -174,6 +174,9 @@ fn truncated_transcript_resumes_and_turns_continue() {
         serde_json::from_str::<Value>(lines.pop().unwrap()).unwrap()["subtype"],
         "runner_result"
     );
+    // (The turn's timing record comes after its tool results.)
+    let timing = lines.pop().unwrap();
+    assert!(timing.contains("\"runner_timing\""), "{timing}");
     let tool_result = lines.pop().unwrap();
     assert!(tool_result.contains("tool_result"), "{tool_result}");
     let mut cut = lines.join("\n");
@@ -390,7 +393,8 @@ fn claude_code_transcript_resumes_with_the_given_spec() {
         "{last}"
     );
     let appended = read_json_lines(&copy);
-    assert_eq!(appended.len(), original.len() + 2 + 1 + 1 + 1);
+    // The last "+ 1": the resumed turn's runner_timing record.
+    assert_eq!(appended.len(), original.len() + 2 + 1 + 1 + 1 + 1);
     assert_eq!(subtypes(&appended, "runner_resume"), 1);
     mock.assert_clean();
 }
