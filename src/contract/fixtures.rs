@@ -130,6 +130,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        report_errors: vec![],
     }
 }
 
