@@ -326,7 +326,7 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
                 shape::MAX_VALUES
             ),
         };
-        return Err(SpecError::at_position(path, line, column, message));
+        return Err(SpecError::at_position(path, line, column, message).with_source(source));
     }
     let yaml_error = |e: &yaml_serde::Error| yaml_error(path, source, e, shape.aliases);
     // Then as an untyped value: syntax errors, alias bombs and the empty-file case.
@@ -359,7 +359,8 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
                 format!(
                     "the spec is {kind}; expected a mapping (`key: value` lines) with at least `name` and `prompt`"
                 ),
-            ));
+            )
+            .with_source(source));
         }
     }
     yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(&e))
