@@ -74,7 +74,7 @@ fn meta(id: &str, request: Option<&str>, usage: Usage, stop: Option<StopReason>)
     }
 }
 
-fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
+pub(crate) fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
     CheckResult {
         name: name.into(),
         command: format!("{name} --quiet"),

@@ -502,6 +502,72 @@ mod tests {
         assert!(f.starts_with("`````text\n"));
     }
 
+    /// A batch of three: a success with an answer and a denied call, a failed check, a
+    /// replayed task (no cost), all under the workspace `/home/runner/work/repo`.
+    fn batch() -> Vec<RunResult> {
+        use crate::contract::fixtures;
+        use crate::outcome::Outcome;
+        let ws = Path::new("/home/runner/work/repo");
+        let mut ok = fixtures::full_success();
+        ok.task_name = "review".into();
+        ok.structured_output = None;
+        ok.result_text = "Verdict: approve. The change is small and tested.".into();
+        ok.transcript_path = Some(ws.join(".runner/review-1/transcript.jsonl"));
+        let mut failed = fixtures::result(Outcome::new(
+            OutcomeKind::ChecksFailed,
+            "check `tests` failed (exit 1)",
+        ));
+        failed.task_name = "fix-tests".into();
+        failed.total_cost_usd = Some(0.5);
+        failed.result_text = "I fixed the tests.".into();
+        let mut check = fixtures::check("tests", false, 1);
+        check.output = "test a ... FAILED".into();
+        failed.checks = vec![check];
+        failed.transcript_path = Some(ws.join(".runner/fix-tests-1/transcript.jsonl"));
+        let mut replayed = fixtures::result(Outcome::new(OutcomeKind::Success, "completed"));
+        replayed.task_name = "replayed".into();
+        replayed.result_text = "ok".into();
+        vec![ok, failed, replayed]
+    }
+
+    #[test]
+    fn summary_snapshot() {
+        let ws = Path::new("/home/runner/work/repo");
+        let md = summary_markdown(&batch(), Some(ws), &ws.join(".runner"));
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn summary_totals_answers_denials_and_relative_paths() {
+        let ws = Path::new("/home/runner/work/repo");
+        let md = summary_markdown(&batch(), Some(ws), &ws.join(".runner"));
+        assert!(
+            md.contains("| **total: 3 tasks** | **2 passed, 1 failed** |"),
+            "{md}"
+        );
+        // The replay has no cost: shown as a dash, and the total says part is unknown.
+        assert!(
+            md.contains("| replayed | ✅ success | 2 | 2130/45 | — |"),
+            "{md}"
+        );
+        assert!(md.contains("**$0.5125 + unknown**"), "{md}");
+        assert!(
+            md.contains("<details open><summary><b>fix-tests</b>"),
+            "{md}"
+        );
+        assert!(md.contains("<details><summary><b>review</b>"), "{md}");
+        assert!(md.contains("Verdict: approve."), "{md}");
+        assert!(md.contains("no allow rule matches"), "{md}");
+        assert!(
+            md.contains("` .runner/fix-tests-1/transcript.jsonl `"),
+            "{md}"
+        );
+        assert!(!md.contains("/home/runner"), "{md}");
+        assert!(md.contains("upload that directory as an artifact"), "{md}");
+        // The failed check is told once.
+        assert_eq!(md.matches("`tests`").count(), 1, "{md}");
+    }
+
     #[test]
     fn detects_actions() {
         assert!(GithubEnv::from_lookup(|_| None).is_none());

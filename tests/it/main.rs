@@ -56,3 +56,4 @@ mod sandbox_e2e;
 mod schema_sync;
 mod spec_errors;
 mod structured_output;
+mod terminal;
