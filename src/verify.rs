@@ -101,6 +101,7 @@ pub(crate) async fn run_checks(
             spill_name: &format!("check-{attempt}-{i}"),
             scope: Scope::Write,
             report: false,
+            on_spawn: None,
         })
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;

@@ -408,6 +408,19 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
             },
         ),
         (
+            "tool_started",
+            RunEvent::ToolStarted {
+                uuid: "s-0001".into(),
+                tool_use_id: "toolu_02".into(),
+                tool_name: "Bash".into(),
+                group: Some(crate::process::identity::GroupIdentity {
+                    pgid: 4242,
+                    start_ticks: 987_654,
+                    boot_id: "2f4c6a1e-8d3b-4e7f-9a10-5b6c7d8e9f00".into(),
+                }),
+            },
+        ),
+        (
             "network_allowed",
             RunEvent::Network {
                 uuid: "n-0001".into(),

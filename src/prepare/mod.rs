@@ -380,7 +380,8 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 }
 
 /// Names of variables always removed from tool environments and redacted: the spec's
-/// `secrets`, both default key variables, the configured key variable, and `GITHUB_TOKEN`.
+/// `secrets`, both default key variables, the configured key variable, `GITHUB_TOKEN` and
+/// GitHub Actions' runtime tokens.
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
     let configured = key_var(&loaded.spec);
@@ -388,6 +389,9 @@ pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
         ANTHROPIC_KEY_VAR,
         OpenaiConfig::DEFAULT_KEY_VAR,
         "GITHUB_TOKEN",
+        // GitHub Actions' runtime credentials (artifact and cache service, OIDC tokens).
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     ];
     for n in always.into_iter().chain(configured.as_deref()) {
         if !names.iter().any(|x| x == n) {

@@ -35,6 +35,7 @@ use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolContext;
+use crate::tools::journal::Journal;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::transcript::TranscriptSink;
 use crate::transcript::resume::Resume;
@@ -231,6 +232,7 @@ impl Session {
             sandbox: Some(sandbox.report().clone()),
         };
         let config = loop_config(&task, system);
+        tool_ctx.journal = Some(Journal::new(sinks.clone()));
         let mut agent = Agent::new(
             config,
             provider,
@@ -451,7 +453,7 @@ fn sinks(
     transcript: &std::path::Path,
     resume: Option<&Resume>,
 ) -> Result<Sinks, String> {
-    let mut sinks = Sinks::default();
+    let sinks = Sinks::default();
     let sink = TranscriptSink::create(transcript, redactor.clone())
         .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
     let sink = match resume {

@@ -16,6 +16,7 @@ pub mod edit;
 pub mod executor;
 pub mod glob;
 pub mod grep;
+pub(crate) mod journal;
 pub mod read;
 pub mod streaming;
 pub mod structured_output;
@@ -131,6 +132,11 @@ pub struct ToolContext {
     /// What the current call may do (set per call from the permission decision): a command
     /// runs confined to it.
     pub scope: Scope,
+    /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
+    pub(crate) journal: Option<journal::Journal>,
+    /// The current call's announcement, when it is a command allowed to write: the command
+    /// makes it as soon as its shell runs, with its process group.
+    pub(crate) started: Option<journal::CallStart>,
 }
 
 impl ToolContext {
@@ -148,6 +154,8 @@ impl ToolContext {
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
+            journal: None,
+            started: None,
         }
     }
 }
