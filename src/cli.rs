@@ -236,10 +236,10 @@ pub struct ExecArgs {
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
     /// Allow rules added to every spec's, e.g. "Read,Bash(git diff *)" (commas or spaces outside parentheses separate rules; repeatable).
-    #[arg(long, alias = "allowedTools", value_name = "RULES")]
+    #[arg(long, visible_alias = "allowedTools", value_name = "RULES")]
     pub allowed_tools: Vec<String>,
     /// Deny rules added to every spec's (same syntax; repeatable).
-    #[arg(long, alias = "disallowedTools", value_name = "RULES")]
+    #[arg(long, visible_alias = "disallowedTools", value_name = "RULES")]
     pub disallowed_tools: Vec<String>,
     /// Claude Code settings.json whose permissions (allow/deny/ask rules, additionalDirectories,
     /// defaultMode) and hooks are added to every spec's. Settings in the workdir are never read.
@@ -363,7 +363,7 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Cost limit in USD (replaces the spec's).
-    #[arg(long, alias = "max-budget-usd", value_name = "USD")]
+    #[arg(long, visible_alias = "max-budget-usd", value_name = "USD")]
     pub max_cost_usd: Option<f64>,
     /// Token limit: input + cache + output over all requests (replaces the spec's).
     #[arg(long, value_name = "N")]

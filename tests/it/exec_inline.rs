@@ -259,3 +259,12 @@ fn debug_logs_leave_out_the_shell_parser() {
         run.stderr
     );
 }
+
+#[test]
+fn help_lists_the_aliases() {
+    let run = Runner::new().args(["exec", "--help"]).run();
+    run.expect_code(0);
+    for alias in ["--allowedTools", "--disallowedTools", "--max-budget-usd", "--json"] {
+        assert!(run.stdout.contains(alias), "{alias}: {}", run.stdout);
+    }
+}

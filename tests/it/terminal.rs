@@ -109,15 +109,9 @@ fn answers_and_the_progress_line_never_garble_each_other() {
             1,
             "{screen}"
         );
-        assert!(
-            rows.iter().any(|r| *r == header),
-            "garbled header:\n{screen}"
-        );
+        assert!(rows.contains(&header), "garbled header:\n{screen}");
         let answer = format!("answer number {i}");
-        assert!(
-            rows.iter().any(|r| *r == answer),
-            "garbled answer:\n{screen}"
-        );
+        assert!(rows.contains(&answer), "garbled answer:\n{screen}");
     }
     // The status line leaves one final copy, not one per stdout block.
     let status: Vec<&String> = rows.iter().filter(|r| r.contains("done ·")).collect();
