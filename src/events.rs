@@ -226,6 +226,10 @@ pub struct RunResult {
     /// Where the turns' wall time went, summed over the task.
     #[serde(default, skip_serializing_if = "TimingTotals::is_empty")]
     pub timing: TimingTotals,
+    /// Reports of this task that could not be written (the transcript, `result.json`), each
+    /// naming its file; any makes the process exit non-zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub report_errors: Vec<String>,
 }
 
 /// A command the task ran: a Bash tool call that was allowed and started.
@@ -390,6 +394,7 @@ impl RunResult {
             network: NetworkTally::default(),
             commands: Vec::new(),
             timing: TimingTotals::default(),
+            report_errors: vec![],
         }
     }
 }

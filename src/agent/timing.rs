@@ -222,7 +222,7 @@ mod tests {
         let mut c = TurnClock::new(busy.clone());
         std::thread::sleep(Duration::from_millis(20));
         c.switch(Phase::Ttfb);
-        std::thread::sleep(Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(100));
         c.attempt_failed();
         std::thread::sleep(Duration::from_millis(10));
         c.switch(Phase::Ttfb);
@@ -233,17 +233,20 @@ mod tests {
         {
             let _h = busy.enter();
             let _overlapping = busy.enter();
-            std::thread::sleep(Duration::from_millis(30));
+            std::thread::sleep(Duration::from_millis(100));
         }
         std::thread::sleep(Duration::from_millis(10));
         let (wall, p) = c.finish();
         assert_eq!(p.total_ms(), wall, "{p:?}");
         assert!(p.request_build_ms >= 20, "{p:?}");
-        assert!(p.retry_ms >= 40, "{p:?}");
-        assert!((20..30).contains(&p.ttfb_ms), "{p:?}");
+        // The bounds that tell the phases apart leave room for a loaded machine's late wake-ups:
+        // the failed attempt (100 ms) is retry, not time to first byte; the overlapping hooks
+        // (100 ms) count once and are not tools.
+        assert!(p.retry_ms >= 110, "{p:?}");
+        assert!((20..100).contains(&p.ttfb_ms), "{p:?}");
         assert!(p.stream_ms >= 20, "{p:?}");
-        assert!(p.hooks_ms >= 30 && p.hooks_ms < 45, "{p:?}");
-        assert!(p.tools_ms >= 10 && p.tools_ms < 25, "{p:?}");
+        assert!(p.hooks_ms >= 100 && p.hooks_ms < 200, "{p:?}");
+        assert!(p.tools_ms >= 10 && p.tools_ms < 100, "{p:?}");
     }
 
     #[test]

@@ -75,7 +75,7 @@ fn meta(id: &str, request: Option<&str>, usage: Usage, stop: Option<StopReason>)
     }
 }
 
-fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
+pub(crate) fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
     CheckResult {
         name: name.into(),
         command: format!("{name} --quiet"),
@@ -133,6 +133,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         network: Default::default(),
         commands: Vec::new(),
         timing: Default::default(),
+        report_errors: vec![],
     }
 }
 

@@ -90,6 +90,10 @@ pub struct ResultMessage<'a> {
     /// Where the turns' wall time went, summed (absent when no turn was taken).
     #[serde(skip_serializing_if = "TimingTotals::is_empty")]
     pub runner_timing: TimingTotals,
+    /// Reports of the task that could not be written, each naming its file (absent when all
+    /// were).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub runner_report_errors: &'a [String],
 }
 
 impl<'a> ResultMessage<'a> {
@@ -125,6 +129,7 @@ impl<'a> ResultMessage<'a> {
             runner_network: r.network,
             runner_commands: &r.commands,
             runner_timing: r.timing,
+            runner_report_errors: &r.report_errors,
         }
     }
 }

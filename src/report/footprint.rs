@@ -1,87 +1,71 @@
 //! "What it did": a task's footprint for a reviewer — the files it changed (with lines added
-//! and removed), the commands it ran (with exit codes and durations) and the calls denied —
-//! from the result alone, without opening the transcript or another model call.
+//! and removed) and the commands it ran (with exit codes and durations) — as the step
+//! summary's tables, from the result alone, without opening the transcript or another model
+//! call. (The calls denied have their own part of the summary.)
 
 use crate::events::RunResult;
 
-/// Most rows of each list in the Markdown section.
+/// Most rows of each table.
 const MAX_ROWS: usize = 50;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// A command line for a table cell: one line, at most 120 characters, in a code span.
+/// A command line or path for a table cell: one line, at most 120 characters, in a code span.
 fn code(s: &str) -> String {
-    let one: String = cell(s).chars().take(120).collect();
-    let cut = if one.chars().count() < cell(s).chars().count() {
-        "…"
-    } else {
-        ""
-    };
+    let all = cell(s);
+    let one: String = all.chars().take(120).collect();
+    let cut = if one.len() < all.len() { "…" } else { "" };
     let ticks = if one.contains('`') { "``" } else { "`" };
     format!("{ticks}{one}{cut}{ticks}")
 }
 
-/// The Markdown section for one task (the step summary's per-task details): empty when the
-/// task changed nothing, ran nothing and was denied nothing.
-pub fn markdown(r: &RunResult) -> String {
+/// The files the task changed (a task in git): path, change, lines added and removed. `None`
+/// when it changed none.
+pub(crate) fn files_table(r: &RunResult) -> Option<String> {
     let files = r.git.as_ref().map(|g| g.files.as_slice()).unwrap_or(&[]);
-    if files.is_empty() && r.commands.is_empty() && r.permission_denials.is_empty() {
-        return String::new();
+    if files.is_empty() {
+        return None;
     }
-    let mut s = format!(
-        "\n<details><summary>{} — what it did</summary>\n\n",
-        cell(&r.task_name)
-    );
-    if !files.is_empty() {
-        s.push_str("| file | change | + | − |\n|---|---|---|---|\n");
-        for f in files.iter().take(MAX_ROWS) {
-            let (add, del) = if f.binary {
-                ("bin".to_string(), "bin".to_string())
-            } else {
-                (f.insertions.to_string(), f.deletions.to_string())
-            };
-            s.push_str(&format!(
-                "| {} | {} | {add} | {del} |\n",
-                code(&f.path),
-                f.status
-            ));
-        }
-        more(&mut s, files.len(), "files");
-        s.push('\n');
+    let mut s = String::from("| file | change | + | − |\n|---|---|---|---|\n");
+    for f in files.iter().take(MAX_ROWS) {
+        let (add, del) = if f.binary {
+            ("bin".to_string(), "bin".to_string())
+        } else {
+            (f.insertions.to_string(), f.deletions.to_string())
+        };
+        s.push_str(&format!(
+            "| {} | {} | {add} | {del} |\n",
+            code(&f.path),
+            f.status
+        ));
     }
-    if !r.commands.is_empty() {
-        s.push_str("| command | exit | time |\n|---|---|---|\n");
-        for c in r.commands.iter().take(MAX_ROWS) {
-            let exit = match (c.exit_code, c.timed_out) {
-                (_, true) => "timed out".to_string(),
-                (Some(code), _) => code.to_string(),
-                (None, _) => "—".to_string(),
-            };
-            s.push_str(&format!(
-                "| {} | {exit} | {:.1}s |\n",
-                code(&c.command),
-                c.duration_ms as f64 / 1000.0
-            ));
-        }
-        more(&mut s, r.commands.len(), "commands");
-        s.push('\n');
+    more(&mut s, files.len(), "files");
+    Some(s)
+}
+
+/// The commands the task ran, in order: command line, exit code, duration. `None` when it ran
+/// none.
+pub(crate) fn commands_table(r: &RunResult) -> Option<String> {
+    if r.commands.is_empty() {
+        return None;
     }
-    if !r.permission_denials.is_empty() {
-        s.push_str("| denied | why |\n|---|---|\n");
-        for d in r.permission_denials.iter().take(MAX_ROWS) {
-            let what = match d.tool_input.get("command").and_then(|c| c.as_str()) {
-                Some(cmd) => format!("{} {}", d.tool_name, code(cmd)),
-                None => cell(&d.tool_name),
-            };
-            s.push_str(&format!("| {what} | {} |\n", cell(&d.reason)));
-        }
-        more(&mut s, r.permission_denials.len(), "denials");
-        s.push('\n');
+    let mut s = String::from("| command | exit | time |\n|---|---|---|\n");
+    for c in r.commands.iter().take(MAX_ROWS) {
+        let exit = match (c.exit_code, c.timed_out) {
+            (_, true) => "timed out".to_string(),
+            (Some(code), _) => code.to_string(),
+            (None, _) => "—".to_string(),
+        };
+        s.push_str(&format!(
+            "| {} | {exit} | {:.1}s |\n",
+            code(&c.command),
+            c.duration_ms as f64 / 1000.0
+        ));
     }
-    s.push_str("</details>\n");
-    s
+    more(&mut s, r.commands.len(), "commands");
+    Some(s)
 }
 
 fn more(s: &mut String, n: usize, what: &str) {
@@ -96,38 +80,52 @@ mod tests {
     use crate::contract::fixtures;
 
     #[test]
-    fn lists_files_commands_and_denials() {
+    fn lists_files_and_commands() {
         let r = fixtures::full_success();
-        let md = markdown(&r);
+        let files = files_table(&r).unwrap();
         assert!(
-            md.contains("<summary>fix-typo — what it did</summary>"),
-            "{md}"
+            files.contains("| `README.md` | modified | 1 | 1 |"),
+            "{files}"
         );
-        assert!(md.contains("| `README.md` | modified | 1 | 1 |"), "{md}");
-        assert!(md.contains("| `cargo test` | 0 | 2.5s |"), "{md}");
+        let commands = commands_table(&r).unwrap();
         assert!(
-            md.contains("| Bash `rm -rf /` | no allow rule matches Bash(rm -rf /) |"),
-            "{md}"
+            commands.contains("| `cargo test` | 0 | 2.5s |"),
+            "{commands}"
         );
     }
 
     #[test]
-    fn nothing_done_is_no_section_and_cells_cannot_break_the_table() {
+    fn nothing_done_is_no_table_and_cells_cannot_break_the_table() {
         let mut r = fixtures::result(crate::outcome::Outcome::new(
             crate::outcome::OutcomeKind::Success,
             "completed",
         ));
-        assert_eq!(markdown(&r), "");
+        assert_eq!(files_table(&r), None);
+        assert_eq!(commands_table(&r), None);
         r.commands.push(crate::events::CommandRun {
             command: "echo a|b\nrm `x`".into(),
             exit_code: None,
             duration_ms: 10,
             timed_out: true,
         });
-        let md = markdown(&r);
+        let md = commands_table(&r).unwrap();
         assert!(
             md.contains("| ``echo a\\|b rm `x``` | timed out | 0.0s |"),
             "{md}"
         );
+        r.commands = (0..60)
+            .map(|i| crate::events::CommandRun {
+                command: format!("echo {i}"),
+                exit_code: Some(0),
+                duration_ms: 1,
+                timed_out: false,
+            })
+            .collect();
+        let md = commands_table(&r).unwrap();
+        assert!(
+            md.contains("`echo 49`") && !md.contains("`echo 50`"),
+            "{md}"
+        );
+        assert!(md.contains("_… and 10 more commands_"), "{md}");
     }
 }

@@ -130,20 +130,16 @@ fn a_task_that_edits_two_files_and_runs_two_commands_lists_them() {
     );
     assert_eq!(rf["timing"]["turns"], 6);
 
-    // The step summary: a section per task with the three tables.
+    // The step summary: the task's section has the files, the commands and the denial.
     let md = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        md.contains("<summary>footprint — what it did</summary>"),
-        "{md}"
-    );
+    assert!(md.contains("**Files changed**"), "{md}");
+    assert!(md.contains("**Commands run**"), "{md}");
     assert!(md.contains("| `a.txt` | modified | 2 | 1 |"), "{md}");
     assert!(md.contains("| `new.txt` | added | 3 | 0 |"), "{md}");
     assert!(md.contains("| `echo hello && sleep 0.2` | 0 | "), "{md}");
     assert!(md.contains("| `ls no-such-file` | 2 | "), "{md}");
-    assert!(
-        md.contains("| Bash `curl -s http://127.0.0.1:9/` | "),
-        "{md}"
-    );
+    let denied = md.split("**Denied calls**").nth(1).expect("denied calls");
+    assert!(denied.contains("curl -s http://127.0.0.1:9/"), "{md}");
     assert!(!md.contains("untouched.txt"));
     mock.assert_clean();
 }
@@ -176,7 +172,8 @@ fn a_task_that_did_nothing_has_no_footprint() {
     assert_eq!(r["runner_git"]["changed"], false, "{r}");
     assert!(r["runner_git"].get("files").is_none(), "{r}");
     let md = std::fs::read_to_string(&summary).unwrap();
-    assert!(!md.contains("what it did"), "{md}");
+    assert!(!md.contains("**Files changed**"), "{md}");
+    assert!(!md.contains("**Commands run**"), "{md}");
     let (_, rf) = &result_jsons(&out.transcripts())[0];
     assert_eq!(rf["files"], json!([]));
     assert_eq!(rf["commands"], json!([]));

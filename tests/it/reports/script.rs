@@ -104,6 +104,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         network: Default::default(),
         commands: Vec::new(),
         timing: Default::default(),
+        report_errors: vec![],
     }
 }
 
