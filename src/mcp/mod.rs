@@ -6,7 +6,7 @@
 //!   (confined like a command allowed to write; its network is the task's
 //!   `sandbox.network`), spoken to with the official SDK (`rmcp`), stopped with its process
 //!   group.
-//! - `tool`: a server's tool as a [`DynTool`](crate::tools::DynTool) whose calls declare
+//! - `tool`: a server's tool as a [`DynTool`] whose calls declare
 //!   [`Access::Other`](crate::tools::Access::Other): rules naming the tool decide them.
 //! - `env`: the environment a server gets (only what its spec names).
 //!
