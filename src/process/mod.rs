@@ -9,6 +9,7 @@
 //! - [`capture`]: bounded capture of an output stream (head and tail kept, the rest spilled).
 
 pub mod capture;
+pub mod git_env;
 pub mod run;
 
 use std::collections::HashSet;

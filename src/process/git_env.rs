@@ -1,0 +1,98 @@
+//! The environment of a command that runs read-only (allowed with no rule): git in it reads no
+//! global or system configuration and has the repository keys that run programs overridden,
+//! and the programs of the read-only set read no configuration file of their own.
+//!
+//! git takes configuration from its command line and environment before the repository's own
+//! files, so `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` overrides win over
+//! `.git/config`. What cannot be overridden that way (`diff.external`, diff and filter
+//! drivers) the permission policy finds in the repository's configuration before it allows
+//! the command (`crate::permissions::git::config_risk`).
+
+use std::path::Path;
+
+/// Configuration every read-only git run gets, over whatever the repository sets.
+pub const GIT_OVERRIDES: &[(&str, &str)] = &[
+    // Hook programs git would start to list changed files.
+    ("core.fsmonitor", "false"),
+    ("core.fsmonitorHookVersion", "0"),
+    ("core.untrackedCache", "false"),
+    // Pagers (there is no terminal, but a pager named per command is still a program).
+    ("core.pager", "cat"),
+    ("pager.status", "false"),
+    ("pager.diff", "false"),
+    ("pager.log", "false"),
+    ("pager.show", "false"),
+    ("pager.branch", "false"),
+    ("pager.grep", "false"),
+    ("pager.blame", "false"),
+    // Hooks, signatures, transports.
+    ("core.hooksPath", "/dev/null"),
+    ("log.showSignature", "false"),
+    ("gpg.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("core.sshCommand", "false"),
+    ("protocol.allow", "never"),
+    ("credential.helper", ""),
+    ("core.askPass", "false"),
+    // Repositories a pull request can plant.
+    ("safe.bareRepository", "explicit"),
+    // Attribute files outside the repository (they pick diff and filter drivers).
+    ("core.attributesFile", "/dev/null"),
+    ("diff.noprefix", "false"),
+];
+
+/// Variables removed from a read-only command's environment: they point git or a read-only
+/// program at other repositories, configuration or programs.
+pub const REMOVED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PROXY_COMMAND",
+    "GIT_ATTR_SOURCE",
+    "RIPGREP_CONFIG_PATH",
+    "CDPATH",
+    "BASH_ENV",
+    "ENV",
+];
+
+/// The variables set for a read-only command. `ceiling`: where git stops looking for a
+/// repository (the parent of the workspace's repository root).
+pub fn read_only_env(ceiling: Option<&Path>) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = vec![
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ("GIT_ATTR_NOSYSTEM".into(), "1".into()),
+        ("GIT_NO_LAZY_FETCH".into(), "1".into()),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+        ("GIT_OPTIONAL_LOCKS".into(), "0".into()),
+        ("GIT_PAGER".into(), "cat".into()),
+        ("PAGER".into(), "cat".into()),
+        ("GIT_CONFIG_COUNT".into(), GIT_OVERRIDES.len().to_string()),
+    ];
+    for (i, (k, v)) in GIT_OVERRIDES.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), (*k).into()));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), (*v).into()));
+    }
+    if let Some(c) = ceiling {
+        env.push((
+            "GIT_CEILING_DIRECTORIES".into(),
+            c.to_string_lossy().into_owned(),
+        ));
+    }
+    env
+}
