@@ -223,7 +223,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),
-        runner::process::EnvPolicy { remove: vec![] },
+        runner::process::EnvPolicy::default(),
         tokio_util::sync::CancellationToken::new(),
     )
 }

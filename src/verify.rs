@@ -233,6 +233,7 @@ mod tests {
             run: run.into(),
             timeout: None,
             env: BTreeMap::new(),
+            trusted: false,
         }
     }
 

@@ -26,6 +26,7 @@ fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hoo
         },
         EnvPolicy {
             remove: vec!["HOME".into()],
+            ..EnvPolicy::default()
         },
     )
 }

@@ -336,7 +336,21 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                 .iter()
                 .any(|a| short_has(&a.text, 'R') || long_is(&a.text, "--recursive"));
             let has_ref = args.iter().any(|a| long_is(&a.text, "--reference"));
+            // A symbolic mode may look like an option (`chmod -x f`).
+            let is_mode = |t: &str| {
+                prog == "chmod"
+                    && t.len() > 1
+                    && t.trim_start_matches(['u', 'g', 'o', 'a'])
+                        .starts_with(['-', '+', '='])
+                    && t.chars().all(|c| "ugoarwxXst+-=,0123456789".contains(c))
+            };
+            let mode_word = args
+                .iter()
+                .position(|a| is_mode(&a.text) && a.text.starts_with('-'));
             let mut ops = operands(args, &["--reference"]);
+            if let Some(m) = mode_word {
+                ops.insert(0, args[m].clone());
+            }
             // The mode, owner or ACL comes first (setfacl takes it as an option value).
             if !has_ref && prog != "setfacl" && !ops.is_empty() {
                 ops.remove(0);

@@ -622,6 +622,12 @@ impl Walker {
             if w.text.chars().any(char::is_whitespace) {
                 return unanalysable(format!("the command name `{}` contains whitespace", w.raw));
             }
+            if i > 0 && w.text.contains('=') {
+                return unanalysable(format!(
+                    "`{}` after a wrapper is run as a program name, not an assignment",
+                    w.raw
+                ));
+            }
             if CODE_RUNNERS.contains(&w.text.as_str()) {
                 return unanalysable(format!(
                     "`{}` runs text as shell code, changes how commands are found, or evaluates arithmetic",
@@ -648,6 +654,21 @@ impl Walker {
             return self.isolated(|w| w.source(&script.text));
         }
         cmd.sets = self.builtin_sets(cmd.argv())?;
+        if let Some(name) = cmd.argv().first()
+            && matches!(name.text.as_str(), "test" | "[")
+            && cmd.argv()[1..]
+                .iter()
+                .any(|w| w.dynamic || matches!(w.text.as_str(), "-v" | "-R"))
+            && cmd.argv()[1..]
+                .iter()
+                .any(|w| !w.dynamic && matches!(w.text.as_str(), "-v" | "-R"))
+        {
+            // `test -v 'a[$(cmd)]'` evaluates the subscript.
+            return unanalysable(format!(
+                "`{} -v` evaluates a variable's subscript",
+                name.text
+            ));
+        }
         if let Some(name) = foreign_shell(cmd.argv()) {
             cmd.foreign_shell = Some(name);
             self.push(cmd);

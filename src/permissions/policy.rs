@@ -835,24 +835,12 @@ impl Policy {
             // Handled as an ordinary read (it cannot be confined).
             return ReadCheck::Ok;
         }
-        let home = self.home.as_deref();
         for base in cwds {
             let dir = paths::resolve(base, Path::new(&w.text));
             if !dir.is_dir() {
                 continue;
             }
-            let folded = |p: &Path| paths::fold(&p.to_string_lossy());
-            let dir_f = folded(&dir);
-            let overlapping = self.blockers.iter().any(|(r, _)| {
-                r.tool == "Read"
-                    && match &r.spec {
-                        Specifier::Path(p) => p.base(roots, home).is_some_and(|b| {
-                            let b = folded(&b);
-                            b.starts_with(&dir_f) || dir_f.starts_with(&b)
-                        }),
-                        _ => false,
-                    }
-            });
+            let overlapping = self.read_blockers_overlap(&dir, roots);
             if !overlapping && !follow {
                 continue;
             }
@@ -865,9 +853,8 @@ impl Policy {
                 }
                 if follow && e.symlink {
                     let target = paths::resolve(Path::new("/"), e.path);
-                    return self
-                        .read_path(what, &w.raw, &target, roots, grant)
-                        .map(|c| match c {
+                    if let Some(c) = self.read_path(what, &w.raw, &target, roots, grant) {
+                        return Some(match c {
                             ReadCheck::Soft(_) => ReadCheck::Soft(format!(
                                 "`{}` follows the symlink {} out of the workspace (to {})",
                                 w.raw,
@@ -876,6 +863,15 @@ impl Policy {
                             )),
                             other => other,
                         });
+                    }
+                    if target.is_dir() && self.read_blockers_overlap(&target, roots) {
+                        return Some(ReadCheck::Hard(deny(format!(
+                            "{what} denied: `{}` follows the symlink {} into {}, which holds paths a Read deny or ask rule covers.",
+                            w.raw,
+                            e.path.display(),
+                            target.display()
+                        ))));
+                    }
                 }
                 None
             });
@@ -898,6 +894,24 @@ impl Policy {
             }
         }
         ReadCheck::Ok
+    }
+
+    /// Whether a Read deny or ask rule may cover something at or below `dir` (or `dir` lies
+    /// below what one covers).
+    fn read_blockers_overlap(&self, dir: &Path, roots: &SessionRoots) -> bool {
+        let home = self.home.as_deref();
+        let folded = |p: &Path| paths::fold(&p.to_string_lossy());
+        let dir_f = folded(dir);
+        self.blockers.iter().any(|(r, _)| {
+            r.tool == "Read"
+                && match &r.spec {
+                    Specifier::Path(p) => p.base(roots, home).is_some_and(|b| {
+                        let b = folded(&b);
+                        b.starts_with(&dir_f) || dir_f.starts_with(&b)
+                    }),
+                    _ => false,
+                }
+        })
     }
 
     /// The variables a command sets: its own environment (`FOO=1 cmd`, `env FOO=1 cmd`) only
@@ -961,10 +975,21 @@ impl Policy {
         }
         // Files it reads: confinement for the read-only set; hard denials (kernel file
         // systems, Read deny and ask rules) whatever rule allows the command.
-        let reads = readonly::reads(&argv).unwrap_or_else(|_| readonly::Reads {
-            paths: readonly::lenient_paths(&argv),
-            recursive: None,
+        let mut reads = readonly::copy_reads(&argv).unwrap_or_else(|| {
+            readonly::reads(&argv).unwrap_or_else(|_| readonly::Reads {
+                paths: readonly::lenient_paths(&argv),
+                recursive: None,
+            })
         });
+        // `git grep` searches the tree under its directory.
+        if argv.first().is_some_and(|w| w.text == "git")
+            && git::globals(&argv[1..])
+                .sub
+                .is_some_and(|s| argv.get(s + 1).is_some_and(|w| w.text == "grep"))
+        {
+            reads.paths.push(ArgWord::literal("."));
+            reads.recursive = Some(false);
+        }
         for w in &reads.paths {
             match self.bash_read(what, w, &cwds, roots, grant) {
                 ReadCheck::Ok => {}

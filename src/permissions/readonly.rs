@@ -65,7 +65,7 @@ const PROGRAMS: &[Program] = &[
     ),
     p(
         "tail",
-        "-q -v -z -c= -n= -s= --bytes= --lines= --quiet --silent --verbose --zero-terminated --sleep-interval= --help --version #",
+        "-f -F -q -v -z -c= -n= -s= --follow? --retry --pid= --max-unchanged-stats= --bytes= --lines= --quiet --silent --verbose --zero-terminated --sleep-interval= --help --version #",
         false,
         true,
     ),
@@ -569,6 +569,8 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
         .filter(|a| !(a.text.starts_with('-') && a.text.len() > 1 && !a.dynamic) && a.text != "--")
         .collect();
     match dirs.as_slice() {
+        // The walk followed it back to where an earlier `pushd` left.
+        [] if name == "popd" => Ok(()),
         [dir] if !dir.dynamic && dir.text != "-" && name != "popd" => {
             let target = super::paths::resolve(cwd, Path::new(&dir.text));
             if roots.is_inside_workspace(&target) {
@@ -591,6 +593,90 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
 /// the program is not a read-only file reader (or its words are not understood).
 pub fn read_paths(argv: &[ArgWord]) -> Option<Vec<ArgWord>> {
     reads(argv).ok().map(|r| r.paths)
+}
+
+/// What copying and archiving programs read (they are not read-only, but Read deny rules,
+/// kernel file systems and symlinks followed out of the workspace hold for them whatever
+/// allows them): `cp` and `rsync` sources, `tar`/`zip` members, with recursion and link
+/// following as their flags say. `None` for other programs.
+pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
+    let name = argv.first()?;
+    let prog = name.text.rsplit('/').next().unwrap_or_default();
+    let args = &argv[1..];
+    let flag = |short: char, long: &[&str]| {
+        args.iter().any(|a| {
+            let t = a.text.as_str();
+            (t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
+                || long.iter().any(|l| t == *l)
+        })
+    };
+    let operands: Vec<ArgWord> = args
+        .iter()
+        .filter(|a| !a.text.starts_with('-') || a.dynamic)
+        .cloned()
+        .collect();
+    match prog {
+        "cp" | "rsync" | "scp" => {
+            let mut sources = operands;
+            let targeted = args
+                .iter()
+                .any(|a| a.text == "-t" || a.text.starts_with("--target-directory"));
+            if !targeted {
+                sources.pop();
+            }
+            let recursive =
+                flag('r', &["--recursive", "--archive"]) || flag('R', &[]) || flag('a', &[]);
+            let follow = flag('L', &["--dereference", "--copy-links"]) || !recursive;
+            Some(Reads {
+                paths: sources,
+                recursive: recursive.then_some(follow),
+            })
+        }
+        "tar" => {
+            let create = args.first().is_some_and(|a| {
+                let t = a.text.trim_start_matches('-');
+                !a.text.starts_with("--") && (t.contains('c') || t.contains('r') || t.contains('u'))
+            }) || flag('c', &["--create", "--append", "--update"]);
+            if !create {
+                return None;
+            }
+            // The archive file follows `f`; the rest are members.
+            let mut members = Vec::new();
+            let mut skip_next = false;
+            for (i, a) in args.iter().enumerate() {
+                if skip_next {
+                    skip_next = false;
+                    continue;
+                }
+                let t = a.text.as_str();
+                let cluster =
+                    (i == 0 && !t.starts_with('-')) || (t.starts_with('-') && !t.starts_with("--"));
+                if cluster && (t.ends_with('f') || t.ends_with('C')) {
+                    skip_next = true;
+                    continue;
+                }
+                if t.starts_with('-') && !a.dynamic || (i == 0 && cluster) {
+                    continue;
+                }
+                members.push(a.clone());
+            }
+            Some(Reads {
+                paths: members,
+                recursive: Some(flag('h', &["--dereference"])),
+            })
+        }
+        "zip" => {
+            let mut members = operands;
+            if !members.is_empty() {
+                members.remove(0);
+            }
+            Some(Reads {
+                paths: members,
+                recursive: flag('r', &["--recurse-paths"]).then_some(!flag('y', &["--symlinks"])),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// For a file reader whose words are not all understood: every word that is not an option,
@@ -715,7 +801,6 @@ mod tests {
             "diff --paginate a b",
             "du --files0-from=list",
             "wc --files0-from=list",
-            "tail -f log",
             "ls --frobnicate",
             "cat --number=3 a",
             "head --lin=3 a",

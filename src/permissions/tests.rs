@@ -1,5 +1,8 @@
 //! Table tests for the permission engine.
 
+mod classes;
+mod property;
+
 use std::path::PathBuf;
 
 use serde_json::json;

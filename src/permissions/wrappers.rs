@@ -262,7 +262,18 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
                     return Err("`sudo` with that option does not simply run a command".into());
                 }
                 let s = options(&name, rest, &SUDO, 0)?;
-                (s.skip <= rest.len()).then(|| Step::at(i, &name, true, s.skip))
+                // `sudo VAR=value cmd` sets VAR for the command.
+                let mut k = s.skip.saturating_sub(1);
+                while let Some(a) = rest.get(k) {
+                    match a.text.split_once('=') {
+                        Some((n, _)) if is_name(n) => {
+                            out.env.push((n.to_string(), !a.dynamic));
+                            k += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                (k < rest.len()).then(|| Step::at(i, &name, true, k + 1))
             }
             "time" => {
                 let s = options(&name, rest, &TIME, 0)?;

@@ -39,7 +39,6 @@ pub const GIT_OVERRIDES: &[(&str, &str)] = &[
     ("safe.bareRepository", "explicit"),
     // Attribute files outside the repository (they pick diff and filter drivers).
     ("core.attributesFile", "/dev/null"),
-    ("diff.noprefix", "false"),
 ];
 
 /// Variables removed from a read-only command's environment: they point git or a read-only

@@ -27,11 +27,15 @@ use crate::permissions::Scope;
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// Which environment variables child processes must not see.
+/// Which environment variables child processes must not see, and where git in a read-only
+/// child stops looking for a repository.
 #[derive(Debug, Clone, Default)]
 pub struct EnvPolicy {
     /// Names removed from child environments (secrets, API keys, GITHUB_TOKEN).
     pub remove: Vec<String>,
+    /// `GIT_CEILING_DIRECTORIES` for read-only children: the parent of the workspace's
+    /// repository root (or workdir), so git never finds a repository above the workspace.
+    pub git_ceiling: Option<std::path::PathBuf>,
 }
 
 impl EnvPolicy {
@@ -113,6 +117,21 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         .process_group(0)
         .kill_on_drop(true);
     s.env.apply(&mut cmd);
+    if matches!(s.program, Program::Shell(_)) {
+        // `cd DIR` must go where the permission policy expects, not to `$CDPATH/DIR`.
+        cmd.env_remove("CDPATH");
+    }
+    if s.scope == Scope::ReadOnly {
+        // Allowed with no rule: git reads no global configuration and runs none of the
+        // programs repository configuration can name; read-only programs read no
+        // configuration files of their own.
+        for name in git_env::REMOVED {
+            cmd.env_remove(name);
+        }
+        for (k, v) in git_env::read_only_env(s.env.git_ceiling.as_deref()) {
+            cmd.env(k, v);
+        }
+    }
     for (k, v) in s.extra_env {
         cmd.env(k, v);
     }

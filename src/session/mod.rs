@@ -162,9 +162,22 @@ impl Session {
         };
         let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
         let names = secret_names(&task.loaded);
-        let redactor = Arc::new(Redactor::from_env(&names));
+        let credentials = roots
+            .repo_root
+            .as_deref()
+            .map(crate::redact::git_credentials)
+            .unwrap_or_default();
+        let redactor = Arc::new(Redactor::from_env_and(&names, credentials));
         crate::redact::register_for_logs(&redactor);
-        let env = EnvPolicy { remove: names };
+        let env = EnvPolicy {
+            remove: names,
+            git_ceiling: roots
+                .repo_root
+                .as_deref()
+                .unwrap_or(&roots.workdir)
+                .parent()
+                .map(std::path::Path::to_path_buf),
+        };
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
             HookSession {
@@ -176,6 +189,7 @@ impl Session {
             env,
         ));
         tool_ctx.hooks = hooks.clone();
+        tool_ctx.redactor = redactor.clone();
         let (registry, structured) =
             tools::registry(&task.loaded, &task.policy, resume.as_deref(), &tool_ctx)
                 .map_err(agent_error)?;

@@ -441,6 +441,7 @@ mod tests {
         assert_eq!(out.content, "[set]");
         ctx.env = std::sync::Arc::new(crate::process::EnvPolicy {
             remove: vec!["HOME".into()],
+            ..Default::default()
         });
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;
         assert_eq!(out.content, "[unset]");

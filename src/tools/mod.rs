@@ -131,6 +131,8 @@ pub struct ToolContext {
     /// What the current call may do (set per call from the permission decision): a command
     /// runs confined to it.
     pub scope: Scope,
+    /// The task's secrets: tool results are redacted with it before the model sees them.
+    pub redactor: Arc<crate::redact::Redactor>,
 }
 
 impl ToolContext {
@@ -148,6 +150,7 @@ impl ToolContext {
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
+            redactor: Arc::default(),
         }
     }
 }
