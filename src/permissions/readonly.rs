@@ -607,7 +607,7 @@ pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
         args.iter().any(|a| {
             let t = a.text.as_str();
             (t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
-                || long.iter().any(|l| t == *l)
+                || long.contains(&t)
         })
     };
     let operands: Vec<ArgWord> = args
