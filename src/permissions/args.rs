@@ -50,6 +50,9 @@ pub enum Risk {
         target: ArgWord,
         /// For a copy or move: where the tree lands.
         dest: Option<ArgWord>,
+        /// Only entries whose name matches all of these glob patterns are touched (`find
+        /// -name P -delete`); empty: all of them.
+        only: Vec<String>,
     },
     /// Writes files whose names runner cannot see (`tar -x`, `unzip`, `patch`, `git apply`):
     /// allowed only by a rule that names the command, never by bypass mode, a bare `Bash`
@@ -109,9 +112,10 @@ fn short_has(t: &str, c: char) -> bool {
 /// one of them cannot tell what it allows.
 const WATCHED: &[&str] = &[
     "git", "find", "sed", "sort", "rg", "tar", "go", "npm", "pnpm", "yarn", "npx", "tee", "uniq",
-    "make", "gmake", "cargo", "pytest", "py.test", "python", "python3", "cp", "mv", "ln",
-    "install", "rm", "rmdir", "unlink", "shred", "chmod", "chown", "chgrp", "chattr", "setfacl",
-    "touch", "truncate", "mkdir", "mkfifo", "mknod", "dd", "unzip", "patch", "rsync", "cpio",
+    "perl", "ruby", "curl", "wget", "make", "gmake", "cargo", "pytest", "py.test", "python",
+    "python3", "cp", "mv", "ln", "install", "rm", "rmdir", "unlink", "shred", "chmod", "chown",
+    "chgrp", "chattr", "setfacl", "touch", "truncate", "mkdir", "mkfifo", "mknod", "dd", "unzip",
+    "patch", "rsync", "cpio",
 ];
 
 /// The risk of a command that gets arguments runner cannot see (`xargs CMD`, `find -exec CMD
@@ -145,7 +149,46 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                     "-exec" | "-execdir" | "-ok" | "-okdir" => {
                         out.push(exec(t, "runs a command per file"))
                     }
-                    "-delete" => out.push(exec(t, "deletes files")),
+                    "-delete" => {
+                        out.push(exec(t, "deletes files"));
+                        // What it deletes lies under its start points.
+                        let starts: Vec<&ArgWord> = args
+                            .iter()
+                            .skip_while(|a| matches!(a.text.as_str(), "-H" | "-L" | "-P"))
+                            .take_while(|a| {
+                                !a.text.starts_with('-') && a.text != "(" && a.text != "!"
+                            })
+                            .collect();
+                        let dot = ArgWord::literal(".");
+                        let starts = if starts.is_empty() {
+                            vec![&dot]
+                        } else {
+                            starts
+                        };
+                        // With only `-name` tests and implicit `-and`, what matches them.
+                        let plain = !args.iter().any(|a| {
+                            matches!(
+                                a.text.as_str(),
+                                "-o" | "-or" | "!" | "-not" | "," | "(" | ")"
+                            )
+                        });
+                        let only: Vec<String> = if plain {
+                            args.windows(2)
+                                .filter(|w| matches!(w[0].text.as_str(), "-name" | "-iname"))
+                                .map(|w| w[1].text.clone())
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
+                        for s in starts {
+                            out.push(Risk::Tree {
+                                what: "deletes files under",
+                                target: s.clone(),
+                                dest: None,
+                                only: only.clone(),
+                            });
+                        }
+                    }
                     "-fprint" | "-fprint0" | "-fprintf" | "-fls" => out.push(Risk::Write {
                         flag: t.into(),
                         target: args.get(i + 1).cloned(),
@@ -294,6 +337,89 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                 pytest_risks(&args[k + 2..], &mut out);
             }
         }
+        "perl" | "ruby" => {
+            // `-i` edits the files after the script in place.
+            let mut in_place = false;
+            let mut files = Vec::new();
+            let mut script_given = false;
+            let mut i = 0;
+            while let Some(a) = args.get(i) {
+                i += 1;
+                let t = a.text.as_str();
+                if t.starts_with('-') && !t.starts_with("--") && t.len() > 1 {
+                    if t[1..].contains('i') && !t[1..].starts_with('I') {
+                        in_place = true;
+                    }
+                    if t.ends_with('e') || t.ends_with('E') {
+                        script_given = true;
+                        i += 1;
+                    }
+                } else if !script_given {
+                    script_given = true;
+                } else {
+                    files.push(a.clone());
+                }
+            }
+            if in_place {
+                out.push(exec("-i", "edits files in place"));
+                for f in files {
+                    out.push(modifies("edits in place", &f));
+                }
+            }
+        }
+        "curl" => {
+            for (i, a) in args.iter().enumerate() {
+                let t = a.text.as_str();
+                if t == "-o"
+                    || long_is(t, "--output")
+                    || (t.starts_with("-o") && !t.starts_with("--"))
+                {
+                    if let Some(v) = value_of(args, i, 2) {
+                        out.push(modifies("writes", &v));
+                    }
+                } else if t == "-O"
+                    || long_is(t, "--remote-name")
+                    || long_is(t, "--remote-name-all")
+                    || long_is(t, "--output-dir")
+                    || t == "-J"
+                {
+                    out.push(Risk::UnknownWrites {
+                        what: "writes a file named by the server or the URL",
+                    });
+                } else if long_is(t, "--config") || t == "-K" {
+                    out.push(exec(t, "reads options from a file"));
+                }
+            }
+        }
+        "wget" => {
+            let mut named = false;
+            for (i, a) in args.iter().enumerate() {
+                let t = a.text.as_str();
+                if t == "-O"
+                    || long_is(t, "--output-document")
+                    || t == "-o"
+                    || long_is(t, "--output-file")
+                    || t == "-a"
+                    || long_is(t, "--append-output")
+                {
+                    named |= t == "-O" || long_is(t, "--output-document");
+                    if let Some(v) = value_of(args, i, 2).filter(|v| v.text != "-") {
+                        out.push(modifies("writes", &v));
+                    }
+                } else if t == "-P" || long_is(t, "--directory-prefix") {
+                    if let Some(v) = value_of(args, i, 2) {
+                        out.push(modifies("writes into", &v));
+                    }
+                } else if long_is(t, "--execute") || t == "-e" {
+                    out.push(exec(t, "runs wgetrc commands"));
+                }
+            }
+            if !named {
+                out.push(Risk::UnknownWrites {
+                    what: "writes a file named by the URL",
+                });
+            }
+        }
         "tee" => {
             for a in args.iter().filter(|a| !a.text.starts_with('-')) {
                 out.push(Risk::Write {
@@ -325,6 +451,7 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                         what: "removes",
                         target: a,
                         dest: None,
+                        only: Vec::new(),
                     });
                 } else {
                     out.push(modifies("removes", &a));
@@ -361,6 +488,7 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                         what: "changes the permissions of",
                         target: a,
                         dest: None,
+                        only: Vec::new(),
                     });
                 } else {
                     out.push(modifies("changes the permissions of", &a));
@@ -555,6 +683,7 @@ fn copy_risks(prog: &str, args: &[ArgWord], out: &mut Vec<Risk>) {
                 what: "copies a tree into",
                 target: s.clone(),
                 dest: Some(dest.clone()),
+                only: Vec::new(),
             });
         }
     }
@@ -733,10 +862,28 @@ fn git_risks(args: &[ArgWord], out: &mut Vec<Risk>) {
             out.push(exec("bisect run", "runs a command on every step"))
         }
         "filter-branch" => out.push(exec("filter-branch", "runs filter commands")),
-        "config" if config_writes(rest) => out.push(exec(
-            "config",
-            "changes git configuration (hooks, pagers, aliases and filters are programs)",
-        )),
+        "config" if config_writes(rest) => {
+            out.push(exec(
+                "config",
+                "changes git configuration (hooks, pagers, aliases and filters are programs)",
+            ));
+            let file = if rest.iter().any(|a| a.text == "--global") {
+                "~/.gitconfig"
+            } else {
+                ".git/config"
+            };
+            let mut w = ArgWord::literal(file);
+            if file.starts_with('~') {
+                w.home_rest = Some(".gitconfig".into());
+            }
+            out.push(modifies("changes", &w));
+        }
+        "clone" => {
+            let ops: Vec<&ArgWord> = rest.iter().filter(|a| !a.text.starts_with('-')).collect();
+            if let [_, dir] = ops.as_slice() {
+                out.push(modifies("clones into", dir));
+            }
+        }
         "apply" | "am"
             if !rest.iter().any(|a| {
                 matches!(
@@ -807,6 +954,7 @@ fn pytest_risks(args: &[ArgWord], out: &mut Vec<Risk>) {
                     what: "removes and recreates",
                     target: v,
                     dest: None,
+                    only: Vec::new(),
                 });
             }
         } else if long_is(t, "--junitxml")

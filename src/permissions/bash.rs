@@ -650,8 +650,7 @@ impl Walker {
         if let Some(script) = unwrapped.script {
             // `watch CMD`, `script -c CMD`, `su -c CMD`, `flock FILE -c CMD`: run by a shell.
             cmd.shell_wrapper = true;
-            self.push(cmd);
-            return self.isolated(|w| w.source(&script.text));
+            return self.run_script(cmd, &script.text);
         }
         cmd.sets = self.builtin_sets(cmd.argv())?;
         if let Some(name) = cmd.argv().first()
@@ -677,8 +676,7 @@ impl Walker {
         let script = shell_script(cmd.argv())?;
         if let Some(script) = script {
             cmd.shell_wrapper = true;
-            self.push(cmd);
-            return self.isolated(|w| w.source(&script));
+            return self.run_script(cmd, &script);
         }
         let exec = find_exec(cmd.argv())?;
         let parallel = parallel_script(cmd.argv())?;
@@ -691,6 +689,20 @@ impl Walker {
             self.unseen(|w| w.source(&script))?;
         }
         Ok(())
+    }
+
+    /// Record `cmd`, which runs `script` through a shell, and walk the script: in its own
+    /// subshell, and with arguments runner cannot see when the command gets them (`xargs sh
+    /// -c 'rm "$1"'`, `xargs -I{} sh -c 'rm {}'`: the script's words are replaced or extended
+    /// from the input).
+    fn run_script(&mut self, cmd: SimpleCmd, script: &str) -> Result<(), Unanalysable> {
+        let unseen = cmd.unseen_args || self.unseen > 0;
+        self.push(cmd);
+        if unseen {
+            self.unseen(|w| w.source(script))
+        } else {
+            self.isolated(|w| w.source(script))
+        }
     }
 
     /// A command `find -exec` runs (`{}` is a file name runner cannot see).
@@ -1066,13 +1078,8 @@ impl Walker {
             }
             // `export FOO=bar`, `declare x=1`: an argument word.
             CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
-                if let brush_parser::ast::AssignmentName::ArrayElementName(n, index) = &a.name
-                    && !inert_arithmetic(index)
-                {
-                    return unanalysable(format!(
-                        "it assigns `{n}[{index}]`, whose subscript is evaluated as arithmetic"
-                    ));
-                }
+                // Checks subscripts and array keys, which are evaluated as arithmetic.
+                self.assignment(a)?;
                 words.push(self.word(w)?);
                 Ok(())
             }

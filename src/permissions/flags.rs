@@ -26,13 +26,15 @@ pub enum Kind {
 /// a short option whose value can only be attached, `--name`, `--name=`, `--name?` the same
 /// for long options; a trailing `@` (`-f=@`, `--file=@`) marks the value as a file the program
 /// reads; `#` accepts `-NUM` (`head -5`); `*` makes every word an operand (a program with no
-/// option that matters, such as `echo`).
+/// option that matters, such as `echo`); `--*` accepts any long option, whose value can only be
+/// attached (`--tool=memcheck`, as valgrind reads them).
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     short: HashMap<char, Kind>,
     long: HashMap<&'static str, Kind>,
     numeric: bool,
     any: bool,
+    any_long: bool,
 }
 
 impl Options {
@@ -46,6 +48,10 @@ impl Options {
             }
             if tok == "*" {
                 o.any = true;
+                continue;
+            }
+            if tok == "--*" {
+                o.any_long = true;
                 continue;
             }
             let (name, kind) = if let Some(n) = tok.strip_suffix("=@") {
@@ -152,8 +158,10 @@ pub fn parse(prog: &str, args: &[ArgWord], opts: &Options, mode: Mode) -> Result
                 Some((n, v)) => (n, Some(v)),
                 None => (long, None),
             };
-            let Some(kind) = opts.long.get(name) else {
-                return Err(unknown(prog, &a.raw));
+            let kind = match opts.long.get(name) {
+                Some(k) => k,
+                None if opts.any_long => &Kind::Optional,
+                None => return Err(unknown(prog, &a.raw)),
             };
             let value = match (kind, attached) {
                 (Kind::Flag, Some(_)) => return Err(unknown(prog, &a.raw)),

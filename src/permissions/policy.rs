@@ -1042,6 +1042,29 @@ impl Policy {
                     }
                 }
             }
+            // Pathspecs (`git log -p -- .env`, `git diff .env`): the history and changes of a
+            // path a Read deny rule covers are its contents.
+            let dashdash = argv.iter().position(|w| w.text == "--");
+            for (i, w) in argv.iter().enumerate().skip(1) {
+                if w.dynamic || w.text.starts_with('-') || w.text.is_empty() {
+                    continue;
+                }
+                let after = dashdash.is_some_and(|d| i > d);
+                for cwd in &cwds {
+                    let p = paths::resolve(cwd, Path::new(w.text.trim_start_matches(":/")));
+                    if !(after || p.exists()) {
+                        continue;
+                    }
+                    if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                        return Err(deny(format!(
+                            "{what} denied: `{}` names {} {}.",
+                            w.raw,
+                            p.display(),
+                            b.because(r)
+                        )));
+                    }
+                }
+            }
             if not.is_none() {
                 let mut ceilings: Vec<&Path> =
                     vec![roots.repo_root.as_deref().unwrap_or(&roots.workdir)];
@@ -1275,9 +1298,19 @@ impl Policy {
                         return Some(d);
                     }
                 }
-                Risk::Tree { what, target, dest } => {
-                    if let Some(d) = self.tree_write(shown, what, &target, dest.as_ref(), c, roots)
-                    {
+                Risk::Tree {
+                    what,
+                    target,
+                    dest,
+                    only,
+                } => {
+                    let tree = TreeWrite {
+                        what,
+                        target: &target,
+                        dest: dest.as_ref(),
+                        only: &only,
+                    };
+                    if let Some(d) = self.tree_write(shown, tree, c, roots) {
                         return Some(d);
                     }
                 }
@@ -1382,13 +1415,36 @@ impl Policy {
     fn tree_write(
         &self,
         shown: &str,
-        what: &str,
-        target: &ArgWord,
-        dest: Option<&ArgWord>,
+        tree: TreeWrite<'_>,
         c: &SimpleCmd,
         roots: &SessionRoots,
     ) -> Option<Decision> {
+        let TreeWrite {
+            what,
+            target,
+            dest,
+            only,
+        } = tree;
         let name = c.argv().first().map(|w| w.raw.as_str()).unwrap_or_default();
+        let filters: Vec<globset::GlobMatcher> = only
+            .iter()
+            .filter_map(|p| {
+                globset::GlobBuilder::new(p)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+                    .map(|g| g.compile_matcher())
+            })
+            .collect();
+        if filters.len() != only.len() {
+            return Some(deny(format!(
+                "Bash command \"{shown}\" denied: runner cannot read the name patterns of `{name}`."
+            )));
+        }
+        let selected = |p: &Path| {
+            p.file_name()
+                .is_some_and(|n| filters.iter().all(|f| f.is_match(n)))
+        };
         let desc = format!(
             "Bash command \"{shown}\" (`{name}` {what} `{}`)",
             target.raw
@@ -1426,7 +1482,7 @@ impl Policy {
                     })
                     .collect()
             };
-            for root in &landing {
+            for root in landing.iter().filter(|r| only.is_empty() || selected(r)) {
                 if let Some(d) = self.write_blocked(&["Edit"], root, roots, &desc) {
                     return Some(d);
                 }
@@ -1435,6 +1491,9 @@ impl Policy {
                 let Ok(rel) = e.path.strip_prefix(&src) else {
                     return None;
                 };
+                if !selected(e.path) {
+                    return None;
+                }
                 landing
                     .iter()
                     .find_map(|root| self.write_blocked(&["Edit"], &root.join(rel), roots, &desc))
@@ -1616,6 +1675,14 @@ fn expand_argv(argv: &[ArgWord], cwds: &[PathBuf]) -> Vec<ArgWord> {
         }
     }
     out
+}
+
+/// A tree a command removes, changes or copies ([`Risk::Tree`]).
+struct TreeWrite<'a> {
+    what: &'a str,
+    target: &'a ArgWord,
+    dest: Option<&'a ArgWord>,
+    only: &'a [String],
 }
 
 /// The outcome of checking one file a Bash command reads.

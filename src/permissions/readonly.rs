@@ -679,6 +679,111 @@ pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
     }
 }
 
+/// Programs outside the read-only set whose operands are files they read (a rule may allow
+/// them; Read deny rules still hold for their operands).
+const OTHER_READERS: &[&str] = &[
+    "less",
+    "more",
+    "most",
+    "bat",
+    "batcat",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "base64",
+    "base32",
+    "basenc",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "cmp",
+    "comm",
+    "join",
+    "paste",
+    "fold",
+    "fmt",
+    "column",
+    "tac",
+    "rev",
+    "iconv",
+    "expand",
+    "unexpand",
+    "pr",
+    "split",
+    "csplit",
+    "shuf",
+    "look",
+    "jq",
+    "yq",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "xmllint",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zstdcat",
+    "lzcat",
+    "zless",
+    "zmore",
+    "zgrep",
+    "zegrep",
+    "zfgrep",
+    "bzgrep",
+    "xzgrep",
+    "gzip",
+    "gunzip",
+    "bzip2",
+    "xz",
+    "zstd",
+    "openssl",
+    "gpg",
+    "sh",
+    "bash",
+    "zsh",
+    "python",
+    "python3",
+    "node",
+    "ruby",
+    "perl",
+    "php",
+    "vi",
+    "vim",
+    "nvim",
+    "nano",
+    "emacs",
+    "view",
+    "diff3",
+    "sdiff",
+    "colordiff",
+    "wdiff",
+    "patch",
+    "mail",
+    "sendmail",
+    "nc",
+    "ncat",
+    "socat",
+    "curl",
+    "wget",
+    "scp",
+    "rsync",
+    "dd",
+    "install",
+    "ln",
+    "mv",
+    "tee",
+    "xargs",
+];
+
 /// For a file reader whose words are not all understood: every word that is not an option,
 /// and every option value after `=`, as a file it may read (more than it reads: the checks
 /// these feed only deny).
@@ -686,10 +791,10 @@ pub fn lenient_paths(argv: &[ArgWord]) -> Vec<ArgWord> {
     let Some(name) = argv.first() else {
         return vec![];
     };
-    let known = name.text == "find"
-        || PROGRAMS
-            .iter()
-            .any(|p| p.name == name.text && p.reads_operands);
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let known = base == "find"
+        || OTHER_READERS.contains(&base)
+        || PROGRAMS.iter().any(|p| p.name == base && p.reads_operands);
     if !known {
         return vec![];
     }

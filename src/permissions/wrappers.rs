@@ -63,8 +63,53 @@ const fn spec(name: &'static str, options: &'static str, leading: usize, needs_r
     }
 }
 
+/// Options of the tracing and sandboxing wrappers that name a file they write.
+const WRITE_OPTIONS: &[&str] = &[
+    "-o",
+    "--output",
+    "--log-file",
+    "--xml-file",
+    "--output-file",
+];
+
 /// Wrappers whose options are only flags and values, followed by the command.
 const SIMPLE: &[Spec] = &[
+    spec(
+        "strace",
+        "-f -F -q -v -V -c -C -w -i -r -t -T -x -y -k -n -Z -z -D -o= -e= -E= -p= -P= -s= -S= -u= -a= -X= -b= -I= -O= -U= --output= --trace= --signal= --status= --summary-only --summary --summary-wall-clock --follow-forks --output-separately --absolute-timestamps? --relative-timestamps? --syscall-times? --string-limit= --env= --user= --decode-fds? --decode-pids? --quiet? --instruction-pointer --stack-trace --seccomp-bpf --kill-on-exit --successful-only --failed-only --columns=",
+        0,
+        true,
+    ),
+    spec(
+        "ltrace",
+        "-f -i -r -t -T -c -C -S -L -b -n= -w= -x= -e= -o= -p= -s= -u= -a= -A= -D= -F= -l= --output= --library= --demangle --align= --indent=",
+        0,
+        true,
+    ),
+    spec("valgrind", "-q -v --*", 0, true),
+    spec("firejail", "--*", 0, true),
+    spec(
+        "unshare",
+        "-m -u -i -n -p -U -C -T -f -r -c --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --fork --kill-child? --mount-proc? --map-root-user --map-current-user --map-auto --propagation= --setgroups= --keep-caps -R= --root= -w= --wd= -S= --setuid= -G= --setgid= --monotonic= --boottime= --map-user= --map-group= --map-users= --map-groups=",
+        0,
+        true,
+    ),
+    spec(
+        "nsenter",
+        "-a --all -t= --target= -m? -u? -i? -n? -p? -U? -C? -T? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? -S= --setuid= -G= --setgid= --preserve-credentials -r? --root? -w? --wd? -F --no-fork -Z --follow-context",
+        0,
+        true,
+    ),
+    spec(
+        "systemd-run",
+        "--user --system --scope -t --pty -P --pipe -q --quiet --wait -G --collect -d --same-dir --no-block --no-ask-password -r --remain-after-exit -u= --unit= -p= --property= -E= --setenv= --uid= --gid= --nice= --working-directory= --description= --slice= --service-type= -H= --host= -M= --machine=",
+        0,
+        true,
+    ),
+    spec("proxychains", "-q -f=", 0, true),
+    spec("proxychains4", "-q -f=", 0, true),
+    spec("torsocks", "-q -d -i -u= -p= -a= -P=", 0, true),
+    spec("faketime", "-f -m --exclude-monotonic", 1, true),
     spec("nohup", "--help --version", 0, false),
     spec("builtin", "", 0, false),
     spec("nice", "-n= --adjustment= #", 0, false),
@@ -361,6 +406,12 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
                 None => None,
                 Some((s, opts)) => {
                     let st = options(&name, rest, opts, s.leading)?;
+                    for (n, v) in &st.parsed.given {
+                        if let Some(v) = v.as_ref().filter(|_| WRITE_OPTIONS.contains(&n.as_str()))
+                        {
+                            out.writes.push(v.clone());
+                        }
+                    }
                     if st.skip > rest.len() {
                         None
                     } else {
