@@ -548,6 +548,50 @@ mod tests {
     }
 
     #[test]
+    fn every_line_and_common_encoding_is_redacted() {
+        let secret = "first-line-secret\nsecond-line-secret";
+        let red = r(&[("PEM", secret)]);
+        assert_eq!(
+            red.redact("only second-line-secret here"),
+            "only [REDACTED:PEM] here"
+        );
+        let token = "tok/en+val=ue-1234";
+        let red = r(&[("T", token)]);
+        for prefix in ["", "a", "ab", "abc", "x-access-token:", "user:"] {
+            let encoded = STANDARD.encode(format!("{prefix}{token}"));
+            let out = red.redact(&encoded);
+            assert!(out.contains("[REDACTED:T]"), "{prefix:?}: {out}");
+            let url_safe = URL_SAFE.encode(format!("{prefix}{token}"));
+            assert!(red.redact(&url_safe).contains("[REDACTED:T]"), "{prefix:?}");
+        }
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(red.redact(&hex), "[REDACTED:T]");
+        assert_eq!(red.redact(&hex.to_uppercase()), "[REDACTED:T]");
+        assert_eq!(red.redact("tok%2Fen%2Bval%3Due-1234"), "[REDACTED:T]");
+    }
+
+    #[test]
+    fn checkout_credentials_are_found_and_redacted() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        let header = STANDARD.encode("x-access-token:ghs_abcdefghijklmnop");
+        std::fs::write(
+            d.path().join(".git/config"),
+            format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {header}\n[remote \"o\"]\n\turl = https://me:hunter2pass@example.com/x.git\n"),
+        )
+        .unwrap();
+        let creds = git_credentials(d.path());
+        let values: Vec<&str> = creds.iter().map(|(_, v)| v.as_str()).collect();
+        assert!(values.contains(&"ghs_abcdefghijklmnop"), "{values:?}");
+        assert!(values.contains(&header.as_str()), "{values:?}");
+        assert!(values.contains(&"hunter2pass"), "{values:?}");
+        let red = Redactor::new(creds);
+        let config = std::fs::read_to_string(d.path().join(".git/config")).unwrap();
+        let out = red.redact(&config);
+        assert!(!out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"), "{out}");
+    }
+
+    #[test]
     fn redact_value_walks_strings_and_keys() {
         let red = r(&[("K", "topsecret")]);
         let mut v = json!({"a": ["x topsecret", 1, null, {"b": "topsecret"}], "topsecret": true});

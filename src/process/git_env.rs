@@ -95,3 +95,42 @@ pub fn read_only_env(ceiling: Option<&Path>) -> Vec<(String, String)> {
     }
     env
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git, run with the read-only environment, sees the overrides over the repository's own
+    /// values and no global configuration.
+    #[test]
+    fn overrides_win_over_the_repository() {
+        let d = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[user]\n\tname = from-home\n",
+        )
+        .unwrap();
+        let git = |args: &[&str], read_only: bool| {
+            let mut c = std::process::Command::new("git");
+            c.args(args).current_dir(d.path()).env("HOME", home.path());
+            c.env_remove("GIT_CONFIG_GLOBAL").env_remove("GIT_CONFIG_NOSYSTEM");
+            if read_only {
+                for n in REMOVED {
+                    c.env_remove(n);
+                }
+                c.envs(read_only_env(d.path().parent()));
+            }
+            let out = c.output().unwrap();
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q"], false);
+        git(&["config", "core.fsmonitor", "./evil.sh"], false);
+        git(&["config", "core.hooksPath", "hooks"], false);
+        assert_eq!(git(&["config", "user.name"], false), "from-home");
+        assert_eq!(git(&["config", "core.fsmonitor"], true), "false");
+        assert_eq!(git(&["config", "core.hooksPath"], true), "/dev/null");
+        assert_eq!(git(&["config", "safe.bareRepository"], true), "explicit");
+        assert_eq!(git(&["config", "user.name"], true), "");
+    }
+}

@@ -406,6 +406,28 @@ mod tests {
     }
 
     #[test]
+    fn rules_branch_and_hooks_are_substituted() {
+        let yaml = "name: t-{{c}}\nprompt: p\nmatrix:\n  - {c: core}\npermissions:\n  allow: [\"Bash(cargo test -p {{c}}:*)\"]\n  deny: [\"Edit(./{{c}}/**)\"]\ngit:\n  branch: fix/{{c}}\nhooks:\n  Stop:\n    - matcher: \"{{c}}\"\n      hooks:\n        - type: command\n          command: echo {{c}}\n          if: \"Bash({{c}}:*)\"\n";
+        let template: TaskSpec = yaml_serde::from_str(yaml).unwrap();
+        let p = params(&[("c", "my crate")]);
+        let t = expand_one(&template, &p, Path::new("t.yaml"), yaml).unwrap();
+        assert_eq!(t.permissions.allow, ["Bash(cargo test -p my crate:*)"]);
+        assert_eq!(t.permissions.deny, ["Edit(./my crate/**)"]);
+        assert_eq!(
+            t.git.branch,
+            crate::spec::git::GitBranch::Named("fix/my crate".into())
+        );
+        let h = &t.hooks["Stop"][0];
+        assert_eq!(h.matcher.as_deref(), Some("my crate"));
+        assert_eq!(h.hooks[0].command, "echo 'my crate'");
+        assert_eq!(h.hooks[0].if_rule.as_deref(), Some("Bash(my crate:*)"));
+        let bad: TaskSpec =
+            yaml_serde::from_str("name: t\nprompt: p\npermissions:\n  allow: [\"Bash({{x}})\"]\n").unwrap();
+        let e = expand_one(&bad, &p, Path::new("t.yaml"), "").unwrap_err();
+        assert!(e.to_string().contains("{{x}}"), "{e}");
+    }
+
+    #[test]
     fn unknown_placeholder_is_positioned() {
         let source = "name: t\nprompt: |\n  fix {{crate}}\n  and {{ creat }}\n";
         let p = params(&[("crate", "core")]);
