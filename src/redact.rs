@@ -588,7 +588,10 @@ mod tests {
         let red = Redactor::new(creds);
         let config = std::fs::read_to_string(d.path().join(".git/config")).unwrap();
         let out = red.redact(&config);
-        assert!(!out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"), "{out}");
+        assert!(
+            !out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"),
+            "{out}"
+        );
     }
 
     #[test]

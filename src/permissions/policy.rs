@@ -958,8 +958,7 @@ impl Policy {
         grant: bool,
     ) -> Result<Option<String>, Decision> {
         let cwds: Vec<&Path> = c.cwds().collect();
-        let owned: Vec<PathBuf> = c.cwds().map(Path::to_path_buf).collect();
-        let argv = expand_argv(c.argv(), &owned);
+        let argv = expand_argv(c);
         let mut not: Option<String> = None;
         if c.unseen_args {
             not = Some(format!(
@@ -1259,8 +1258,7 @@ impl Policy {
         grant: bool,
     ) -> Option<Decision> {
         let display = c.display();
-        let owned: Vec<PathBuf> = c.cwds().map(Path::to_path_buf).collect();
-        let argv = expand_argv(c.argv(), &owned);
+        let argv = expand_argv(c);
         for risk in args::risks(&argv) {
             match risk {
                 Risk::Exec { flag, what } => {
@@ -1654,10 +1652,17 @@ impl Policy {
     }
 }
 
-/// `argv` with its glob and brace words expanded against the file system (as bash will before
-/// the command runs), so that every checked word is one the program will see. A pattern that
-/// cannot be expanded stays as it is (dynamic, and checked as unknown).
-fn expand_argv(argv: &[ArgWord], cwds: &[PathBuf]) -> Vec<ArgWord> {
+/// The command's words (after wrappers) with glob and brace words expanded against the file
+/// system (as bash will before the command runs), so that every checked word is one the
+/// program will see. A pattern that cannot be expanded stays as it is (dynamic, and checked
+/// as unknown).
+fn expand_argv(c: &SimpleCmd) -> std::borrow::Cow<'_, [ArgWord]> {
+    let argv = c.argv();
+    if !argv.iter().skip(1).any(|w| w.glob.is_some()) {
+        return std::borrow::Cow::Borrowed(argv);
+    }
+    let cwds: Vec<PathBuf> = c.cwds().map(Path::to_path_buf).collect();
+    let cwds = cwds.as_slice();
     let mut out = Vec::with_capacity(argv.len());
     for (i, w) in argv.iter().enumerate() {
         match (&w.glob, i) {
@@ -1674,7 +1679,7 @@ fn expand_argv(argv: &[ArgWord], cwds: &[PathBuf]) -> Vec<ArgWord> {
             _ => out.push(w.clone()),
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// A tree a command removes, changes or copies ([`Risk::Tree`]).

@@ -114,7 +114,8 @@ mod tests {
         let git = |args: &[&str], read_only: bool| {
             let mut c = std::process::Command::new("git");
             c.args(args).current_dir(d.path()).env("HOME", home.path());
-            c.env_remove("GIT_CONFIG_GLOBAL").env_remove("GIT_CONFIG_NOSYSTEM");
+            c.env_remove("GIT_CONFIG_GLOBAL")
+                .env_remove("GIT_CONFIG_NOSYSTEM");
             if read_only {
                 for n in REMOVED {
                     c.env_remove(n);

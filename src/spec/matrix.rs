@@ -422,7 +422,8 @@ mod tests {
         assert_eq!(h.hooks[0].command, "echo 'my crate'");
         assert_eq!(h.hooks[0].if_rule.as_deref(), Some("Bash(my crate:*)"));
         let bad: TaskSpec =
-            yaml_serde::from_str("name: t\nprompt: p\npermissions:\n  allow: [\"Bash({{x}})\"]\n").unwrap();
+            yaml_serde::from_str("name: t\nprompt: p\npermissions:\n  allow: [\"Bash({{x}})\"]\n")
+                .unwrap();
         let e = expand_one(&bad, &p, Path::new("t.yaml"), "").unwrap_err();
         assert!(e.to_string().contains("{{x}}"), "{e}");
     }
