@@ -69,9 +69,18 @@ pub const REMOVED: &[&str] = &[
     "ENV",
 ];
 
-/// The variables set for a read-only command. `ceiling`: where git stops looking for a
-/// repository (the parent of the workspace's repository root).
-pub fn read_only_env(ceiling: Option<&Path>) -> Vec<(String, String)> {
+/// The variables set for a read-only command. `workspace`: the workspace's repository root (or
+/// workdir); git looks for no repository above it (`GIT_CEILING_DIRECTORIES` at its parent) and
+/// trusts it whoever owns the files (`safe.directory`, which the global configuration a CI
+/// checkout sets would otherwise have given).
+pub fn read_only_env(workspace: Option<&Path>) -> Vec<(String, String)> {
+    let mut overrides: Vec<(String, String)> = GIT_OVERRIDES
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+    if let Some(w) = workspace {
+        overrides.push(("safe.directory".into(), w.to_string_lossy().into_owned()));
+    }
     let mut env: Vec<(String, String)> = vec![
         ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
         ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
@@ -81,13 +90,13 @@ pub fn read_only_env(ceiling: Option<&Path>) -> Vec<(String, String)> {
         ("GIT_OPTIONAL_LOCKS".into(), "0".into()),
         ("GIT_PAGER".into(), "cat".into()),
         ("PAGER".into(), "cat".into()),
-        ("GIT_CONFIG_COUNT".into(), GIT_OVERRIDES.len().to_string()),
+        ("GIT_CONFIG_COUNT".into(), overrides.len().to_string()),
     ];
-    for (i, (k, v)) in GIT_OVERRIDES.iter().enumerate() {
-        env.push((format!("GIT_CONFIG_KEY_{i}"), (*k).into()));
-        env.push((format!("GIT_CONFIG_VALUE_{i}"), (*v).into()));
+    for (i, (k, v)) in overrides.into_iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{i}"), k));
+        env.push((format!("GIT_CONFIG_VALUE_{i}"), v));
     }
-    if let Some(c) = ceiling {
+    if let Some(c) = workspace.and_then(Path::parent) {
         env.push((
             "GIT_CEILING_DIRECTORIES".into(),
             c.to_string_lossy().into_owned(),
@@ -120,7 +129,7 @@ mod tests {
                 for n in REMOVED {
                     c.env_remove(n);
                 }
-                c.envs(read_only_env(d.path().parent()));
+                c.envs(read_only_env(Some(d.path())));
             }
             let out = c.output().unwrap();
             String::from_utf8_lossy(&out.stdout).trim().to_string()
@@ -133,5 +142,9 @@ mod tests {
         assert_eq!(git(&["config", "core.hooksPath"], true), "/dev/null");
         assert_eq!(git(&["config", "safe.bareRepository"], true), "explicit");
         assert_eq!(git(&["config", "user.name"], true), "");
+        assert_eq!(
+            git(&["config", "safe.directory"], true),
+            d.path().to_string_lossy()
+        );
     }
 }

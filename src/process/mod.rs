@@ -27,15 +27,15 @@ use crate::permissions::Scope;
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// Which environment variables child processes must not see, and where git in a read-only
-/// child stops looking for a repository.
+/// Which environment variables child processes must not see, and the workspace's repository
+/// for git in read-only children.
 #[derive(Debug, Clone, Default)]
 pub struct EnvPolicy {
     /// Names removed from child environments (secrets, API keys, GITHUB_TOKEN).
     pub remove: Vec<String>,
-    /// `GIT_CEILING_DIRECTORIES` for read-only children: the parent of the workspace's
-    /// repository root (or workdir), so git never finds a repository above the workspace.
-    pub git_ceiling: Option<std::path::PathBuf>,
+    /// The workspace's repository root (or the workdir): git in a read-only child finds no
+    /// repository above it and trusts it whoever owns it (see [`git_env::read_only_env`]).
+    pub git_workspace: Option<std::path::PathBuf>,
 }
 
 impl EnvPolicy {
@@ -128,7 +128,7 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         for name in git_env::REMOVED {
             cmd.env_remove(name);
         }
-        for (k, v) in git_env::read_only_env(s.env.git_ceiling.as_deref()) {
+        for (k, v) in git_env::read_only_env(s.env.git_workspace.as_deref()) {
             cmd.env(k, v);
         }
     }

@@ -171,12 +171,12 @@ impl Session {
         crate::redact::register_for_logs(&redactor);
         let env = EnvPolicy {
             remove: names,
-            git_ceiling: roots
-                .repo_root
-                .as_deref()
-                .unwrap_or(&roots.workdir)
-                .parent()
-                .map(std::path::Path::to_path_buf),
+            git_workspace: Some(
+                roots
+                    .repo_root
+                    .clone()
+                    .unwrap_or_else(|| roots.workdir.clone()),
+            ),
         };
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
