@@ -266,6 +266,8 @@ pub fn analyse(command: &str, cwd: &Path) -> Result<Analysis, Unanalysable> {
         dirstack: Vec::new(),
         loops: 0,
         unseen: 0,
+        stdin: Stdin::Inherited,
+        piped: false,
         out: Analysis::default(),
         opts: ParserOptions::default(),
         depth: 0,
@@ -370,9 +372,24 @@ struct Walker {
     loops: usize,
     /// How many levels of "arguments runner cannot see" the walk is inside.
     unseen: usize,
+    /// What the simple command being walked reads on its standard input.
+    stdin: Stdin,
+    /// Whether the command being walked is fed by a pipe.
+    piped: bool,
     out: Analysis,
     opts: ParserOptions,
     depth: usize,
+}
+
+/// A simple command's standard input, as far as its redirections tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stdin {
+    /// Not redirected: a pipe when the command is fed by one, else runner's `/dev/null`.
+    Inherited,
+    /// A here-document or here-string with this static text.
+    Static(String),
+    /// A file, or text that depends on an expansion.
+    Unknown,
 }
 
 /// The directory state a subshell saves and restores.
@@ -449,8 +466,11 @@ impl Walker {
     fn pipeline(&mut self, p: &Pipeline) -> Result<(), Unanalysable> {
         if p.seq.len() > 1 {
             // Every part of a multi-command pipeline runs in its own subshell.
-            for c in &p.seq {
-                self.isolated(|w| w.command(c))?;
+            for (i, c) in p.seq.iter().enumerate() {
+                let outer = std::mem::replace(&mut self.piped, i > 0);
+                let r = self.isolated(|w| w.command(c));
+                self.piped = outer;
+                r?;
             }
             Ok(())
         } else {
@@ -583,6 +603,15 @@ impl Walker {
     }
 
     fn simple(&mut self, s: &SimpleCommand) -> Result<(), Unanalysable> {
+        let outer = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+        let piped = std::mem::replace(&mut self.piped, false);
+        let r = self.simple_inner(s, piped);
+        self.stdin = outer;
+        self.piped = piped;
+        r
+    }
+
+    fn simple_inner(&mut self, s: &SimpleCommand, piped: bool) -> Result<(), Unanalysable> {
         let mut assignments = Vec::new();
         let mut words = Vec::new();
         for item in s.prefix.iter().flat_map(|p| p.0.iter()) {
@@ -677,6 +706,24 @@ impl Walker {
         if let Some(script) = script {
             cmd.shell_wrapper = true;
             return self.run_script(cmd, &script);
+        }
+        if let Some(name) = shell_reading_input(cmd.argv()) {
+            let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+            match (stdin, piped) {
+                // Commands from a static here-document or here-string: analysed.
+                (Stdin::Static(text), _) => {
+                    cmd.shell_wrapper = true;
+                    return self.run_script(cmd, &text);
+                }
+                // `/dev/null`: nothing to run.
+                (Stdin::Inherited, false) => {}
+                // From a pipe or a file: code runner cannot see.
+                _ => {
+                    cmd.foreign_shell = Some(name);
+                    self.push(cmd);
+                    return Ok(());
+                }
+            }
         }
         let exec = find_exec(cmd.argv())?;
         let parallel = parallel_script(cmd.argv())?;
@@ -1108,6 +1155,7 @@ impl Walker {
             IoRedirect::File(_, kind, target) => match target {
                 IoFileRedirectTarget::Filename(w) => match kind {
                     IoFileRedirectKind::Read => {
+                        self.stdin = Stdin::Unknown;
                         let word = self.word(w)?;
                         if self.network(&word) {
                             return Ok(());
@@ -1154,10 +1202,25 @@ impl Walker {
                         pattern: None,
                     };
                     self.pieces(&pieces, true, &mut acc)?;
+                    self.stdin = if acc.word.dynamic {
+                        Stdin::Unknown
+                    } else {
+                        Stdin::Static(acc.word.text)
+                    };
+                } else {
+                    self.stdin = Stdin::Static(doc.doc.value.clone());
                 }
                 Ok(())
             }
-            IoRedirect::HereString(_, w) => self.word(w).map(|_| ()),
+            IoRedirect::HereString(_, w) => {
+                let a = self.word(w)?;
+                self.stdin = if a.dynamic {
+                    Stdin::Unknown
+                } else {
+                    Stdin::Static(a.text)
+                };
+                Ok(())
+            }
             IoRedirect::OutputAndError(w, _) => self.write_target(w),
         }
     }
@@ -1690,6 +1753,29 @@ fn foreign_shell(argv: &[ArgWord]) -> Option<String> {
     }
     // `busybox sh`, `toybox sh` are ash.
     None
+}
+
+/// For a bash or sh that reads its commands from its standard input (no script operand, or
+/// `-s`): its name.
+fn shell_reading_input(argv: &[ArgWord]) -> Option<String> {
+    let name = argv.first()?;
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    if name.dynamic || !SHELLS.contains(&base) {
+        return None;
+    }
+    let mut stdin_flag = false;
+    for w in &argv[1..] {
+        let t = w.text.as_str();
+        if w.dynamic {
+            return None;
+        }
+        if t == "--" || !t.starts_with('-') || t.len() < 2 {
+            // A script operand (or positional parameters after `-s`).
+            return stdin_flag.then(|| base.to_string());
+        }
+        stdin_flag |= !t.starts_with("--") && t.contains('s');
+    }
+    Some(base.to_string())
 }
 
 /// For `bash -c SCRIPT ...` (also `sh`, path-qualified, with option clusters of `e`, `u`, `x`,

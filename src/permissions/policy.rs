@@ -1104,7 +1104,7 @@ impl Policy {
                     ))
                 }
                 _ => deny(format!(
-                    "Bash command \"{shown}\" denied: `{sh}` is not bash, and runner does not analyse code in its language (zsh glob qualifiers and fish substitutions run code). Use bash, or add an allow rule that names the shell, such as Bash({sh} -c:*)."
+                    "Bash command \"{shown}\" denied: `{sh}` runs code runner does not analyse (another shell's language, where zsh glob qualifiers and fish substitutions run code, or commands from a pipe or file). Use `bash -c 'COMMANDS'`, or add an allow rule that names the shell, such as Bash({sh}:*)."
                 )),
             };
         }

@@ -136,6 +136,10 @@ fn indirect(cmd: &'static str) -> impl Strategy<Value = String> {
         Just(format!("parallel {program} ::: {rest}")),
         Just(format!("zsh -c '{cmd}'")),
         Just(format!("V='{cmd}'; ${{V}}")),
+        Just(format!("echo '{cmd}' | bash")),
+        Just(format!("bash <<< '{cmd}'")),
+        Just(format!("sh -s <<'EOF'\n{cmd}\nEOF")),
+        Just(format!("xargs -I{{}} sh -c '{program} {{}}' <<< '{rest}'")),
     ]
 }
 
