@@ -589,12 +589,6 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
     }
 }
 
-/// The words of `argv` that name files the command reads, for path confinement; `None` when
-/// the program is not a read-only file reader (or its words are not understood).
-pub fn read_paths(argv: &[ArgWord]) -> Option<Vec<ArgWord>> {
-    reads(argv).ok().map(|r| r.paths)
-}
-
 /// What copying and archiving programs read (they are not read-only, but Read deny rules,
 /// kernel file systems and symlinks followed out of the workspace hold for them whatever
 /// allows them): `cp` and `rsync` sources, `tar`/`zip` members, with recursion and link
