@@ -148,6 +148,9 @@ pub struct SimpleCmd {
     pub foreign_shell: Option<String>,
     /// Files its wrappers write (`flock`'s lock file, `script`'s typescript, `time -o`).
     pub wrapper_writes: Vec<ArgWord>,
+    /// A wrapper clears or unsets environment variables (`env -i`, `env -u`): the command
+    /// does not run with the environment runner gives read-only commands.
+    pub env_cleared: bool,
 }
 
 impl SimpleCmd {
@@ -164,6 +167,7 @@ impl SimpleCmd {
             shell_wrapper: false,
             foreign_shell: None,
             wrapper_writes: vec![],
+            env_cleared: false,
         }
     }
 
@@ -669,6 +673,7 @@ impl Walker {
         cmd.layers = unwrapped.layers;
         cmd.unseen_args = unwrapped.unseen_args;
         cmd.wrapper_writes = unwrapped.writes;
+        cmd.env_cleared = unwrapped.env_cleared;
         cmd.assignments = assignments;
         cmd.assignments.extend(
             unwrapped
@@ -777,6 +782,7 @@ impl Walker {
         cmd.layers = unwrapped.layers;
         cmd.unseen_args = unwrapped.unseen_args || in_dir;
         cmd.wrapper_writes = unwrapped.writes;
+        cmd.env_cleared = unwrapped.env_cleared;
         cmd.assignments = unwrapped
             .env
             .into_iter()

@@ -972,6 +972,11 @@ impl Policy {
         if let Err(why) = readonly::check(&argv, &c.cwd, roots) {
             not.get_or_insert(why);
         }
+        if c.env_cleared {
+            not.get_or_insert(
+                "`env -i`/`env -u` removes the environment runner sets for read-only commands (it keeps git from running programs its configuration names)".into(),
+            );
+        }
         // Files it reads: confinement for the read-only set; hard denials (kernel file
         // systems, Read deny and ask rules) whatever rule allows the command.
         let mut reads = readonly::copy_reads(&argv).unwrap_or_else(|| {

@@ -37,6 +37,8 @@ pub struct Unwrapped {
     pub unseen_args: bool,
     /// `NAME=VALUE` words given to `env`: the name and whether the value is static.
     pub env: Vec<(String, bool)>,
+    /// `env -i` or `env -u`: the wrapped command does not get the environment runner set.
+    pub env_cleared: bool,
     /// Files the wrappers themselves write (`flock`'s lock file, `script`'s typescript,
     /// `time -o`'s report).
     pub writes: Vec<ArgWord>,
@@ -511,6 +513,9 @@ fn env(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, 
         }
     }
     let s = options("env", rest, &ENV, 0)?;
+    out.env_cleared |= s
+        .parsed
+        .has(&["-i", "--ignore-environment", "-u", "--unset"]);
     let mut k = s.skip - 1;
     while let Some(a) = rest.get(k) {
         match a.text.split_once('=') {
