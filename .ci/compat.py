@@ -1,6 +1,6 @@
 """Check runner's outputs with Claude Code's own tools (run by .ci/run).
 
-Inputs, all produced from one real run of the binary by tests/compat_artifacts.rs:
+Inputs, all produced from one real run of the binary by tests/it/compat_artifacts.rs:
   COMPAT/stream.jsonl   runner's stream-json frames
   COMPAT/expected.json  the token totals, session id and structured output of that run
 and the exports of two tools that read the run's transcript:

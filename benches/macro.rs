@@ -1,5 +1,5 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
-//! server (tests/support), plus the Grep/Glob tools against `rg` on a big generated tree.
+//! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
 //! `cargo bench --bench macro -- [session|parallel|grep|batch|all]` (default: all).
 //!
@@ -19,9 +19,21 @@
 //! `cargo bench` builds the bench profile (= release), and `CARGO_BIN_EXE_runner` is that
 //! build of the binary.
 
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
 #[path = "common/mod.rs"]
 mod common;
-#[path = "../tests/support/mod.rs"]
+// The benchmarks use a part of the integration tests' support code.
+#[path = "../tests/it/support/mod.rs"]
+#[allow(dead_code, unused_imports)]
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -223,7 +235,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),
-        runner::process::EnvPolicy::default(),
+        runner::process::ChildPolicy::default(),
         tokio_util::sync::CancellationToken::new(),
     )
 }

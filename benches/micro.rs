@@ -12,9 +12,19 @@
 //! Each figure is the median per-iteration time over several samples. Pass a substring as the
 //! first argument to run only the matching groups (`cargo bench --bench micro -- sse`).
 
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
 #[path = "common/mod.rs"]
 mod common;
-#[path = "../tests/reports/script.rs"]
+#[path = "../tests/it/reports/script.rs"]
 #[allow(dead_code)]
 mod script;
 

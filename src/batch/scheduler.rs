@@ -16,11 +16,15 @@ use crate::report::progress;
 use crate::session::RunOptions;
 use crate::spec::LoadedSpec;
 
+/// How long tasks may still take to write their reports after a second signal (their
+/// commands were killed).
+const SECOND_SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// Called with each task's result as soon as it is known (`true` for a task that was skipped).
-pub type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
+pub(crate) type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
 
 /// How a batch runs.
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// Most tasks at once (`--jobs`).
     pub jobs: u32,
     /// The start gate (`--fail-fast`, `--max-total-cost-usd`).
@@ -34,7 +38,7 @@ pub struct Schedule {
 }
 
 /// How a batch ended.
-pub struct BatchEnd {
+pub(crate) struct BatchEnd {
     /// Every task's result, in the order given; a task a second signal cut short is
     /// `interrupted` ("cut short by a second signal").
     pub results: Vec<RunResult>,
@@ -45,17 +49,33 @@ pub struct BatchEnd {
 }
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
-pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Schedule) -> BatchEnd {
+pub(crate) async fn run_all(
+    tasks: Vec<(PreparedTask, Option<String>)>,
+    schedule: Schedule,
+) -> BatchEnd {
     let specs: Vec<LoadedSpec> = tasks.iter().map(|(t, _)| t.loaded.clone()).collect();
     let stoppers: Vec<Stopper> = tasks.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());
     let last_signal = Arc::new(Mutex::new(2));
     spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
     let slots: Arc<Mutex<Vec<Option<RunResult>>>> = Arc::new(Mutex::new(vec![None; tasks.len()]));
+    let run = dispatch(tasks, stoppers, &schedule, slots.clone());
+    tokio::pin!(run);
     let cut_short = tokio::select! {
-        _ = dispatch(tasks, stoppers, &schedule, slots.clone()) => false,
+        _ = &mut run => false,
         _ = second.notified() => true,
     };
+    if cut_short {
+        // Nothing runner started outlives it: every process group still running is killed,
+        // and the tasks get a moment to write their reports now that their commands are gone.
+        crate::process::kill_all();
+        if tokio::time::timeout(SECOND_SIGNAL_GRACE, &mut run)
+            .await
+            .is_err()
+        {
+            tracing::warn!("tasks still running after the second signal are reported as cut short");
+        }
+    }
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
     let slots = match slots.lock() {
         Ok(g) => g.clone(),

@@ -30,7 +30,11 @@ const SCRIPT_EXTENSIONS: &[&str] = &[
 /// The first file inside `workdir` that a hook or check command runs as code, if any. `args`:
 /// the exec form's arguments (no shell); otherwise `command` is a `bash -c` script. The
 /// command runs in `workdir`, with `CLAUDE_PROJECT_DIR` set to it.
-pub fn workdir_script(command: &str, args: Option<&[String]>, workdir: &Path) -> Option<PathBuf> {
+pub(crate) fn workdir_script(
+    command: &str,
+    args: Option<&[String]>,
+    workdir: &Path,
+) -> Option<PathBuf> {
     let inside = |word: &str, cwd: &Path| -> Option<PathBuf> {
         let p = paths::resolve(cwd, Path::new(word));
         (p.starts_with(workdir)

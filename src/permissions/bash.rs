@@ -24,7 +24,7 @@ use brush_parser::{Parser, ParserOptions};
 use super::paths;
 use super::wrappers::{self, Layer};
 
-/// Commands longer than this are never analysed (reference §5).
+/// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
 
 /// How a process substitution (`<(...)`, `>(...)`) word is shown; its commands are analysed.

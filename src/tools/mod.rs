@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
 use crate::permissions::Scope;
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::roots::SessionRoots;
 pub use access::Access;
 
@@ -119,7 +119,7 @@ pub struct ToolContext {
     /// Directory for spilled large outputs.
     pub spill_dir: PathBuf,
     /// Environment policy for child processes.
-    pub env: Arc<EnvPolicy>,
+    pub env: Arc<ChildPolicy>,
     /// Cancelled when the run is interrupted; long calls must stop promptly.
     pub cancel: CancellationToken,
     /// Bash's persistent working directory (stays inside the workdir).
@@ -137,7 +137,7 @@ pub struct ToolContext {
 
 impl ToolContext {
     /// A context for `roots` with fresh state.
-    pub fn new(roots: Arc<SessionRoots>, env: EnvPolicy, cancel: CancellationToken) -> Self {
+    pub fn new(roots: Arc<SessionRoots>, env: ChildPolicy, cancel: CancellationToken) -> Self {
         let spill_dir = roots.output_dir.join("tool-results");
         let cwd = roots.workdir.clone();
         ToolContext {
@@ -228,7 +228,7 @@ pub trait CheckedCall: Send + Sync {
 }
 
 /// A [`Tool`] behind the [`DynTool`] face.
-pub struct Erased<T: Tool>(pub Arc<T>);
+pub(crate) struct Erased<T: Tool>(pub Arc<T>);
 
 impl<T: Tool> DynTool for Erased<T> {
     fn name(&self) -> &'static str {

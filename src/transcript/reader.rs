@@ -125,8 +125,10 @@ pub fn read_transcript(path: impl AsRef<Path>) -> Result<Transcript, TranscriptE
     parse_transcript(path, &bytes)
 }
 
-/// Parse transcript bytes (`path` only names the source in errors).
+/// Parse transcript bytes (`path` only names the source in errors). A UTF-8 byte order mark
+/// at the start (left by some editors and Windows tools) is ignored.
 pub fn parse_transcript(path: &Path, bytes: &[u8]) -> Result<Transcript, TranscriptError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let lines: Vec<(usize, &[u8])> = bytes
         .split(|b| *b == b'\n')
         .enumerate()
@@ -209,6 +211,10 @@ impl Transcript {
             git_branch: s("gitBranch").filter(|b| !b.is_empty()),
             git_base_commit: s("gitBaseCommit"),
             version: s("version").unwrap_or_default(),
+            sandbox: v
+                .get("sandbox")
+                .cloned()
+                .and_then(|x| serde_json::from_value(x).ok()),
         })
     }
 
@@ -403,7 +409,7 @@ impl Transcript {
 }
 
 /// The text of a synthetic result for a tool call the run never answered.
-pub const UNANSWERED_RESULT: &str =
+pub(crate) const UNANSWERED_RESULT: &str =
     "Not run: the run stopped before this tool call finished. Run it again if you still need it.";
 
 /// Make every tool_use answered by the next user message and every tool_result answer a
@@ -532,6 +538,17 @@ mod tests {
     fn parse(lines: &[Value]) -> Transcript {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_ignored() {
+        let first = json!({"type": "system", "subtype": "runner_init", "uuid": "u0"});
+        let text = format!("\u{feff}{first}\n{}\n", json!({"type": "summary"}));
+        let t = parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap();
+        assert_eq!(t.records.len(), 2);
+        assert_eq!(t.records[0].value, first);
+        assert!(t.init_record().is_some());
+        assert!(t.skipped.is_empty() && t.truncated.is_none());
     }
 
     fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {

@@ -26,7 +26,7 @@ use crate::transcript::record::{SUBTYPE_PERMISSION_DENIED, SUBTYPE_WORKTREE};
 
 /// The user message a resumed run sends when the conversation ends with the model's answer
 /// and no `--prompt` was given.
-pub const DEFAULT_CONTINUATION: &str = "The run was interrupted and has been resumed. Continue the task from where it stopped; do not repeat work that is already done.";
+pub(crate) const DEFAULT_CONTINUATION: &str = "The run was interrupted and has been resumed. Continue the task from where it stopped; do not repeat work that is already done.";
 
 /// What a resumed task starts from; [`crate::task::run_task`] uses it instead of a fresh start.
 #[derive(Debug, Clone)]

@@ -1,0 +1,85 @@
+//! Build metadata for `runner --version`: the git commit and the target the binary was built for.
+//!
+//! The commit comes from, in order: `RUNNER_GIT_COMMIT` (set by the release workflow), the git
+//! checkout the crate is built in, or the `.cargo_vcs_info.json` that `cargo package` writes
+//! into a published crate. A build from a plain source tarball says `unknown`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    println!("cargo:rerun-if-env-changed=RUNNER_GIT_COMMIT");
+    println!("cargo:rerun-if-changed=build.rs");
+    let commit = std::env::var("RUNNER_GIT_COMMIT")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| short(c.trim()))
+        .or_else(|| git_commit(&manifest_dir))
+        .or_else(|| vcs_info_commit(&manifest_dir))
+        .unwrap_or_else(|| "unknown".to_string());
+    let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown".to_string());
+    println!("cargo:rustc-env=RUNNER_GIT_COMMIT={commit}");
+    println!("cargo:rustc-env=RUNNER_BUILD_TARGET={target}");
+}
+
+/// The first 12 hex digits, like `git rev-parse --short=12`.
+fn short(commit: &str) -> String {
+    commit.chars().take(12).collect()
+}
+
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+}
+
+/// HEAD of the git checkout whose top level is the crate itself (not of a repository the
+/// source happens to sit inside), and rebuild when HEAD moves.
+fn git_commit(manifest_dir: &Path) -> Option<String> {
+    let top = PathBuf::from(git(manifest_dir, &["rev-parse", "--show-toplevel"])?);
+    if top.canonicalize().ok()? != manifest_dir.canonicalize().ok()? {
+        return None;
+    }
+    let commit = git(manifest_dir, &["rev-parse", "--short=12", "HEAD"])?;
+    // Rebuild when HEAD or the branch it points to moves. Only existing files: cargo reruns
+    // the script on every build for a missing one.
+    let abs = |p: String| {
+        let p = PathBuf::from(p);
+        if p.is_absolute() { p } else { top.join(p) }
+    };
+    let mut watch = Vec::new();
+    if let Some(head) = git(manifest_dir, &["rev-parse", "--git-path", "HEAD"]) {
+        watch.push(abs(head));
+    }
+    if let Some(branch) = git(manifest_dir, &["symbolic-ref", "-q", "HEAD"])
+        && let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", &branch])
+    {
+        watch.push(abs(p));
+    }
+    if let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", "packed-refs"]) {
+        watch.push(abs(p));
+    }
+    for path in watch.iter().filter(|p| p.is_file()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    Some(commit)
+}
+
+/// `git.sha1` from the `.cargo_vcs_info.json` of a crate built from crates.io.
+fn vcs_info_commit(manifest_dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(manifest_dir.join(".cargo_vcs_info.json")).ok()?;
+    let rest = &text[text.find("\"sha1\"")? + "\"sha1\"".len()..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let sha = &rest[..rest.find('"')?];
+    (!sha.is_empty() && sha.chars().all(|c| c.is_ascii_hexdigit())).then(|| short(sha))
+}

@@ -1,0 +1,330 @@
+//! `runner init`: start a repository off with a commented task spec, `.runner/` in
+//! `.gitignore`, and (with `--workflow`) a GitHub workflow that runs the specs.
+//!
+//! Nothing existing is ever overwritten: every file to be created is checked first, and one
+//! that exists stops the command before anything is written (exit 2, naming the file).
+//! `.gitignore` is the one file that may already exist; it only ever gets a line appended.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::spec::validate::name_problem;
+
+/// Exit code when nothing could be done (a file exists, a bad name, an unwritable path).
+const EXIT_INVALID: i32 = 2;
+
+/// Where editors fetch the task spec JSON Schema from: the file attached to the latest
+/// release, so the `# yaml-language-server: $schema=…` line works in any repository.
+pub(crate) const SCHEMA_URL: &str =
+    "https://github.com/your-org/runner/releases/latest/download/task.schema.json";
+
+/// The line `runner init` adds to `.gitignore`: runner's default output directory.
+const GITIGNORE_LINE: &str = ".runner/";
+
+/// Where `--workflow` writes the example workflow, relative to the directory.
+const WORKFLOW_PATH: &str = ".github/workflows/runner.yml";
+
+/// `runner init` arguments.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Name of the starter task: the spec is written to `tasks/NAME.yaml` (letters, digits,
+    /// `-`, `_`, `.`).
+    #[arg(value_name = "NAME", default_value = "first-task")]
+    pub name: String,
+    /// Also write an example GitHub workflow (`.github/workflows/runner.yml`) that runs every
+    /// spec in `tasks/` on pull requests.
+    #[arg(long)]
+    pub workflow: bool,
+}
+
+/// Why `runner init` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The task name is not a valid task name.
+    #[error("invalid task name: {0}")]
+    Name(String),
+    /// A file `init` would create exists already.
+    #[error("{} already exists; runner init never overwrites a file (remove it, or pick another name)", .0.display())]
+    Exists(PathBuf),
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+}
+
+/// What `init` did to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The file was created.
+    Created(PathBuf),
+    /// A line was appended to the existing file (or the file was created with it).
+    Appended(PathBuf, &'static str),
+    /// The file already held what `init` would add.
+    Unchanged(PathBuf),
+}
+
+/// `runner init [NAME] [--workflow]`: set up the current directory, report on stderr, return
+/// the exit code (0, or 2 with nothing overwritten).
+pub fn run(args: &InitArgs) -> i32 {
+    // An empty base keeps the reported paths relative (`tasks/x.yaml`, not `./tasks/x.yaml`).
+    match init(Path::new(""), &args.name, args.workflow) {
+        Ok(changes) => {
+            let spec = Path::new("tasks").join(format!("{}.yaml", args.name));
+            let _ = report(&mut io::stderr().lock(), &changes, &spec);
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(io::stderr(), "error: {e}");
+            EXIT_INVALID
+        }
+    }
+}
+
+/// Create the starter spec (and the workflow), and add `.runner/` to `.gitignore`, under
+/// `dir`. Every file to create is checked first: if one exists, nothing is written.
+pub fn init(dir: &Path, name: &str, workflow: bool) -> Result<Vec<Change>, InitError> {
+    if let Some(why) = name_problem(name) {
+        return Err(InitError::Name(why));
+    }
+    let spec_rel = Path::new("tasks").join(format!("{name}.yaml"));
+    let mut files: Vec<(PathBuf, String)> = vec![(spec_rel, starter_spec(name))];
+    if workflow {
+        files.push((PathBuf::from(WORKFLOW_PATH), workflow_text()));
+    }
+    for (rel, _) in &files {
+        let path = dir.join(rel);
+        if path.symlink_metadata().is_ok() {
+            return Err(InitError::Exists(path));
+        }
+    }
+    let mut changes = Vec::new();
+    for (rel, text) in &files {
+        let path = dir.join(rel);
+        create_new(&path, text)?;
+        changes.push(Change::Created(path));
+    }
+    changes.push(add_gitignore_line(&dir.join(".gitignore"), GITIGNORE_LINE)?);
+    Ok(changes)
+}
+
+/// Write `text` to a new file at `path` (creating parent directories); an existing file is
+/// [`InitError::Exists`], never replaced.
+fn create_new(path: &Path, text: &str) -> Result<(), InitError> {
+    let io_err = |source| InitError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|source| InitError::Io {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => InitError::Exists(path.to_path_buf()),
+            _ => io_err(e),
+        })?;
+    file.write_all(text.as_bytes()).map_err(io_err)
+}
+
+/// Append `line` to the ignore file at `path` unless a line already ignores the same
+/// directory (`.runner`, `.runner/`, `/.runner`, `/.runner/`); create the file if missing.
+fn add_gitignore_line(path: &Path, line: &'static str) -> Result<Change, InitError> {
+    let io_err = |source| InitError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let existing = match fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(io_err(e)),
+    };
+    let wanted = line.trim_matches('/');
+    let present = String::from_utf8_lossy(&existing)
+        .lines()
+        .any(|l| l.trim().trim_matches('/') == wanted);
+    if present {
+        return Ok(Change::Unchanged(path.to_path_buf()));
+    }
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(io_err)?;
+    let mut text = String::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
+    file.write_all(text.as_bytes()).map_err(io_err)?;
+    Ok(Change::Appended(path.to_path_buf(), line))
+}
+
+/// Tell the user what was written and what to do next.
+fn report(w: &mut impl Write, changes: &[Change], spec: &Path) -> io::Result<()> {
+    for c in changes {
+        match c {
+            Change::Created(p) => writeln!(w, "     Created {}", p.display())?,
+            Change::Appended(p, line) => {
+                writeln!(w, "     Updated {} (added {line})", p.display())?
+            }
+            Change::Unchanged(p) => writeln!(w, "   Unchanged {}", p.display())?,
+        }
+    }
+    let spec = spec.display();
+    writeln!(w)?;
+    writeln!(w, "Next:")?;
+    writeln!(w, "  runner validate {spec}      check the spec")?;
+    writeln!(
+        w,
+        "  runner exec {spec}          run it (needs ANTHROPIC_API_KEY)"
+    )
+}
+
+/// The starter spec: valid as written, read-only by default, every common field shown.
+fn starter_spec(name: &str) -> String {
+    STARTER_SPEC
+        .replace("{schema_url}", SCHEMA_URL)
+        .replace("{name}", name)
+}
+
+/// The example workflow, pinned to the release of this runner.
+fn workflow_text() -> String {
+    WORKFLOW.replace("{version}", crate::VERSION)
+}
+
+const STARTER_SPEC: &str = r#"# yaml-language-server: $schema={schema_url}
+#
+# A runner task spec. Check it, then run it:
+#
+#   runner validate tasks/{name}.yaml
+#   runner exec tasks/{name}.yaml          # needs ANTHROPIC_API_KEY
+#
+# Paths in this file are relative to this file. `runner schema` prints every field.
+name: {name}
+prompt: |
+  Summarize this repository for a new contributor: what it does, how to build it, and how to
+  run its tests. Do not change any file.
+model: claude-sonnet-4-5
+workdir: ..                       # the repository root
+tools: [Read, Glob, Grep, Bash]   # add Edit and Write to let the agent change files
+permissions:
+  # dontAsk: reads inside the workdir and read-only commands (ls, cat, git diff, ...) run
+  # without a rule; anything else needs an allow rule and is denied otherwise.
+  # acceptEdits: Edit/Write inside the workdir run too. plan: reads only.
+  mode: dontAsk
+  allow: []                       # e.g. ["Bash(cargo test:*)", "Bash(npm test)"]
+  deny: ["Bash(git push:*)"]
+limits:
+  max_turns: 20
+  max_cost_usd: 1.0
+  timeout: 15m
+# Success checks, run in the workdir after the agent finishes; each is a JUnit testcase.
+# verify:
+#   - name: tests
+#     run: cargo test --quiet
+# With attempts: 2, a failing check's output goes back to the agent once.
+# attempts: 2
+"#;
+
+/// The example workflow: run every spec in `tasks/` on pull requests, publish the JUnit
+/// report, keep the transcripts.
+const WORKFLOW: &str = r#"# Runs every task spec in tasks/ on each pull request with runner, then keeps the JUnit
+# report and the transcripts as artifacts. Needs the repository secret ANTHROPIC_API_KEY.
+name: runner
+on:
+  pull_request:
+permissions:
+  contents: read
+jobs:
+  tasks:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - id: runner
+        uses: your-org/runner@v{version}
+        env:
+          ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
+        with:
+          tasks: tasks/
+          junit: runner-junit.xml
+      - name: Keep the report and transcripts
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: runner
+          path: |
+            runner-junit.xml
+            .runner/
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gitignore_line_added_once_with_a_newline_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".gitignore");
+        fs::write(&p, "target").unwrap();
+        assert_eq!(
+            add_gitignore_line(&p, GITIGNORE_LINE).unwrap(),
+            Change::Appended(p.clone(), GITIGNORE_LINE)
+        );
+        assert_eq!(fs::read_to_string(&p).unwrap(), "target\n.runner/\n");
+        assert_eq!(
+            add_gitignore_line(&p, GITIGNORE_LINE).unwrap(),
+            Change::Unchanged(p.clone())
+        );
+        assert_eq!(fs::read_to_string(&p).unwrap(), "target\n.runner/\n");
+    }
+
+    #[test]
+    fn gitignore_equivalent_spellings_count_as_present() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".gitignore");
+        for existing in ["/.runner\n", ".runner\n", "  /.runner/  \n"] {
+            fs::write(&p, existing).unwrap();
+            assert_eq!(
+                add_gitignore_line(&p, GITIGNORE_LINE).unwrap(),
+                Change::Unchanged(p.clone()),
+                "{existing:?}"
+            );
+        }
+        fs::write(&p, ".runner-old/\n").unwrap();
+        assert!(matches!(
+            add_gitignore_line(&p, GITIGNORE_LINE).unwrap(),
+            Change::Appended(..)
+        ));
+    }
+
+    #[test]
+    fn starter_spec_names_the_task_and_the_schema() {
+        let s = starter_spec("nightly.docs");
+        assert!(s.starts_with(&format!("# yaml-language-server: $schema={SCHEMA_URL}\n")));
+        assert!(s.contains("\nname: nightly.docs\n"));
+        assert!(s.contains("runner exec tasks/nightly.docs.yaml"));
+        assert!(!s.contains("{name}") && !s.contains("{schema_url}"));
+    }
+
+    #[test]
+    fn a_bad_name_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = init(dir.path(), "a b", true).unwrap_err();
+        assert!(matches!(e, InitError::Name(_)), "{e}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

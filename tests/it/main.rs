@@ -1,0 +1,56 @@
+//! The integration tests, as one test binary: the tests of each area are a module here,
+//! and `support` (mock servers, SSE builders, helpers that drive the real binary) is compiled
+//! once for all of them. A new test file is `tests/it/NAME.rs` with `use crate::support::*;`
+//! and a `mod NAME;` line here; run one with `cargo test --test it NAME::`.
+
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
+mod support;
+
+mod anthropic_http;
+mod compat_artifacts;
+mod context;
+mod example_replay;
+mod examples;
+mod exec_basic;
+mod exec_batch;
+mod exec_cli;
+mod exec_concurrent_bash;
+mod exec_errors;
+mod exec_git;
+mod exec_github;
+mod exec_limits;
+mod exec_multi;
+mod exec_outputs;
+mod exec_permissions;
+mod exec_signals;
+mod exec_spec;
+mod exec_streaming_tools;
+mod exec_verify;
+mod fuzz_parsers;
+mod hooks_e2e;
+mod init;
+mod install;
+mod mock_selftest;
+mod openai_exec;
+mod openai_fixtures;
+mod permissions_e2e;
+mod policy_e2e;
+mod prompt_caching;
+mod provider_fixtures;
+mod reliability;
+mod replay_strict;
+mod reports;
+mod resume;
+mod retry;
+mod sandbox_e2e;
+mod schema_sync;
+mod structured_output;

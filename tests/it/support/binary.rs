@@ -1,0 +1,265 @@
+//! Running the real `runner` binary: a clean environment, pointed at a mock model server,
+//! run to completion ([`Runner::run`]) or started for a test that signals it
+//! ([`Runner::spawn`]).
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+use super::harness::{events_of, json_lines};
+
+/// Dummy API key the harness puts in `ANTHROPIC_API_KEY`.
+pub const DUMMY_API_KEY: &str = "sk-ant-test-dummy";
+
+/// `RUNNER_STREAM_IDLE_TIMEOUT_MS` the harness sets (small, so stall tests are quick; long
+/// enough not to fire on a loaded 2-core machine). Override with `.env(...)`.
+pub const TEST_STREAM_IDLE_TIMEOUT_MS: &str = "3000";
+
+/// How long [`Runner::run`] lets the binary run before killing it: a hung child fails the
+/// test instead of hanging the suite.
+const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Environment variable prefixes removed from the child's environment.
+const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_"];
+
+/// Individual variables removed from the child's environment.
+const SCRUBBED_VARS: &[&str] = &[
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+];
+
+/// A mock model server the binary can be pointed at.
+pub trait ModelServer {
+    /// The environment that sends the binary's model traffic to this server.
+    fn runner_env(&self) -> Vec<(&'static str, String)>;
+}
+
+/// The `runner` binary as a `std::process::Command` with a clean environment: every
+/// `ANTHROPIC_*`, `RUNNER_*`, `OPENAI_*`, `CLAUDE_*` variable, `RUST_LOG` and proxy variables
+/// removed; `ANTHROPIC_API_KEY` set to [`DUMMY_API_KEY`]; `ANTHROPIC_BASE_URL` set to a closed
+/// local port (so nothing can reach the network by accident);
+/// `RUNNER_STREAM_IDLE_TIMEOUT_MS` = [`TEST_STREAM_IDLE_TIMEOUT_MS`]; `NO_COLOR=1`;
+/// `NO_PROXY=127.0.0.1,localhost`; stdin null.
+pub fn runner_std_cmd() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_runner"));
+    for (k, _) in std::env::vars_os() {
+        let Some(k) = k.to_str() else { continue };
+        if SCRUBBED_PREFIXES.iter().any(|p| k.starts_with(p)) || SCRUBBED_VARS.contains(&k) {
+            cmd.env_remove(k);
+        }
+    }
+    for k in SCRUBBED_VARS {
+        cmd.env_remove(k);
+    }
+    cmd.env("ANTHROPIC_API_KEY", DUMMY_API_KEY)
+        // Port 9 (discard) on loopback: refused, never the real API.
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("RUNNER_STREAM_IDLE_TIMEOUT_MS", TEST_STREAM_IDLE_TIMEOUT_MS)
+        .env("NO_COLOR", "1")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .stdin(Stdio::null());
+    cmd
+}
+
+/// A `runner` command line being put together ([`runner_std_cmd`]'s environment), run with
+/// [`Runner::run`] or started with [`Runner::spawn`].
+pub struct Runner {
+    cmd: Command,
+}
+
+impl Runner {
+    /// The binary, not pointed at any model server (the base URL is a closed port): for
+    /// `validate`, `schema`, replay and the like.
+    pub fn new() -> Runner {
+        Runner {
+            cmd: runner_std_cmd(),
+        }
+    }
+
+    /// The binary pointed at `mock`.
+    pub fn against(mock: &impl ModelServer) -> Runner {
+        let mut r = Runner::new();
+        for (k, v) in mock.runner_env() {
+            r.cmd.env(k, v);
+        }
+        r
+    }
+
+    /// Add an argument.
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
+        self.cmd.arg(arg);
+        self
+    }
+
+    /// Add arguments.
+    pub fn args(mut self, args: impl IntoIterator<Item = impl AsRef<OsStr>>) -> Self {
+        self.cmd.args(args);
+        self
+    }
+
+    /// `--output-format json`.
+    pub fn json(self) -> Self {
+        self.args(["--output-format", "json"])
+    }
+
+    /// `--output-format stream-json`.
+    pub fn stream_json(self) -> Self {
+        self.args(["--output-format", "stream-json"])
+    }
+
+    /// `--junit PATH`.
+    pub fn junit(self, path: impl AsRef<Path>) -> Self {
+        self.arg("--junit").arg(path.as_ref())
+    }
+
+    /// Set an environment variable.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    /// Remove an environment variable.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// Set environment variables.
+    pub fn envs<K: AsRef<OsStr>, V: AsRef<OsStr>>(
+        mut self,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.cmd.envs(vars);
+        self
+    }
+
+    /// Run in `dir`.
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    /// Run to completion with stdin at EOF (killed after a minute).
+    pub fn run(self) -> Run {
+        let mut cmd = assert_cmd::Command::from_std(self.cmd);
+        // assert_cmd always gives the child a stdin pipe; writing nothing closes it at once, so
+        // the child sees EOF (as with /dev/null).
+        cmd.write_stdin(Vec::<u8>::new()).timeout(RUN_TIMEOUT);
+        Run::from(cmd.output().expect("run runner"))
+    }
+
+    /// Start without waiting, stdout and stderr piped: for tests that signal the binary.
+    pub fn spawn(mut self) -> Started {
+        let child = self
+            .cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start runner");
+        Started { child }
+    }
+}
+
+impl Default for Runner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A binary started by [`Runner::spawn`].
+pub struct Started {
+    child: Child,
+}
+
+impl Started {
+    /// Send `signal` to the binary.
+    pub fn signal(&self, signal: Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, signal).expect("signal runner");
+    }
+
+    /// Wait for it to exit.
+    pub fn wait(self) -> Run {
+        Run::from(self.child.wait_with_output().expect("wait for runner"))
+    }
+}
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// stdout, lossy UTF-8.
+    pub stdout: String,
+    /// stderr, lossy UTF-8.
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    /// stdout parsed as JSON lines (`--output-format json` results, stream-json frames).
+    pub fn json(&self) -> Vec<Value> {
+        json_lines(self.stdout.as_bytes())
+    }
+
+    /// The single JSON line of `--output-format json` (panics unless there is exactly one).
+    pub fn result(&self) -> Value {
+        let mut lines = self.json();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected one result line:\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        lines.remove(0)
+    }
+
+    /// The last `type: result` line of stdout (stream-json ends with one).
+    pub fn result_frame(&self) -> Value {
+        self.json()
+            .into_iter()
+            .rfind(|f| f["type"] == "result")
+            .unwrap_or_else(|| panic!("no result frame; stderr: {}", self.stderr))
+    }
+
+    /// The `system` frames of stdout with this `subtype`.
+    pub fn system(&self, subtype: &str) -> Vec<Value> {
+        events_of(&self.json(), "system", Some(subtype))
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Panic with stdout and stderr unless the exit code is `code`.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}

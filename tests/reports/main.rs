@@ -1,9 +1,0 @@
-//! Integration tests of the output sinks: transcript, stream-json, json, text and JUnit.
-
-mod json_text;
-mod junit;
-mod script;
-mod snapshots;
-mod stream_json;
-mod support;
-mod transcript;
