@@ -687,6 +687,9 @@ impl Walker {
             return self.run_script(cmd, &script.text);
         }
         cmd.sets = self.builtin_sets(cmd.argv())?;
+        if has_redirect(s) {
+            cmd.sets.extend(fd_variables(&cmd.words)?);
+        }
         if let Some(name) = cmd.argv().first()
             && matches!(name.text.as_str(), "test" | "[")
             && cmd.argv()[1..]
@@ -702,7 +705,9 @@ impl Walker {
                 name.text
             ));
         }
-        if let Some(name) = foreign_shell(cmd.argv()) {
+        if let Some(name) =
+            foreign_shell(cmd.argv()).or_else(|| multicall_shell(&cmd.layers, cmd.argv()))
+        {
             cmd.foreign_shell = Some(name);
             self.push(cmd);
             return Ok(());
@@ -788,7 +793,9 @@ impl Walker {
             .into_iter()
             .map(|(name, static_value)| EnvAssignment { name, static_value })
             .collect();
-        if let Some(name) = foreign_shell(cmd.argv()) {
+        if let Some(name) =
+            foreign_shell(cmd.argv()).or_else(|| multicall_shell(&cmd.layers, cmd.argv()))
+        {
             cmd.foreign_shell = Some(name);
             self.push(cmd);
             return Ok(());
@@ -1476,6 +1483,41 @@ fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     Ok(Some(words.join(" ")))
 }
 
+/// Whether a simple command has a redirection.
+fn has_redirect(s: &SimpleCommand) -> bool {
+    s.prefix
+        .iter()
+        .flat_map(|p| p.0.iter())
+        .chain(s.suffix.iter().flat_map(|p| p.0.iter()))
+        .any(|i| matches!(i, CommandPrefixOrSuffixItem::IoRedirect(_)))
+}
+
+/// The variables `{NAME}>file` redirections assign (bash stores the file descriptor it opened
+/// in `NAME`, and keeps it for builtins: `echo x {PATH}>/dev/null` sets `PATH`). The parser
+/// reads `{NAME}` as a word, so in a command with redirections every word of that form counts
+/// as such an assignment.
+fn fd_variables(words: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    for w in words {
+        let Some(inner) = w.raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) else {
+            continue;
+        };
+        let ident_len = inner
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .count();
+        let starts_ok = inner
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        let rest = &inner[ident_len..];
+        if starts_ok && (rest.is_empty() || (rest.starts_with('[') && rest.ends_with(']'))) {
+            out.push(assigned(inner, false)?);
+        }
+    }
+    Ok(out)
+}
+
 /// A variable a builtin assigns: `name` must be a plain identifier (an array element's
 /// subscript is evaluated as arithmetic).
 fn assigned(name: &str, static_value: bool) -> Result<EnvAssignment, Unanalysable> {
@@ -1749,16 +1791,35 @@ fn check_parameter(expr: &ParameterExpr) -> Result<(), Unanalysable> {
 }
 
 /// The shell name of `argv` when it is a shell other than bash that runs code (a `-c` script,
-/// a script file, or commands from its input).
+/// a script file, or commands from its input). Names are compared the way shells are installed:
+/// path-qualified, with a version suffix (`zsh-5.9`, `ksh93`, `python3.12`-style dots) and as
+/// restricted variants (`rzsh`, `rksh`).
 fn foreign_shell(argv: &[ArgWord]) -> Option<String> {
     let name = argv.first()?;
     let base = name.text.rsplit('/').next().unwrap_or_default();
-    let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    if FOREIGN_SHELLS.contains(&base) {
-        return Some(base.to_string());
-    }
-    // `busybox sh`, `toybox sh` are ash.
-    None
+    foreign_shell_name(base).map(str::to_string)
+}
+
+/// The foreign shell `base` (a program's file name) is, if any.
+fn foreign_shell_name(base: &str) -> Option<&'static str> {
+    let stem =
+        base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '_');
+    let restricted = stem.strip_prefix('r');
+    FOREIGN_SHELLS
+        .iter()
+        .find(|s| **s == stem || restricted == Some(**s))
+        .copied()
+}
+
+/// Whether a multi-call binary (`busybox`, `toybox`) wraps the command: its `sh` is ash, not
+/// bash.
+fn multicall_shell(layers: &[Layer], argv: &[ArgWord]) -> Option<String> {
+    let name = argv.first()?;
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let wrapped = layers
+        .iter()
+        .any(|l| matches!(l.name.rsplit('/').next(), Some("busybox" | "toybox")));
+    (wrapped && SHELLS.contains(&base)).then(|| format!("busybox {base}"))
 }
 
 /// For a bash or sh that reads its commands from its standard input (no script operand, or
