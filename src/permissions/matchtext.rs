@@ -239,6 +239,7 @@ fn skipped_options(prog: &str, args: &[ArgWord], unseen: bool) -> Vec<Candidate>
             Some(i) => {
                 let sub = args[i].text.as_str();
                 out.push(join(prog, &args[i..], unseen));
+                out.extend(interleaved(prog, &args[i..], unseen));
                 let aliased = args[..i].iter().any(|a| {
                     a.text.to_ascii_lowercase().contains("alias.")
                         || a.text.starts_with("--config-env")
@@ -288,6 +289,13 @@ fn skipped_options(prog: &str, args: &[ArgWord], unseen: bool) -> Vec<Candidate>
         }
         out.push(join(prog, &args[i..], unseen));
     }
+    // Options anywhere among the subcommand words (`gh pr -R o/r merge`, `kubectl delete -n x
+    // pod`), each read both ways.
+    out.extend(interleaved(prog, args, unseen));
+    // docker's management commands: `docker image push` is `docker push`, and back.
+    if matches!(prog, "docker" | "podman") {
+        out.extend(docker_spellings(prog, args, unseen));
+    }
     // npm's aliases.
     if matches!(prog, "npm" | "pnpm" | "yarn")
         && let Some(first) = args.iter().position(|a| !a.text.starts_with('-'))
@@ -296,6 +304,120 @@ fn skipped_options(prog: &str, args: &[ArgWord], unseen: bool) -> Vec<Candidate>
         let mut words = vec![ArgWord::literal(full)];
         words.extend(args[first + 1..].iter().cloned());
         out.push(join(prog, &words, unseen));
+    }
+    out
+}
+
+/// `prog` followed by its non-option words, options removed wherever they stand, every way
+/// their values could be read (an option without `=` may take the next word); past
+/// [`MAX_AMBIGUOUS`] such options, the program name followed by anything.
+fn interleaved(prog: &str, args: &[ArgWord], unseen: bool) -> Vec<Candidate> {
+    let ambiguous = args
+        .iter()
+        .take_while(|a| a.text != "--")
+        .filter(|a| is_option(a) && !a.text.contains('='))
+        .count();
+    if ambiguous > MAX_AMBIGUOUS {
+        return vec![(format!("{prog} "), true)];
+    }
+    let mut out = Vec::new();
+    // Each bit of `mask` says whether the n-th value-less option takes the next word.
+    for mask in 0u32..(1u32 << ambiguous) {
+        let mut kept: Vec<ArgWord> = Vec::new();
+        let mut n = 0;
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if a.text == "--" {
+                kept.extend(args[i + 1..].iter().cloned());
+                break;
+            }
+            if a.dynamic && (a.text.is_empty() || a.text.starts_with('-')) {
+                // An expansion where an option may stand: anything may follow.
+                out.push((format!("{prog} "), true));
+                break;
+            }
+            if is_option(a) {
+                let takes = !a.text.contains('=') && mask & (1 << n) != 0;
+                if !a.text.contains('=') {
+                    n += 1;
+                }
+                i += if takes { 2 } else { 1 };
+                continue;
+            }
+            kept.push(a.clone());
+            i += 1;
+        }
+        let cand = join(prog, &kept, unseen);
+        if !out.contains(&cand) {
+            out.push(cand);
+        }
+    }
+    out
+}
+
+fn is_option(a: &ArgWord) -> bool {
+    !a.dynamic && a.text.starts_with('-') && a.text.len() > 1 && a.text != "--"
+}
+
+/// docker's subcommands that are also management commands (`image`, `container`), both ways.
+const DOCKER_MANAGED: &[(&str, &str, &str)] = &[
+    ("image", "build", "build"),
+    ("image", "history", "history"),
+    ("image", "import", "import"),
+    ("image", "load", "load"),
+    ("image", "pull", "pull"),
+    ("image", "push", "push"),
+    ("image", "rm", "rmi"),
+    ("image", "remove", "rmi"),
+    ("image", "save", "save"),
+    ("image", "tag", "tag"),
+    ("image", "ls", "images"),
+    ("container", "attach", "attach"),
+    ("container", "commit", "commit"),
+    ("container", "cp", "cp"),
+    ("container", "create", "create"),
+    ("container", "exec", "exec"),
+    ("container", "export", "export"),
+    ("container", "kill", "kill"),
+    ("container", "rm", "rm"),
+    ("container", "remove", "rm"),
+    ("container", "run", "run"),
+    ("container", "start", "start"),
+    ("container", "stop", "stop"),
+    ("container", "restart", "restart"),
+    ("container", "update", "update"),
+    ("container", "ls", "ps"),
+];
+
+/// `docker image push` as `docker push` and `docker push` as `docker image push` (options
+/// removed as in [`interleaved`]).
+fn docker_spellings(prog: &str, args: &[ArgWord], unseen: bool) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for (text, dynamic) in interleaved(prog, args, unseen) {
+        let rest = text.strip_prefix(prog).unwrap_or_default().trim_start();
+        let mut words = rest.splitn(3, ' ');
+        let (first, second, tail) = (words.next(), words.next(), words.next());
+        for (group, long, short) in DOCKER_MANAGED {
+            let tail = tail.map(|t| format!(" {t}")).unwrap_or_default();
+            if first == Some(*group) && second == Some(*long) {
+                out.push((format!("{prog} {short}{tail}"), dynamic));
+            }
+            if first == Some(*short) {
+                let after = [second.unwrap_or_default(), tail.trim_start()]
+                    .iter()
+                    .filter(|w| !w.is_empty())
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let after = if after.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {after}")
+                };
+                let sep = if dynamic && after.is_empty() { " " } else { "" };
+                out.push((format!("{prog} {group} {long}{after}{sep}"), dynamic));
+            }
+        }
     }
     out
 }
