@@ -115,7 +115,7 @@ const WATCHED: &[&str] = &[
     "perl", "ruby", "curl", "wget", "make", "gmake", "cargo", "pytest", "py.test", "python",
     "python3", "cp", "mv", "ln", "install", "rm", "rmdir", "unlink", "shred", "chmod", "chown",
     "chgrp", "chattr", "setfacl", "touch", "truncate", "mkdir", "mkfifo", "mknod", "dd", "unzip",
-    "patch", "rsync", "cpio",
+    "patch", "rsync", "cpio", "link", "split", "csplit",
 ];
 
 /// The risk of a command that gets arguments runner cannot see (`xargs CMD`, `find -exec CMD
@@ -270,6 +270,9 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                 ]
                 .iter()
                 .any(|f| long_is(t, f))
+                    || t.starts_with("--config.")
+                    || long_is(t, "--use-yarnrc")
+                    || long_is(t, "--rc-filename")
                     || t == "-c"
                     || t == "-C"
                 {
@@ -297,14 +300,19 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
                     || (t.starts_with("-C") && !t.starts_with("--"))
                 {
                     out.push(exec(t, "runs the makefile of another directory"));
-                } else if !t.starts_with('-')
-                    && t.split_once('=').is_some_and(|(n, _)| {
-                        !n.is_empty()
-                            && n.trim_end_matches(['+', ':', '?', '!'])
-                                .chars()
-                                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    })
+                } else if long_is(t, "--file")
+                    || long_is(t, "--makefile")
+                    || t == "-f"
+                    || (t.starts_with("-f") && !t.starts_with("--"))
+                    || long_is(t, "--include-dir")
+                    || t == "-I"
+                    || (t.starts_with("-I") && !t.starts_with("--"))
                 {
+                    out.push(exec(t, "runs a makefile named on the command line"));
+                } else if !t.starts_with('-')
+                    && t.split_once('=').is_some_and(|(n, _)| !n.is_empty())
+                {
+                    // Any `NAME=value` (make variable names may hold dots: `.SHELLFLAGS`).
                     out.push(exec(t, "overrides a make variable (SHELL, CC and others choose the programs make runs)"));
                 } else {
                     dynamic_flag(&mut out, a);
@@ -439,6 +447,42 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
         }
         "cp" | "mv" | "install" => copy_risks(prog, args, &mut out),
         "ln" => link_risks(args, &mut out),
+        "link" => {
+            if let Some(t) = operands(args, &[]).get(1) {
+                out.push(modifies("links a file to", t));
+            }
+        }
+        "split" | "csplit" => {
+            // The output prefix: split's second operand, csplit's `-f PREFIX`.
+            let prefix = if prog == "split" {
+                operands(
+                    args,
+                    &["-a", "-b", "-C", "-l", "-n", "-t", "--additional-suffix"],
+                )
+                .get(1)
+                .cloned()
+            } else {
+                args.iter()
+                    .position(|a| {
+                        (a.text.starts_with("-f") && !a.text.starts_with("--"))
+                            || long_is(&a.text, "--prefix")
+                    })
+                    .and_then(|i| {
+                        value_of(
+                            args,
+                            i,
+                            if args[i].text.starts_with("--") {
+                                usize::MAX
+                            } else {
+                                2
+                            },
+                        )
+                    })
+            };
+            if let Some(p) = prefix {
+                out.push(modifies("writes files named after", &p));
+            }
+        }
         "rm" | "rmdir" | "unlink" | "shred" => {
             let recursive = args.iter().any(|a| {
                 short_has(&a.text, 'r')
@@ -884,6 +928,17 @@ fn git_risks(args: &[ArgWord], out: &mut Vec<Risk>) {
                 out.push(modifies("clones into", dir));
             }
         }
+        "init" => {
+            for (i, a) in rest.iter().enumerate() {
+                if long_is(&a.text, "--separate-git-dir") {
+                    if let Some(v) = value_of(rest, i, usize::MAX) {
+                        out.push(modifies("creates a repository in", &v));
+                    }
+                } else if !a.text.starts_with('-') {
+                    out.push(modifies("creates a repository in", a));
+                }
+            }
+        }
         "apply" | "am"
             if !rest.iter().any(|a| {
                 matches!(
@@ -950,6 +1005,11 @@ fn pytest_risks(args: &[ArgWord], out: &mut Vec<Risk>) {
         let t = a.text.as_str();
         if long_is(t, "--basetemp") {
             if let Some(v) = value_of(args, i, usize::MAX) {
+                // Removing a directory is at least an edit of it.
+                out.push(Risk::Write {
+                    flag: "--basetemp".into(),
+                    target: Some(v.clone()),
+                });
                 out.push(Risk::Tree {
                     what: "removes and recreates",
                     target: v,

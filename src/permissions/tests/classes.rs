@@ -7,7 +7,7 @@ use crate::tools::Access;
 use PermissionMode::{AcceptEdits as AE, BypassPermissions as BP, DontAsk as DA};
 
 /// (mode, allow, deny, tool, argument, allowed)
-type Row = (
+pub(super) type Row = (
     PermissionMode,
     &'static [&'static str],
     &'static [&'static str],
@@ -18,7 +18,7 @@ type Row = (
 
 /// A workspace with the files the classes need: a secret, links out of the workspace (one
 /// dangling, one whose `..` climbs elsewhere), a script, a tree to copy.
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let fx = Fixture::new();
     let w = fx.roots.workdir.clone();
     let o = fx.root.join("outside");
@@ -54,7 +54,7 @@ fn run(name: &str, rows: &[Row]) {
     run_in(&fx, name, rows);
 }
 
-fn run_in(fx: &Fixture, name: &str, rows: &[Row]) {
+pub(super) fn run_in(fx: &Fixture, name: &str, rows: &[Row]) {
     let mut failures = Vec::new();
     for (i, (mode, allow, deny, tool, arg, expect)) in rows.iter().enumerate() {
         let d = fx.decide(*mode, allow, deny, tool, arg);
@@ -129,6 +129,12 @@ const ASSIGNMENTS: &[Row] = &[
     (BP, NONE, NONE, "Bash", "command export HOME=/tmp", false),
     (BP, NONE, NONE, "Bash", "GOFLAGS=-toolexec=./x go build", false),
     (BP, NONE, NONE, "Bash", "declare $NAME=1", false),
+    (BP, NONE, NONE, "Bash", "echo x {HOME}>/dev/null; git status", false),
+    (BP, NONE, NONE, "Bash", ": {PATH}>/dev/null; ls", false),
+    (BP, NONE, NONE, "Bash", "echo {GIT_DIR}<a.txt", false),
+    (BP, NONE, NONE, "Bash", "true {a[$(id)]}>/dev/null", false),
+    (DA, &["Edit"], NONE, "Bash", "echo {a,b} > out.txt", true),
+    (DA, &["Edit"], NONE, "Bash", "echo x {fd}>/dev/null", true),
     (DA, NONE, NONE, "Bash", "for f in *.rs; do echo \"$f\"; done", true),
     (DA, NONE, NONE, "Bash", "x=README.md; echo $x", true),
     (DA, NONE, NONE, "Bash", "CI=1 ls", true),
@@ -141,7 +147,7 @@ fn class_02_assignments_in_every_form() {
 }
 
 /// A git repository in the workdir with `config` (the repository's own configuration).
-fn git_fixture(config: &str) -> Fixture {
+pub(super) fn git_fixture(config: &str) -> Fixture {
     let fx = fixture();
     let g = fx.roots.workdir.join(".git");
     for d in ["objects", "refs/heads"] {
@@ -275,6 +281,14 @@ const SHELLS: &[Row] = &[
     (BP, NONE, NONE, "Bash", "echo ls | zsh", false),
     (BP, NONE, NONE, "Bash", "zsh script.zsh", false),
     (BP, NONE, NONE, "Bash", "bash -c \"zsh -c ls\"", false),
+    (BP, NONE, NONE, "Bash", "rzsh -c ls", false),
+    (BP, NONE, NONE, "Bash", "rksh -c ls", false),
+    (BP, NONE, NONE, "Bash", "zsh-5.9 -c ls", false),
+    (BP, NONE, NONE, "Bash", "/usr/local/bin/ksh2020 -c ls", false),
+    (BP, NONE, NONE, "Bash", "busybox sh -c ls", false),
+    (BP, NONE, NONE, "Bash", "env zsh -c ls", false),
+    (BP, NONE, NONE, "Bash", "z\\sh -c ls", false),
+    (BP, NONE, NONE, "Bash", "'zs'h -c ls", false),
     (DA, &["Bash"], NONE, "Bash", "zsh -c 'ls'", false),
     (DA, &["Bash(zsh -c:*)"], NONE, "Bash", "zsh -c 'ls'", true),
     (BP, &["Bash(fish:*)"], NONE, "Bash", "fish -c ls", true),
@@ -394,8 +408,19 @@ const GLOBAL_OPTIONS: &[Row] = &[
     (BP, NONE, &["Bash(kubectl delete:*)"], "Bash", "kubectl --context=prod delete pod x", false),
     (BP, NONE, &["Bash(gh pr merge:*)"], "Bash", "gh -R o/r pr merge 1", false),
     (BP, NONE, &["Bash(terraform apply:*)"], "Bash", "terraform -chdir=infra apply", false),
+    (BP, NONE, &["Bash(gh pr merge:*)"], "Bash", "gh pr -R o/r merge 1", false),
+    (BP, NONE, &["Bash(gh pr merge:*)"], "Bash", "gh pr --repo=o/r merge 1", false),
+    (BP, NONE, &["Bash(kubectl delete pod:*)"], "Bash", "kubectl delete -n prod pod x", false),
+    (BP, NONE, &["Bash(docker push:*)"], "Bash", "docker image push img", false),
+    (BP, NONE, &["Bash(docker push:*)"], "Bash", "docker --log-level debug image push img", false),
+    (BP, NONE, &["Bash(docker image rm:*)"], "Bash", "docker rmi img", false),
+    (BP, NONE, &["Bash(docker container run:*)"], "Bash", "docker run -it img", false),
+    (BP, NONE, &["Bash(git remote add:*)"], "Bash", "git remote -v add o https://x", false),
+    (BP, NONE, &["Bash(npm publish:*)"], "Bash", "npm --loglevel silent publish", false),
     (DA, GIT_ALL, NO_PUSH, "Bash", "git status", true),
     (DA, GIT_ALL, NO_PUSH, "Bash", "git --no-pager log -3", true),
+    (DA, GIT_ALL, NO_PUSH, "Bash", "git log --grep push", true),
+    (DA, &["Bash(docker:*)"], &["Bash(docker push:*)"], "Bash", "docker image ls", true),
     (DA, &["Bash(git diff:*)"], NONE, "Bash", "git --no-pager diff HEAD", true),
 ];
 
@@ -514,7 +539,16 @@ const RISKY_ARGUMENTS: &[Row] = &[
     (DA, &["Bash(make:*)"], NONE, "Bash", "make -j4 test", true),
     (DA, &["Bash(npm run:*)"], NONE, "Bash", "npm run build", true),
     (DA, &["Bash(pytest:*)"], NONE, "Bash", "pytest -x tests", true),
-    (DA, &["Bash(pytest:*)"], NONE, "Bash", "pytest --basetemp=build/tmp", true),
+    (DA, &["Bash(pytest:*)"], NONE, "Bash", "pytest --basetemp=build/tmp", false),
+    (DA, &["Bash(pytest:*)"], NONE, "Bash", "pytest --basetemp src", false),
+    (DA, &["Bash(pytest:*)", "Edit(./build/**)"], NONE, "Bash", "pytest --basetemp=build/tmp", true),
+    (DA, &["Bash(make:*)"], NONE, "Bash", "make .SHELLFLAGS=-ec x", false),
+    (DA, &["Bash(make:*)"], NONE, "Bash", "make -f /tmp/x", false),
+    (DA, &["Bash(make:*)"], NONE, "Bash", "make --file=/tmp/x all", false),
+    (DA, &["Bash(make:*)"], NONE, "Bash", "make -I /tmp/inc all", false),
+    (DA, &["Bash(make -f Makefile.ci:*)"], NONE, "Bash", "make -f Makefile.ci test", true),
+    (DA, &["Bash(pnpm:*)"], NONE, "Bash", "pnpm --config.script-shell=./x run build", false),
+    (DA, &["Bash(yarn:*)"], NONE, "Bash", "yarn --use-yarnrc ./x run build", false),
     (DA, &["Bash(tar:*)"], NONE, "Bash", "tar -tf a.tar", true),
     (DA, &["Bash(tar -x:*)"], NONE, "Bash", "tar -x -f a.tar -C build", true),
 ];
@@ -616,7 +650,13 @@ const BYPASS_PROTECTED: &[Row] = &[
     (BP, NONE, NONE, "Bash", "tar -xf a.tar", false),
     (BP, NONE, NONE, "Bash", "unzip a.zip", false),
     (BP, NONE, NONE, "Bash", "git apply fix.diff", false),
+    (BP, NONE, NONE, "Bash", "link script.sh .git/hooks/pre-commit", false),
+    (BP, NONE, NONE, "Bash", "split -l 1 script.sh .git/hooks/x", false),
+    (BP, NONE, NONE, "Bash", "csplit -f .git/hooks/x script.sh 1", false),
+    (BP, NONE, NONE, "Bash", "git init .git/hooks", false),
+    (BP, NONE, NONE, "Bash", "git init --separate-git-dir=.github/workflows x", false),
     (BP, NONE, NONE, "Bash", "cp a.txt b.txt", true),
+    (BP, NONE, NONE, "Bash", "split -l 1 a.txt part-", true),
     (BP, NONE, NONE, "Bash", "mv b.txt c.txt", true),
     (BP, NONE, NONE, "Bash", "chmod +x script.sh", true),
     (BP, NONE, NONE, "Bash", "rm -rf build", true),
