@@ -18,7 +18,8 @@ use crate::permissions::paths;
 const INTERPRETERS: &[&str] = &[
     "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python2", "python3", "pypy", "pypy3",
     "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "tsx", "ts-node", "lua", "Rscript",
-    "pwsh", "awk", "gawk", "tclsh", "elixir", "groovy", "source", ".",
+    "pwsh", "awk", "gawk", "tclsh", "elixir", "groovy", "source", ".", "uv", "uvx", "poetry",
+    "pipenv", "npx", "bunx", "pnpx", "java", "jshell", "php-cgi", "julia", "dotnet",
 ];
 
 /// Script file extensions: a word with one is taken for a script even without a `/`.
@@ -69,7 +70,27 @@ pub(crate) fn workdir_script(
                     return Some(p);
                 }
             }
-            None
+            // An interpreter reading its program from its input (`bash < ci/x.sh`,
+            // `cat ci/x.sh | sh`): any workdir file the command reads may be that program.
+            let reads_input = a.commands.iter().any(|c| {
+                c.argv().first().is_some_and(|w| is_interpreter(&w.text))
+                    && c.argv()[1..].iter().all(|w| {
+                        w.text.starts_with('-') && !matches!(w.text.as_str(), "-c" | "-e" | "-m")
+                    })
+            });
+            if !reads_input {
+                return None;
+            }
+            let redirected = a.reads.iter().filter_map(|r| inside(&r.word.text, &r.cwd));
+            let operands = a.commands.iter().flat_map(|c| {
+                c.argv()
+                    .iter()
+                    .skip(1)
+                    .filter(|w| !w.text.starts_with('-'))
+                    .filter_map(|w| inside(&w.text, &c.cwd).filter(|p| p.is_file()))
+                    .collect::<Vec<_>>()
+            });
+            redirected.chain(operands).next()
         }
         // `source x`, `. x` and what the walk refuses: look at every word.
         Err(_) => expanded
@@ -114,6 +135,9 @@ fn script_in(
     if !is_interpreter(program) {
         return None;
     }
+    // Every operand is looked at, not only the first: an option's value (`python3 -W ignore
+    // x.py`, `bash -o pipefail x.sh`) or a launcher's subcommand (`deno run x.ts`, `uv run
+    // x.py`) may come before the script.
     let mut rest = words[1..].iter();
     while let Some(w) = rest.next() {
         match w.as_str() {
@@ -126,7 +150,11 @@ fn script_in(
             "-c" => return None,
             "-e" | "--eval" | "-p" | "--print" | "-r" if !is_shell(program) => return None,
             _ if w.starts_with('-') => continue,
-            _ => return inside(w, cwd).filter(|p| p.exists() || looks_like_script(w)),
+            _ => {
+                if let Some(p) = inside(w, cwd).filter(|p| p.is_file() || looks_like_script(w)) {
+                    return Some(p);
+                }
+            }
         }
     }
     None
@@ -169,6 +197,16 @@ mod tests {
             "timeout 10 ./scripts/check.sh",
             "bash -c './scripts/check.sh'",
             "bash \"$SCRIPT\"",
+            "python3 -W ignore guard.py",
+            "bash -o pipefail scripts/check.sh",
+            "deno run --allow-all tools/x.ts",
+            "uv run guard.py",
+            "npx ./scripts/check.sh",
+            "bash < scripts/check.sh",
+            "cat scripts/check.sh | sh",
+            "sh -s < ./scripts/check.sh",
+            "env X=1 ./scripts/check.sh",
+            "nice -n 5 bash scripts/check.sh",
         ] {
             assert!(workdir_script(cmd, None, &w).is_some(), "{cmd}");
         }
