@@ -186,6 +186,53 @@ const SIMPLE: &[Spec] = &[
         0,
         true,
     ),
+    spec("gosu", "", 1, true),
+    spec("su-exec", "", 1, true),
+    spec("cgexec", "-g= --sticky", 0, true),
+    spec(
+        "xvfb-run",
+        "-a -d -l -e= -f= -n= -p= -s= -w= --auto-servernum --auto-display --listen-tcp --error-file= --auth-file= --server-num= --xauth-protocol= --server-args= --wait=",
+        0,
+        false,
+    ),
+    spec(
+        "dbus-run-session",
+        "--config-file= --dbus-daemon=",
+        0,
+        false,
+    ),
+    spec("tini", "-s -v -w -g -l -e= -p=", 0, false),
+    spec(
+        "dumb-init",
+        "-c -v --single-child --verbose -r= --rewrite=",
+        0,
+        false,
+    ),
+    // `entr -s` runs its operand through a shell: not an option runner accepts.
+    spec("entr", "-a -c -d -n -p -r -z", 0, false),
+    spec("ssh-agent", "-c -D -d -k -s -a= -E= -t= -P= -O=", 0, false),
+];
+
+/// Programs that run commands given in their own syntax (a shell string, several commands,
+/// a debugger script): runner does not parse it, so it cannot decide the command they run,
+/// and a command using them is refused.
+const OPAQUE: &[&str] = &[
+    "hyperfine",
+    "watchexec",
+    "nix-shell",
+    "direnv",
+    "gdb",
+    "lldb",
+    "bwrap",
+    "sg",
+    "expect",
+    "nodemon",
+    "cargo-watch",
+    "pueue",
+    "tmux",
+    "screen",
+    "at",
+    "batch",
 ];
 
 static COMPILED: LazyLock<Vec<(&'static Spec, Options)>> = LazyLock::new(|| {
@@ -280,6 +327,11 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
                 Some(_) => Some(Step::at(i, &name, false, 1)),
             },
             "env" => env(i, rest, &mut out)?,
+            opaque if OPAQUE.contains(&opaque) => {
+                return Err(format!(
+                    "`{opaque}` runs commands written in its own syntax, which runner does not parse"
+                ));
+            }
             "xargs" => {
                 let s = options(&name, rest, &XARGS, 0)?;
                 out.unseen_args = true;
