@@ -1268,7 +1268,7 @@ impl Policy {
             match risk {
                 Risk::Exec { flag, what } => {
                     let Some(r) = rule else { continue };
-                    if r.is_bare() || r.raw.contains(flag.as_str()) {
+                    if r.is_bare() || rule_names_flag(r, &flag) {
                         continue;
                     }
                     let prefix = match &r.spec {
@@ -1775,4 +1775,34 @@ fn suggest(c: &SimpleCmd) -> String {
         }
         _ => format!("Bash({name}:*)"),
     }
+}
+
+/// Whether allow rule `r` names `flag` (a risky option, a subcommand such as `config set`, or a
+/// sed script): its words, as whole words of the rule's command pattern (quotes removed), the
+/// last one also as `NAME=...` or written with its value. `Bash(sed:*)` does not name the sed
+/// script `e`, and `Bash(npm test -- --coverage:*)` does not name `-c`.
+fn rule_names_flag(r: &Rule, flag: &str) -> bool {
+    let Specifier::Bash(p) = &r.spec else {
+        return false;
+    };
+    let unquote = |w: &str| w.trim_matches(|c| c == '\'' || c == '"').to_string();
+    let pattern = p.raw.trim_end_matches([':', '*']);
+    let rule_words: Vec<String> = pattern.split_whitespace().map(unquote).collect();
+    let flag_words: Vec<String> = flag.split_whitespace().map(unquote).collect();
+    let Some((last, init)) = flag_words.split_last() else {
+        return false;
+    };
+    let name = last.split('=').next().unwrap_or(last);
+    let last_matches = |w: &str| {
+        w == last.as_str()
+            || w == name
+            || w.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('='))
+    };
+    (0..rule_words.len()).any(|i| {
+        let window = &rule_words[i..];
+        window.len() > init.len()
+            && init.iter().zip(window).all(|(f, w)| f == w)
+            && last_matches(&window[init.len()])
+    })
 }
