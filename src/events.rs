@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -193,6 +194,10 @@ pub struct RunResult {
     /// Connection attempts through the sandbox's egress proxy.
     #[serde(default, skip_serializing_if = "NetworkTally::is_empty")]
     pub network: NetworkTally,
+    /// Reports of this task that could not be written (the transcript, `result.json`), each
+    /// naming its file; any makes the process exit non-zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub report_errors: Vec<String>,
 }
 
 /// How many connection attempts the egress proxy let through and refused.
@@ -253,6 +258,7 @@ impl RunResult {
             git: None,
             sandbox: None,
             network: NetworkTally::default(),
+            report_errors: vec![],
         }
     }
 }
@@ -370,6 +376,19 @@ pub enum RunEvent {
         /// The commit it was checked out from.
         base_commit: String,
     },
+    /// A call that may change something is starting (transcript-only
+    /// `system/runner_tool_started`): if the run dies before its result is recorded, a resume
+    /// knows the call may have done its work, and which process group to stop.
+    ToolStarted {
+        /// Record uuid.
+        uuid: String,
+        /// The tool_use id.
+        tool_use_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// The process group the call started, for a command.
+        group: Option<crate::process::identity::GroupIdentity>,
+    },
     /// A command tried to reach a host through the sandbox's egress proxy (transcript
     /// `system/runner_network`, stream-json `system/runner_network`).
     Network {
@@ -389,26 +408,32 @@ pub trait Sink: Send {
     fn emit(&mut self, event: &RunEvent) -> std::io::Result<()>;
 }
 
-/// Several sinks fed in order.
-#[derive(Default)]
+/// Several sinks fed in order. Clones share the sinks: the loop emits through one, and a
+/// running tool call records that it started through another (see `tools::journal`).
+#[derive(Clone, Default)]
 pub(crate) struct Sinks {
-    sinks: Vec<Box<dyn Sink>>,
+    sinks: Arc<Mutex<Vec<Box<dyn Sink>>>>,
 }
 
 impl Sinks {
     /// Add a sink.
-    pub(crate) fn push(&mut self, sink: Box<dyn Sink>) {
-        self.sinks.push(sink);
+    pub(crate) fn push(&self, sink: Box<dyn Sink>) {
+        self.lock().push(sink);
     }
 
     /// Feed an event to every sink; the first error is returned after all have seen it.
-    pub(crate) fn emit(&mut self, event: &RunEvent) -> std::io::Result<()> {
+    pub(crate) fn emit(&self, event: &RunEvent) -> std::io::Result<()> {
         let mut first = None;
-        for s in &mut self.sinks {
+        for s in self.lock().iter_mut() {
             if let Err(e) = s.emit(event) {
                 first.get_or_insert(e);
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Sink>>> {
+        // A sink that panicked mid-write leaves its own state; the others still get events.
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -101,6 +101,7 @@ pub(crate) async fn run_checks(
             spill_name: &format!("check-{attempt}-{i}"),
             scope: Scope::Write,
             report: false,
+            on_spawn: None,
         })
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;
@@ -144,7 +145,16 @@ pub(crate) async fn run_checks(
         if result.passed {
             tracing::info!(check = %name, "verify check passed");
         } else {
-            tracing::warn!(check = %name, exit_code = ?result.exit_code, "verify check failed");
+            match result.exit_code {
+                Some(code) => {
+                    tracing::warn!(check = %name, exit_code = code, "verify check failed")
+                }
+                None => tracing::warn!(
+                    check = %name,
+                    timed_out = result.timed_out,
+                    "verify check failed without an exit code"
+                ),
+            }
         }
         results.push(result);
         if cancel.is_cancelled() {

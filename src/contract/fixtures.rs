@@ -74,7 +74,7 @@ fn meta(id: &str, request: Option<&str>, usage: Usage, stop: Option<StopReason>)
     }
 }
 
-fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
+pub(crate) fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
     CheckResult {
         name: name.into(),
         command: format!("{name} --quiet"),
@@ -130,6 +130,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        report_errors: vec![],
     }
 }
 
@@ -404,6 +405,19 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 path: PathBuf::from("/work/repo/.runner/worktrees/fix-typo"),
                 repo_root: PathBuf::from("/work/repo"),
                 base_commit: "b".repeat(40),
+            },
+        ),
+        (
+            "tool_started",
+            RunEvent::ToolStarted {
+                uuid: "s-0001".into(),
+                tool_use_id: "toolu_02".into(),
+                tool_name: "Bash".into(),
+                group: Some(crate::process::identity::GroupIdentity {
+                    pgid: 4242,
+                    start_ticks: 987_654,
+                    boot_id: "2f4c6a1e-8d3b-4e7f-9a10-5b6c7d8e9f00".into(),
+                }),
             },
         ),
         (

@@ -17,7 +17,7 @@ const SPILL_AT: u64 = MAX_OUTPUT_CHARS as u64;
 
 /// One stream's captured output.
 #[derive(Debug, Default)]
-pub(crate) struct Captured {
+pub struct Captured {
     /// The text for the model (head and tail around a marker when long).
     pub text: String,
     /// Bytes the stream carried.

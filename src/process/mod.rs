@@ -8,9 +8,12 @@
 //!
 //! - [`run`]: run a shell script to its end, timeout or cancellation, with bounded capture.
 //! - [`capture`]: bounded capture of an output stream (head and tail kept, the rest spilled).
+//! - [`identity`]: a started group as the transcript records it, so a resumed run can kill
+//!   what an earlier, killed run left running.
 
 pub mod capture;
 pub mod git_env;
+pub mod identity;
 pub mod run;
 
 use std::collections::HashSet;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{Captured, capture};
+use super::identity::GroupIdentity;
 use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
 use crate::permissions::Scope;
 
@@ -29,7 +30,7 @@ pub enum End {
 }
 
 /// A shell script to run in its own process group, with bounded output capture.
-pub(crate) struct ShellRun<'a> {
+pub struct ShellRun<'a> {
     /// Script for `bash -c`.
     pub script: &'a str,
     /// Working directory.
@@ -50,10 +51,13 @@ pub(crate) struct ShellRun<'a> {
     pub scope: Scope,
     /// Whether the script reports a line on [`super::REPORT_FD`] (see [`ShellDone::report`]).
     pub report: bool,
+    /// Told the started group as soon as the shell runs (before its output is read), so a
+    /// side-effecting call is on record while it runs.
+    pub on_spawn: Option<&'a (dyn Fn(Option<GroupIdentity>) + Sync)>,
 }
 
 /// How a [`ShellRun`] ended and what it printed.
-pub(crate) struct ShellDone {
+pub struct ShellDone {
     /// Exited, timed out or cancelled.
     pub end: End,
     /// Exit code (128 + signal when killed by a signal).
@@ -68,7 +72,7 @@ pub(crate) struct ShellDone {
 
 /// Why a [`ShellRun`] produced no result.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum RunError {
+pub enum RunError {
     /// The shell could not be started (reportable to whoever asked for the run).
     #[error("Failed to start bash: {0}")]
     Spawn(std::io::Error),
@@ -78,7 +82,7 @@ pub(crate) enum RunError {
 }
 
 /// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
-pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
+pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     tokio::fs::create_dir_all(r.spill_dir)
         .await
         .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;
@@ -97,6 +101,9 @@ pub(crate) async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         report_fd: pipe.as_ref().map(|(_, w)| w.as_raw_fd()),
     })
     .map_err(RunError::Spawn)?;
+    if let Some(started) = r.on_spawn {
+        started(child.pgid().and_then(GroupIdentity::read));
+    }
     // The child holds its own copy of the write end now.
     let report_reader = pipe.map(|(r, _w)| r);
     let stop = CancellationToken::new();

@@ -78,6 +78,7 @@ impl Fixture {
             spill_name: "t",
             scope,
             report: false,
+            on_spawn: None,
         })
         .await
         .unwrap();

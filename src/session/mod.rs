@@ -35,6 +35,7 @@ use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolContext;
+use crate::tools::journal::Journal;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::transcript::TranscriptSink;
 use crate::transcript::resume::Resume;
@@ -243,6 +244,7 @@ impl Session {
             sandbox: Some(sandbox.report().clone()),
         };
         let config = loop_config(&task, system);
+        tool_ctx.journal = Some(Journal::new(sinks.clone()));
         let mut agent = Agent::new(
             config,
             provider,
@@ -332,7 +334,6 @@ impl Session {
                 ),
             );
         }
-        tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
         // Attempts made by the last commands (verify checks) are recorded before the result.
         self.agent.drain_network();
         let result = &mut self.result;
@@ -343,6 +344,13 @@ impl Session {
         result.usage = state.usage;
         result.model_usage = state.model_usage.clone();
         result.total_cost_usd = state.cost_usd;
+        if spec.provider == crate::spec::ProviderKind::Replay {
+            // A replay spends nothing: its figures are the recording's, not a cost.
+            result.total_cost_usd = None;
+            for mu in result.model_usage.values_mut() {
+                mu.cost_usd = None;
+            }
+        }
         result.permission_denials = state.denials.clone();
         result.stop_reason = state.last_stop_reason.clone();
         result.result_text = state.final_text();
@@ -355,7 +363,8 @@ impl Session {
         } else {
             vec![]
         };
-        let result = self.redactor.redact_result(result);
+        result.report_errors = self.agent.take_output_errors();
+        let mut result = self.redactor.redact_result(result);
         let written = crate::report::result_file::write(
             &self.run_dir,
             &result,
@@ -363,16 +372,45 @@ impl Session {
             self.base_commit.as_deref(),
         );
         if let Err(e) = written {
-            tracing::error!(
+            let why = format!(
                 "cannot write {}: {e}",
                 self.run_dir
                     .join(crate::report::result_file::RESULT_FILE)
                     .display()
             );
+            tracing::error!("{why}");
+            result.report_errors.push(why);
         }
         self.agent.emit(RunEvent::Result(Box::new(result.clone())));
+        // The result record itself may not have been written.
+        for e in self.agent.take_output_errors() {
+            if !result.report_errors.contains(&e) {
+                result.report_errors.push(e);
+            }
+        }
+        log_finished(&result);
         self.hooks.session_end("other").await;
         result
+    }
+}
+
+/// The one log line of a finished task, with its final outcome (after `fail_on_denial`, git's
+/// `require_changes` and every report).
+fn log_finished(r: &RunResult) {
+    let cost = r
+        .total_cost_usd
+        .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+    let reason = r.outcome.is_error().then(|| {
+        let first = r.outcome.message.lines().next().unwrap_or_default();
+        crate::report::xml_text::truncate(first, 300)
+    });
+    match reason {
+        Some(reason) => {
+            tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), turns = r.num_turns, duration_ms = r.duration_ms, cost = %cost, reason = %reason, "task finished")
+        }
+        None => {
+            tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), turns = r.num_turns, duration_ms = r.duration_ms, cost = %cost, "task finished")
+        }
     }
 }
 
@@ -427,7 +465,7 @@ fn sinks(
     transcript: &std::path::Path,
     resume: Option<&Resume>,
 ) -> Result<Sinks, String> {
-    let mut sinks = Sinks::default();
+    let sinks = Sinks::default();
     let sink = TranscriptSink::create(transcript, redactor.clone())
         .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
     let sink = match resume {
@@ -440,6 +478,10 @@ fn sinks(
     if let Some(out) = &opts.stream_out {
         sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
     }
+    sinks.push(Box::new(crate::report::tool_log::ToolLogSink::new(
+        &task.loaded.spec.name,
+        &task.loaded.workdir,
+    )));
     if crate::report::progress::active() {
         sinks.push(Box::new(crate::report::progress::ProgressSink::new(
             task.model_info,

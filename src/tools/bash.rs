@@ -176,6 +176,7 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         p.command,
         fd = crate::process::REPORT_FD
     );
+    let announce = ctx.started.clone().map(|s| move |group| s.announce(group));
     let done = run_shell(ShellRun {
         script: &script,
         cwd: &cwd,
@@ -187,6 +188,7 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         spill_name: &format!("bash-{id}"),
         scope: ctx.scope,
         report: true,
+        on_spawn: announce.as_ref().map(|f| f as &(dyn Fn(_) + Sync)),
     })
     .await;
     let done = match done {

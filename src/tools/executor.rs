@@ -63,7 +63,8 @@ fn done(out: ToolOutput, denial: Option<Denial>) -> Prepared {
 }
 
 fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
-    tracing::warn!(tool = %call.name, id = %call.id, "denied: {reason}");
+    // Logged as the call's one line by the tool log (`report::tool_log`).
+    tracing::debug!(tool = %call.name, id = %call.id, "denied: {reason}");
     done(
         ToolOutput::error(format!("Permission denied: {reason}")),
         Some(Denial {
@@ -229,15 +230,28 @@ async fn run_one(
         ..
     } = run;
     let input = &input;
+    // A call allowed to write is on record before it acts: a command once its shell runs
+    // (with its process group), any other call now.
+    let start = match &ctx.journal {
+        Some(j) if scope == Scope::Write => Some(j.call(&call.id, &call.name)),
+        _ => None,
+    };
+    let command = matches!(checked.access(), Access::Exec(_));
     let scoped;
-    let ctx = if ctx.scope == scope {
+    let ctx = if ctx.scope == scope && !(command && start.is_some()) {
         ctx
     } else {
         let mut c = ctx.clone();
         c.scope = scope;
+        if command {
+            c.started = start.clone();
+        }
         scoped = c;
         &scoped
     };
+    if let (Some(s), false) = (&start, command) {
+        s.announce(None);
+    }
     let started = std::time::Instant::now();
     let mut out = checked.run(ctx).await?;
     let response = out

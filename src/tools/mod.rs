@@ -16,6 +16,7 @@ pub mod edit;
 pub mod executor;
 pub mod glob;
 pub mod grep;
+pub(crate) mod journal;
 pub mod read;
 pub mod streaming;
 pub mod structured_output;
@@ -133,6 +134,11 @@ pub struct ToolContext {
     pub scope: Scope,
     /// The task's secrets: tool results are redacted with it before the model sees them.
     pub redactor: Arc<crate::redact::Redactor>,
+    /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
+    pub(crate) journal: Option<journal::Journal>,
+    /// The current call's announcement, when it is a command allowed to write: the command
+    /// makes it as soon as its shell runs, with its process group.
+    pub(crate) started: Option<journal::CallStart>,
 }
 
 impl ToolContext {
@@ -151,6 +157,8 @@ impl ToolContext {
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
             redactor: Arc::default(),
+            journal: None,
+            started: None,
         }
     }
 }

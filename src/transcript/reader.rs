@@ -16,8 +16,10 @@ use serde_json::Value;
 
 use crate::events::InitInfo;
 use crate::model::{ContentBlock, Message, Role, ToolSpec};
+use crate::process::identity::GroupIdentity;
 use crate::transcript::record::{
     SUBTYPE_ATTEMPT_ABANDONED, SUBTYPE_COMPACT_BOUNDARY, SUBTYPE_INIT, SUBTYPE_RESULT,
+    SUBTYPE_TOOL_STARTED,
 };
 
 /// Why a transcript could not be read.
@@ -340,6 +342,7 @@ impl Transcript {
                             assistant_uuid: uuid.clone(),
                             result_is_error: None,
                             result_timestamp: None,
+                            started: None,
                         });
                     }
                     ContentBlock::ToolResult {
@@ -374,6 +377,21 @@ impl Transcript {
                     content: blocks,
                     id,
                 }),
+            }
+        }
+        for r in &self.records {
+            if r.kind() != Some("system") || r.subtype() != Some(SUBTYPE_TOOL_STARTED) {
+                continue;
+            }
+            let Some(id) = r.value.get("toolUseId").and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(&k) = call_index.get(id) {
+                let group = r
+                    .value
+                    .get("processGroup")
+                    .and_then(|g| serde_json::from_value(g.clone()).ok());
+                calls[k].started = Some(StartedCall { group });
             }
         }
         conv.last_uuid = chain
@@ -465,7 +483,11 @@ fn repair_tool_pairs(msgs: &mut Vec<Message>, calls: &[ToolCallRecord]) -> Vec<T
                 .iter()
                 .map(|id| ContentBlock::ToolResult {
                     tool_use_id: id.clone(),
-                    content: UNANSWERED_RESULT.into(),
+                    content: calls
+                        .iter()
+                        .find(|c| &c.id == id)
+                        .map_or(UNANSWERED_RESULT, ToolCallRecord::unanswered_text)
+                        .into(),
                     is_error: true,
                 })
                 .collect();
@@ -510,6 +532,31 @@ pub struct ToolCallRecord {
     pub result_is_error: Option<bool>,
     /// `timestamp` of the record holding its result.
     pub result_timestamp: Option<String>,
+    /// Whether a `runner_tool_started` record says it started (a call allowed to write), with
+    /// the process group it started, for a command.
+    pub started: Option<StartedCall>,
+}
+
+/// A call's `runner_tool_started` record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartedCall {
+    /// The process group the command started.
+    pub group: Option<GroupIdentity>,
+}
+
+/// The text of a synthetic result for a call that started and never got its result: it may
+/// have done its work.
+pub(crate) const STARTED_UNANSWERED_RESULT: &str = "Interrupted: the run stopped while this tool call was running. It was started and may have completed: check its effects before running it again.";
+
+impl ToolCallRecord {
+    /// The synthetic result text for this call when it has no result.
+    pub(crate) fn unanswered_text(&self) -> &'static str {
+        if self.started.is_some() {
+            STARTED_UNANSWERED_RESULT
+        } else {
+            UNANSWERED_RESULT
+        }
+    }
 }
 
 /// The conversation rebuilt from a transcript ([`Transcript::conversation`]).
@@ -664,6 +711,54 @@ mod tests {
         assert_eq!(c.tool_calls.len(), 4);
         assert_eq!(c.tool_calls[0].result_is_error, Some(false));
         assert_eq!(c.tool_calls[1].result_is_error, None);
+    }
+
+    #[test]
+    fn started_calls_without_a_result_may_have_completed() {
+        let started = |id: &str, group: Value| {
+            json!({"type": "system", "subtype": "runner_tool_started", "uuid": format!("s-{id}"),
+                "parentUuid": null, "toolName": "Bash", "toolUseId": id, "processGroup": group})
+        };
+        let t = parse(&[
+            user("u1", None, json!("go")),
+            // Mid-conversation: t1 started and never answered, t2 never started.
+            assistant("a1", "u1", "m1", tool_use("t1")),
+            started("t1", Value::Null),
+            assistant("a2", "a1", "m1", tool_use("t2")),
+            user("u2", Some("a2"), json!("next")),
+            // Tail: t3 started with a process group, t4 did not start.
+            assistant("a3", "u2", "m2", tool_use("t3")),
+            started("t3", json!({"pgid": 4242, "startTicks": 77, "bootId": "b"})),
+            assistant("a4", "a3", "m2", tool_use("t4")),
+        ]);
+        let c = t.conversation().unwrap();
+        let text = |id: &str| {
+            c.messages[2]
+                .content
+                .iter()
+                .find_map(|b| match b {
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } if tool_use_id == id => Some(content.as_str()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert_eq!(text("t1"), STARTED_UNANSWERED_RESULT);
+        assert_eq!(text("t2"), UNANSWERED_RESULT);
+        let tail: Vec<(&str, &str)> = c
+            .unanswered
+            .iter()
+            .map(|u| (u.id.as_str(), u.unanswered_text()))
+            .collect();
+        assert_eq!(
+            tail,
+            vec![("t3", STARTED_UNANSWERED_RESULT), ("t4", UNANSWERED_RESULT)]
+        );
+        let group = c.unanswered[0].started.as_ref().unwrap().group.as_ref();
+        assert_eq!(group.map(|g| (g.pgid, g.start_ticks)), Some((4242, 77)));
     }
 
     #[test]

@@ -376,6 +376,7 @@ mod tests {
             assistant_uuid: "a".into(),
             result_is_error: Some(false),
             result_timestamp: Some(ts.into()),
+            started: None,
         };
         let calls = vec![
             call("Read", &a, &later, serde_json::json!({"limit": 3})),
@@ -398,6 +399,7 @@ mod tests {
             assistant_uuid: "a".into(),
             result_is_error: Some(err),
             result_timestamp: None,
+            started: None,
         };
         let one =
             serde_json::json!([{"content": "one", "status": "pending", "activeForm": "doing one"}]);

@@ -1,4 +1,4 @@
-//! Context management through the real binary against the mock Anthropic server (issue 5):
+//! Context management through the real binary against the mock Anthropic server:
 //! `prompt is too long` → compaction → success, autocompact on a small configured window,
 //! three failed compactions → `context_exhausted`, and microcompact clearing old tool results
 //! from requests while the transcript keeps them.

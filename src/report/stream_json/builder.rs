@@ -87,7 +87,7 @@ impl FrameBuilder {
             }
             RunEvent::AssistantResponse { .. } => None,
             // Transcript-only: the SDK has no such message.
-            RunEvent::Worktree { .. } => None,
+            RunEvent::Worktree { .. } | RunEvent::ToolStarted { .. } => None,
             RunEvent::Network { uuid, attempt } => {
                 Some(Frame::System(SystemFrame::RunnerNetwork(Stamped {
                     fields: NetworkFields::from(attempt),

@@ -12,7 +12,7 @@ use crate::events::RunEvent;
 use super::{
     AbandonedFields, ApiRetryFields, AssistantRecord, CompactBoundaryRecord, CompactMetadata,
     DenialFields, ENTRYPOINT, Head, InitFields, InitRecord, Level, OffChain, Record, RecordBody,
-    ResultFields, ResumeRecord, SystemRecord, UserRecord, WorktreeFields,
+    ResultFields, ResumeRecord, SystemRecord, ToolStartedFields, UserRecord, WorktreeFields,
 };
 
 /// Turns events into records; holds what every record repeats (from `Init`) and the last
@@ -264,6 +264,31 @@ impl RecordBuilder {
                     },
                 });
                 vec![record(None, system(body), new_uuid().into())]
+            }
+            RunEvent::ToolStarted {
+                uuid,
+                tool_use_id,
+                tool_name,
+                group,
+            } => {
+                let content = match group {
+                    Some(g) => format!(
+                        "{tool_name} call {tool_use_id} started (process group {})",
+                        g.pgid
+                    ),
+                    None => format!("{tool_name} call {tool_use_id} started"),
+                };
+                let body = SystemRecord::RunnerToolStarted(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content,
+                    level: Level::Info,
+                    fields: ToolStartedFields {
+                        tool_name,
+                        tool_use_id,
+                        process_group: group.as_ref(),
+                    },
+                });
+                vec![record(None, system(body), uuid.as_str().into())]
             }
             RunEvent::Network { uuid, attempt } => {
                 let body = SystemRecord::RunnerNetwork(OffChain {

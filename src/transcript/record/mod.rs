@@ -31,7 +31,7 @@ pub use builder::{RecordBuilder, now_timestamp};
 pub use system::{
     AbandonedFields, ApiRetryFields, CompactBoundaryRecord, CompactMetadata, DenialFields,
     InitFields, InitRecord, Level, OffChain, ResultFields, ResumeRecord, SystemRecord,
-    WorktreeFields,
+    ToolStartedFields, WorktreeFields,
 };
 
 use crate::contract::message::{AssistantMessage, UserMessage};
@@ -59,6 +59,9 @@ pub const SUBTYPE_RESUME: &str = "runner_resume";
 pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
 /// `system` subtype of a connection attempt through the sandbox's egress proxy.
 pub const SUBTYPE_NETWORK: &str = "runner_network";
+/// `system` subtype of a side-effecting tool call that started (its result follows unless the
+/// run died first).
+pub const SUBTYPE_TOOL_STARTED: &str = "runner_tool_started";
 /// `entrypoint` of every record runner writes.
 pub(crate) const ENTRYPOINT: &str = "runner";
 

@@ -8,6 +8,7 @@ use crate::contract::result::ResultMessage;
 use crate::contract::system::{ChecksFields, NetworkFields};
 use crate::events::{Denial, InitInfo};
 use crate::model::ToolSpec;
+use crate::process::identity::GroupIdentity;
 use crate::sandbox::SandboxReport;
 
 /// A `system` record's `subtype` and the fields of that subtype.
@@ -35,6 +36,8 @@ pub enum SystemRecord<'a> {
     RunnerWorktree(OffChain<'a, WorktreeFields<'a>>),
     /// A command tried to reach a host through the sandbox's egress proxy.
     RunnerNetwork(OffChain<'a, NetworkFields<'a>>),
+    /// A call that may change something started.
+    RunnerToolStarted(OffChain<'a, ToolStartedFields<'a>>),
     /// The conversation was compacted: it restarts from the summary record after this one.
     CompactBoundary(CompactBoundaryRecord<'a>),
     /// The last record: how the task ended.
@@ -211,6 +214,19 @@ pub struct WorktreeFields<'a> {
     pub repo_root: DisplayPath<'a>,
     /// The commit it was checked out from.
     pub base_commit: &'a str,
+}
+
+/// `runner_tool_started`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStartedFields<'a> {
+    /// Tool name.
+    pub tool_name: &'a str,
+    /// The tool_use id.
+    pub tool_use_id: &'a str,
+    /// The process group a command started (absent for other calls).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_group: Option<&'a GroupIdentity>,
 }
 
 /// `runner_result`.

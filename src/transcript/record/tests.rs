@@ -70,6 +70,7 @@ fn system_subtypes_are_the_names_the_reader_looks_for() {
             SUBTYPE_CHECKS,
             SUBTYPE_CHECKS,
             SUBTYPE_WORKTREE,
+            SUBTYPE_TOOL_STARTED,
             SUBTYPE_NETWORK,
             SUBTYPE_NETWORK,
             SUBTYPE_INIT,
