@@ -222,6 +222,11 @@ pub fn candidates(c: &SimpleCmd) -> Vec<Candidate> {
             add((format!("{base}{rest}"), dynamic));
         }
         add((text, dynamic));
+        if c.unseen_args && !base.is_empty() {
+            // Words runner cannot see may also replace the ones it sees (`xargs -I% sh -c 'gh
+            // %'`, `find -exec CMD {}`): any deny rule for the program may match.
+            add((format!("{base} "), true));
+        }
         for cand in skipped_options(&base, &words[1..], c.unseen_args) {
             add(cand);
         }

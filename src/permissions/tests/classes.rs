@@ -349,6 +349,9 @@ fn class_06_paths() {
 
 #[rustfmt::skip]
 const ARGUMENTS_FROM_ELSEWHERE: &[Row] = &[
+    (DA, &["Bash(gh:*)"], &["Bash(gh pr merge:*)"], "Bash", "xargs -I{} sh -c 'gh {}' <<< 'pr merge 1'", false),
+    (DA, &["Bash(gh:*)"], &["Bash(gh pr merge:*)"], "Bash", "xargs -I% sh -c 'gh %' <<< 'pr merge 1'", false),
+    (DA, &["Bash(gh:*)", "Bash(find:*)"], &["Bash(gh pr merge:*)"], "Bash", "find pr -exec gh {} merge 1 \\;", false),
     (BP, NONE, NONE, "Bash", "find . -name '*.o' | xargs rm", false),
     (BP, NONE, NONE, "Bash", "find . -exec rm {} \\;", false),
     (BP, NONE, NONE, "Bash", "find . -execdir chmod +x {} +", false),
