@@ -252,6 +252,7 @@ mod tests {
             run: run.into(),
             timeout: None,
             env: BTreeMap::new(),
+            trusted: false,
             sandbox: Default::default(),
         }
     }

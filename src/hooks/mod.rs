@@ -9,6 +9,7 @@
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
 pub(crate) mod config;
+pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

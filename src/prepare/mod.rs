@@ -5,6 +5,8 @@
 //! functions ([`resume`]).
 
 pub mod resume;
+pub mod rules;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -257,6 +259,8 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
     }
     let hooks = Hooks::new(&loaded.spec.hooks)
         .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
+    rules::check(&loaded)?;
+    let protected = trust::check(&loaded, &secret_names(&loaded))?;
     let spec = &loaded.spec;
     let policy = Policy::with_ask(
         spec.permissions.mode,
@@ -267,7 +271,8 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
     .map_err(|e| {
         let key = rule_key(&loaded, &e.to_string());
         SpecError::at(&loaded, &key, e.to_string())
-    })?;
+    })?
+    .with_protected(protected);
     if spec.output.is_some()
         && policy
             .removed_tools()

@@ -179,7 +179,12 @@ impl Session {
         };
         let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
         let names = secret_names(&task.loaded);
-        let redactor = Arc::new(Redactor::from_env(&names));
+        let credentials = roots
+            .repo_root
+            .as_deref()
+            .map(crate::redact::git_credentials)
+            .unwrap_or_default();
+        let redactor = Arc::new(Redactor::from_env_and(&names, credentials));
         crate::redact::register_for_logs(&redactor);
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
         let sandbox = sandbox::start(
@@ -194,6 +199,12 @@ impl Session {
         let env = ChildPolicy {
             remove: names,
             sandbox: Some(sandbox.clone()),
+            git_workspace: Some(
+                roots
+                    .repo_root
+                    .clone()
+                    .unwrap_or_else(|| roots.workdir.clone()),
+            ),
         };
         let (mcp, mcp_tools) = McpServers::start(
             &task.loaded.spec.mcp_servers,
@@ -218,6 +229,7 @@ impl Session {
             env,
         ));
         tool_ctx.hooks = hooks.clone();
+        tool_ctx.redactor = redactor.clone();
         let (registry, structured) = tools::registry(
             &task.loaded,
             &task.policy,

@@ -9,8 +9,9 @@
 //! ```
 //!
 //! `{{param}}` is replaced in `name`, `prompt` (or the text of `prompt_file`, whose path may use
-//! parameters too), `workdir` and each verify check's `name` and `run`. In `run` the value is
-//! shell-quoted. Each parameter is also exported to the checks as `RUNNER_PARAM_<NAME>`
+//! parameters too), `workdir`, each verify check's `name` and `run`, the `permissions` rules,
+//! `git.branch`, and each hook's `command`, `args`, `matcher` and `if`. In `run` and in a hook's
+//! shell `command` the value is shell-quoted. Each parameter is also exported to the checks as `RUNNER_PARAM_<NAME>`
 //! (upper-cased). A `{{x}}` naming no parameter is an error at its file:line:col. Expansion
 //! happens at load time, so every expanded task is validated before anything runs.
 
@@ -386,6 +387,40 @@ pub(crate) fn expand_one(
     let workdir = substitute(&template.workdir.to_string_lossy(), params, false)
         .map_err(|u| err("workdir", u))?;
     spec.workdir = workdir.into();
+    let perms = &mut spec.permissions;
+    for (list, kind) in [
+        (&mut perms.allow, "allow"),
+        (&mut perms.deny, "deny"),
+        (&mut perms.ask, "ask"),
+    ] {
+        for (i, rule) in list.iter_mut().enumerate() {
+            *rule = substitute(rule, params, false)
+                .map_err(|u| err(&format!("permissions.{kind}[{i}]"), u))?;
+        }
+    }
+    if let super::git::GitBranch::Named(b) = &mut spec.git.branch {
+        *b = substitute(b, params, false).map_err(|u| err("git.branch", u))?;
+    }
+    for (event, groups) in spec.hooks.iter_mut() {
+        for (g, group) in groups.iter_mut().enumerate() {
+            let at = format!("hooks.{event}[{g}]");
+            if let Some(m) = &mut group.matcher {
+                *m = substitute(m, params, false).map_err(|u| err(&format!("{at}.matcher"), u))?;
+            }
+            for (k, h) in group.hooks.iter_mut().enumerate() {
+                let at = format!("{at}.hooks[{k}]");
+                let shell = h.args.is_none();
+                h.command = substitute(&h.command, params, shell)
+                    .map_err(|u| err(&format!("{at}.command"), u))?;
+                for a in h.args.iter_mut().flatten() {
+                    *a = substitute(a, params, false).map_err(|u| err(&format!("{at}.args"), u))?;
+                }
+                if let Some(r) = &mut h.if_rule {
+                    *r = substitute(r, params, false).map_err(|u| err(&format!("{at}.if"), u))?;
+                }
+            }
+        }
+    }
     for (i, check) in spec.verify.iter_mut().enumerate() {
         check.run = substitute(&check.run, params, true)
             .map_err(|u| err(&format!("verify[{i}].run"), u))?;
@@ -477,6 +512,29 @@ mod tests {
         assert_eq!(e.name, "nope");
         // No closing braces: left as written.
         assert_eq!(substitute("a {{b", &p, false).unwrap(), "a {{b");
+    }
+
+    #[test]
+    fn rules_branch_and_hooks_are_substituted() {
+        let yaml = "name: t-{{c}}\nprompt: p\nmatrix:\n  - {c: core}\npermissions:\n  allow: [\"Bash(cargo test -p {{c}}:*)\"]\n  deny: [\"Edit(./{{c}}/**)\"]\ngit:\n  branch: fix/{{c}}\nhooks:\n  Stop:\n    - matcher: \"{{c}}\"\n      hooks:\n        - type: command\n          command: echo {{c}}\n          if: \"Bash({{c}}:*)\"\n";
+        let template: TaskSpec = yaml_serde::from_str(yaml).unwrap();
+        let p = params(&[("c", "my crate")]);
+        let t = expand_one(&template, &p, Path::new("t.yaml"), yaml).unwrap();
+        assert_eq!(t.permissions.allow, ["Bash(cargo test -p my crate:*)"]);
+        assert_eq!(t.permissions.deny, ["Edit(./my crate/**)"]);
+        assert_eq!(
+            t.git.branch,
+            crate::spec::git::GitBranch::Named("fix/my crate".into())
+        );
+        let h = &t.hooks["Stop"][0];
+        assert_eq!(h.matcher.as_deref(), Some("my crate"));
+        assert_eq!(h.hooks[0].command, "echo 'my crate'");
+        assert_eq!(h.hooks[0].if_rule.as_deref(), Some("Bash(my crate:*)"));
+        let bad: TaskSpec =
+            yaml_serde::from_str("name: t\nprompt: p\npermissions:\n  allow: [\"Bash({{x}})\"]\n")
+                .unwrap();
+        let e = expand_one(&bad, &p, Path::new("t.yaml"), "").unwrap_err();
+        assert!(e.to_string().contains("{{x}}"), "{e}");
     }
 
     #[test]

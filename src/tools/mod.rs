@@ -134,6 +134,8 @@ pub struct ToolContext {
     pub scope: Scope,
     /// The commands the task ran, in order (the result's `runner_commands`).
     pub commands: Arc<Mutex<Vec<crate::events::CommandRun>>>,
+    /// The task's secrets: tool results are redacted with it before the model sees them.
+    pub redactor: Arc<crate::redact::Redactor>,
     /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
     pub(crate) journal: Option<journal::Journal>,
     /// The current call's announcement, when it is a command allowed to write: the command
@@ -157,6 +159,7 @@ impl ToolContext {
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
             commands: Arc::default(),
+            redactor: Arc::default(),
             journal: None,
             started: None,
         }

@@ -50,6 +50,7 @@ mod mock_selftest;
 mod openai_exec;
 mod openai_fixtures;
 mod permissions_e2e;
+mod policy_e2e;
 mod prompt_caching;
 mod provider_fixtures;
 mod reliability;
