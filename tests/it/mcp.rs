@@ -110,10 +110,11 @@ fn only_the_variables_named_reach_the_server_and_their_sources_are_secrets() {
         .run();
     run.expect_code(0);
     let req = mock.request(1);
-    // The server got the expanded value; the model sees it as the server answered.
+    // The server got the expanded value (it answered with it), and the model sees the
+    // secret redacted like any tool result.
     assert_eq!(
         req.tool_result_text("toolu_named").as_deref(),
-        Some(format!("hello {token}").as_str())
+        Some("hello [REDACTED:MCP_TEST_TOKEN]")
     );
     assert_eq!(
         req.tool_result_text("toolu_other").as_deref(),
