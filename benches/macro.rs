@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use common::{Table, fmt_dur, median, median_f64};
-use support::{MockAnthropic, MockOptions, MockTurn, Resp, text_turn, tool_turn};
+use support::{MockAnthropic, MockTurn, Resp, text_turn};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

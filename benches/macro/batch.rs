@@ -141,6 +141,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Durat
             author: None,
             patch_dir: out.path().join("patches"),
             exclude: vec![out.path().to_path_buf()],
+            worktrees: None,
         };
         let mut begins = Vec::new();
         let mut finishes = Vec::new();
@@ -160,7 +161,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Durat
                 interrupted: false,
             };
             let t = Instant::now();
-            let (summary, err) = runner::git::finish(&task, end);
+            let (summary, err) = runner::git::finish(task, end);
             finishes.push(t.elapsed());
             assert!(err.is_none(), "git finish: {err:?}");
             assert!(!summary.changed, "nothing was changed");

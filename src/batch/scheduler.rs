@@ -1,6 +1,7 @@
 //! Running a batch: at most `--jobs` tasks at once, started in the order the specs were given;
 //! the gate decides before each start whether it still may; SIGINT/SIGTERM stop every task,
-//! and a second signal cuts the wait short so the reports are written at once.
+//! and a second signal cuts the wait short so the reports are written at once. The batch's
+//! isolated tasks take their worktrees from a pool ([`super::pool`]) that prepares them ahead.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,6 +9,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::BatchGate;
 use super::group::Groups;
+use super::pool::WorktreePool;
 use crate::agent::{StopCause, Stopper};
 use crate::events::RunResult;
 use crate::outcome::{Outcome, OutcomeKind};
@@ -45,7 +47,11 @@ pub struct BatchEnd {
 }
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
-pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Schedule) -> BatchEnd {
+pub async fn run_all(
+    mut tasks: Vec<(PreparedTask, Option<String>)>,
+    schedule: Schedule,
+) -> BatchEnd {
+    let pool = start_pool(&mut tasks, &schedule).await;
     let specs: Vec<LoadedSpec> = tasks.iter().map(|(t, _)| t.loaded.clone()).collect();
     let stoppers: Vec<Stopper> = tasks.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());
@@ -56,6 +62,9 @@ pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Sched
         _ = dispatch(tasks, stoppers, &schedule, slots.clone()) => false,
         _ = second.notified() => true,
     };
+    if let Some(pool) = pool {
+        let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
+    }
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
     let slots = match slots.lock() {
         Ok(g) => g.clone(),
@@ -83,6 +92,47 @@ pub async fn run_all(tasks: Vec<(PreparedTask, Option<String>)>, schedule: Sched
         unfinished,
         cut_short,
     }
+}
+
+/// Start the worktree pool for the batch's isolated tasks (those not skipped already) and give
+/// it to them; without one (fewer than two isolated tasks, or it cannot be made) each isolated
+/// task creates a worktree of its own.
+async fn start_pool(
+    tasks: &mut [(PreparedTask, Option<String>)],
+    s: &Schedule,
+) -> Option<WorktreePool> {
+    let running: Vec<&PreparedTask> = tasks
+        .iter()
+        .filter(|(_, skip)| skip.is_none())
+        .map(|(t, _)| t)
+        .collect();
+    let isolated = WorktreePool::isolated(&running);
+    if isolated.len() < 2 {
+        return None;
+    }
+    let jobs = s.jobs as usize;
+    let dir = s.opts.transcript_dir.clone();
+    let started =
+        tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir)).await;
+    let pool = match started {
+        Ok(Ok(p)) => p?,
+        Ok(Err(e)) => {
+            tracing::warn!("{e}; each isolated task checks out a worktree of its own");
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!(
+                "worktree pool: {e}; each isolated task checks out a worktree of its own"
+            );
+            return None;
+        }
+    };
+    for (t, _) in tasks.iter_mut() {
+        if t.git.isolate && t.git.repo_root.is_some() {
+            t.git.worktrees = Some(pool.source());
+        }
+    }
+    Some(pool)
 }
 
 /// Start the tasks in order as permits free up, and wait for all of them. Permits are taken
