@@ -122,31 +122,49 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// git's own cost per task, through the library: `git::begin` + `git::finish` for an
-/// isolated task (create the worktree, snapshot and diff it at the end, remove it) and for
-/// one in place (snapshot the working tree at start and end). Medians of `runs`.
-fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Duration)> {
+/// git's own cost per task, through the library: `git::begin` + `git::finish` of a task that
+/// writes one new file, for an isolated task with a worktree of its own (the method before the
+/// pool), from the batch's pool (overlay where it can mount, and checkouts), and in place.
+/// Medians of `runs`; a pool's first `begin` (which makes the template, or the first checkout)
+/// is reported on its own.
+fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> {
+    use runner::batch::pool::{Choice, WorktreePool};
+    use runner::spec::GitBase;
     let out = batch_out_dir();
     let mut rows = Vec::new();
-    for (label, isolate) in [
-        ("worktree (isolate: true), no pool", true),
-        ("in place (isolate: false)", false),
-    ] {
+    let variants: [(&str, bool, Option<Choice>); 4] = [
+        ("worktree of its own (no pool)", true, None),
+        ("pool, overlay where it can mount", true, Some(Choice::Auto)),
+        (
+            "pool, checkouts (RUNNER_WORKTREES=checkout)",
+            true,
+            Some(Choice::Checkout),
+        ),
+        ("in place (isolate: false)", false, None),
+    ];
+    for (label, isolate, choice) in variants {
+        let transcripts = out.path().join(format!("t-{}", rows.len()));
+        // Two isolated tasks whose base is not known ahead: nothing is made ahead, so each
+        // `begin` pays for its worktree.
+        let pool = choice.and_then(|c| {
+            let isolated = vec![(root.to_path_buf(), GitBase::WorkingTree); 2];
+            WorktreePool::start(&isolated, 1, &transcripts, c).expect("pool")
+        });
         let plan = runner::git::GitPlan {
             repo_root: Some(root.to_path_buf()),
             isolate,
-            base: runner::spec::GitBase::Head,
+            base: GitBase::Head,
             require_changes: false,
             branch: None,
             author: None,
             patch_dir: out.path().join("patches"),
             exclude: vec![out.path().to_path_buf()],
-            worktrees: None,
+            worktrees: pool.as_ref().map(|p| p.source()),
         };
         let mut begins = Vec::new();
         let mut finishes = Vec::new();
         for n in 0..runs {
-            let run_dir = out.path().join(format!("{label:.8}-{n}"));
+            let run_dir = transcripts.join(format!("run-{n}"));
             std::fs::create_dir_all(&run_dir).unwrap();
             let sid = format!("{n:08}-0000-0000-0000-000000000000");
             let t = Instant::now();
@@ -154,6 +172,8 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Durat
                 .expect("git begin")
                 .expect("a git task");
             begins.push(t.elapsed());
+            let new_file = task.root().join("bench-new-file.txt");
+            std::fs::write(&new_file, format!("task {n}\n")).unwrap();
             let end = runner::git::Ending {
                 task: "g",
                 session_id: &sid,
@@ -164,9 +184,27 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Durat
             let (summary, err) = runner::git::finish(task, end);
             finishes.push(t.elapsed());
             assert!(err.is_none(), "git finish: {err:?}");
-            assert!(!summary.changed, "nothing was changed");
+            assert_eq!(summary.files_changed, 1, "{label}: one new file");
+            if !isolate {
+                std::fs::remove_file(&new_file).unwrap();
+            }
         }
-        rows.push((label, median(&begins), median(&finishes)));
+        if let Some(p) = &pool {
+            p.shutdown();
+            rows.push((
+                format!("{label}: first task (makes the template or first checkout)"),
+                begins[0],
+                finishes[0],
+            ));
+            begins.remove(0);
+            finishes.remove(0);
+        }
+        rows.push((
+            format!("{label}: per task"),
+            median(&begins),
+            median(&finishes),
+        ));
+        assert_eq!(mounts_under(out.path()), Vec::<String>::new(), "{label}");
     }
     rows
 }
@@ -345,7 +383,7 @@ pub fn bench_batch() {
         "total",
     ]);
     for (label, b, f) in git_task_cost(&root, runs) {
-        t.row(vec![label.into(), fmt_dur(b), fmt_dur(f), fmt_dur(b + f)]);
+        t.row(vec![label, fmt_dur(b), fmt_dur(f), fmt_dur(b + f)]);
     }
     println!("{}", t.render());
     println!(

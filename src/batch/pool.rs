@@ -37,9 +37,34 @@ use crate::spec::GitBase;
 /// The pool's directory under the transcript directory.
 pub const POOL_DIR: &str = ".worktrees";
 
-/// The environment variable that chooses how the pool makes worktrees: `auto` (the default:
-/// overlay where it can mount, else checkout), `checkout`, or `own` (no pool).
+/// The environment variable that chooses how the pool makes worktrees ([`Choice`]).
 pub const MODE_ENV: &str = "RUNNER_WORKTREES";
+
+/// How a batch's isolated tasks get their worktrees (`RUNNER_WORKTREES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// `auto` (the default): overlays where runner can mount them, else checkouts.
+    Auto,
+    /// `checkout`: a pool of checked-out worktrees, reset between tasks.
+    Checkout,
+    /// `own`: no pool; each task checks out a worktree of its own (as a task run alone).
+    Own,
+}
+
+impl Choice {
+    /// The choice `RUNNER_WORKTREES` makes (an unknown value is reported and means `auto`).
+    pub fn from_env() -> Choice {
+        match std::env::var(MODE_ENV).as_deref() {
+            Err(_) | Ok("" | "auto" | "overlay") => Choice::Auto,
+            Ok("checkout") => Choice::Checkout,
+            Ok("own") => Choice::Own,
+            Ok(other) => {
+                tracing::warn!("{MODE_ENV}={other} is not one of auto, checkout, own; using auto");
+                Choice::Auto
+            }
+        }
+    }
+}
 
 /// How the pool makes worktrees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,16 +159,16 @@ impl WorktreePool {
     }
 
     /// A pool for the `isolated` tasks of a batch (their repository root and base), in
-    /// `transcript_dir/.worktrees`, making at most `jobs` worktrees ahead; `None` when fewer
-    /// than two tasks are isolated (a task alone gets a worktree of its own) or
-    /// `RUNNER_WORKTREES=own`. Cleans up after killed batches first.
+    /// `transcript_dir/.worktrees`, making at most `jobs` worktrees ahead, as `choice` says;
+    /// `None` when fewer than two tasks are isolated (a task alone gets a worktree of its own)
+    /// or the choice is [`Choice::Own`]. Cleans up after killed batches first.
     pub fn start(
         isolated: &[(PathBuf, GitBase)],
         jobs: usize,
         transcript_dir: &Path,
+        choice: Choice,
     ) -> Result<Option<WorktreePool>, GitError> {
-        let wanted = std::env::var(MODE_ENV).unwrap_or_default();
-        if isolated.len() < 2 || wanted == "own" {
+        if isolated.len() < 2 || choice == Choice::Own {
             return Ok(None);
         }
         let jobs = jobs.max(1);
@@ -157,8 +182,8 @@ impl WorktreePool {
         let dir = root.join(format!("{}-{}", std::process::id(), &id[..8]));
         std::fs::create_dir_all(&dir).map_err(io_err(what()))?;
         let lock = sweep::hold(&dir).map_err(io_err(what()))?;
-        let mode = match wanted.as_str() {
-            "checkout" => {
+        let mode = match choice {
+            Choice::Checkout => {
                 tracing::info!(
                     "{MODE_ENV}=checkout: isolated tasks run in a pool of up to {jobs} checked-out worktrees, reset between tasks"
                 );

@@ -112,8 +112,10 @@ async fn start_pool(
     }
     let jobs = s.jobs as usize;
     let dir = s.opts.transcript_dir.clone();
+    let choice = super::pool::Choice::from_env();
     let started =
-        tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir)).await;
+        tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir, choice))
+            .await;
     let pool = match started {
         Ok(Ok(p)) => p?,
         Ok(Err(e)) => {

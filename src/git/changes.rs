@@ -204,11 +204,56 @@ pub(crate) fn from_workdir(
             | Delta::Added
             | Delta::Modified
             | Delta::Untracked
-            | Delta::Typechange => changes.written.push(path.to_path_buf()),
+            | Delta::Typechange => {
+                let full = workdir.join(path);
+                if full.is_dir() && !full.is_symlink() {
+                    // A file of the base replaced by a directory: the file goes, what the
+                    // directory holds comes in.
+                    if base.get_path(path).is_ok() {
+                        changes.removed.push(path.to_path_buf());
+                    }
+                    add_dir(repo, workdir, path, exclude, &mut changes.written)?;
+                } else {
+                    changes.written.push(path.to_path_buf());
+                }
+            }
             _ => {}
         }
     }
     apply(repo, base, changes)
+}
+
+/// The files under directory `rel` of the working tree that are not ignored, into `out`.
+fn add_dir(
+    repo: &Repository,
+    workdir: &Path,
+    rel: &Path,
+    exclude: &[PathBuf],
+    out: &mut Vec<PathBuf>,
+) -> Result<(), GitError> {
+    let dir = workdir.join(rel);
+    let rd = std::fs::read_dir(&dir).map_err(io_err(format!("read {}", dir.display())))?;
+    for e in rd {
+        let e = e.map_err(io_err(format!("read {}", dir.display())))?;
+        let path = rel.join(e.file_name());
+        let Ok(ft) = e.file_type() else { continue };
+        if exclude.iter().any(|x| path.starts_with(x)) {
+            continue;
+        }
+        let mut probe = path.as_os_str().to_os_string();
+        if ft.is_dir() {
+            probe.push("/");
+        }
+        if repo.is_path_ignored(Path::new(&probe)).unwrap_or(false) {
+            continue;
+        }
+        if ft.is_dir() {
+            add_dir(repo, workdir, &path, exclude, out)?;
+        } else if ft.is_file() || ft.is_symlink() {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// `base` with `changes` applied: removed paths taken out, written paths hashed (through
@@ -333,5 +378,99 @@ mod tests {
         );
         // Nothing was staged.
         assert_eq!(git(root, &["diff", "--cached", "--name-only"]), "");
+    }
+
+    /// Every kind of change a task can make, in a real overlay worktree: the tree read from
+    /// the upper directory is the tree a full walk of the worktree finds. Needs mount rights
+    /// (root); without them overlays are never used and there is nothing to check.
+    #[test]
+    fn the_upper_directory_gives_the_same_tree_as_a_full_walk() {
+        use super::super::overlay;
+        use super::super::slot::{Slot, Template};
+        let dir = tempfile::tempdir().unwrap();
+        let Ok(opts) = overlay::probe(dir.path()) else {
+            eprintln!("no overlay mounts here; skipped");
+            return;
+        };
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        for (rel, text) in [
+            ("README.md", "# r\n"),
+            ("a/x.txt", "ax\n"),
+            ("a/deep/y.txt", "ay\n"),
+            ("b/x.txt", "bx\n"),
+            ("b/only-b.txt", "b\n"),
+            ("file-to-dir", "f\n"),
+            ("dir-to-file/z.txt", "z\n"),
+            ("opaque/old.txt", "old\n"),
+            ("chmod.sh", "echo\n"),
+            ("build/tracked.txt", "t\n"),
+            (".gitignore", "build/\nnode_modules/\n"),
+        ] {
+            write(&root, rel, text);
+        }
+        git(&root, &["add", "-A", "-f"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let repo = Repository::open(&root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let common = repo.commondir().to_path_buf();
+        let template = Template::create(
+            &dir.path().join("tpl"),
+            &common,
+            head.id(),
+            head.tree_id(),
+            false,
+        )
+        .unwrap();
+        let scripts = [
+            "echo more >> README.md",
+            "rm a/x.txt",
+            "rm -r a",
+            "mv a c",
+            // A renamed directory over one of the base: its content is not the base's there.
+            "rm -r b && mv a b",
+            "rm file-to-dir && mkdir file-to-dir && echo in > file-to-dir/f",
+            "rm -r dir-to-file && echo now-a-file > dir-to-file",
+            "rm -r opaque && mkdir opaque && echo new > opaque/new.txt",
+            "chmod +x chmod.sh",
+            "ln -s README.md link",
+            "mkdir -p node_modules/p && echo x > node_modules/p/i.js",
+            "echo changed > build/tracked.txt && echo junk > build/new.o",
+            "mkdir -p new/empty new/full && echo f > new/full/f",
+            "echo same > tmp && rm tmp",
+            "cp README.md README.md.bak && mv README.md.bak README.md",
+        ];
+        for (i, script) in scripts.iter().enumerate() {
+            let slot = Slot::overlay(
+                &dir.path().join(format!("s{i}")),
+                &template,
+                &common,
+                head.id(),
+                head.tree_id(),
+                opts,
+            )
+            .unwrap();
+            let work = slot.worktree();
+            let out = Command::new("sh")
+                .args(["-c", script])
+                .current_dir(&work)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{script}: {out:?}");
+            let wt = Repository::open(&work).unwrap();
+            let base = wt.find_tree(head.tree_id()).unwrap();
+            let upper = slot.upper().unwrap();
+            let from_up = from_upper(&wt, &base, &work, &upper, &[]).unwrap();
+            let walked =
+                from_workdir(&Repository::open(&work).unwrap(), &base, &[], false).unwrap();
+            assert_eq!(
+                changed(&wt, head.tree_id(), from_up),
+                changed(&wt, head.tree_id(), walked),
+                "{script}"
+            );
+            assert_eq!(from_up, walked, "{script}");
+            slot.destroy();
+        }
     }
 }

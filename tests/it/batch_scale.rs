@@ -76,6 +76,8 @@ fn repo_to_edit() -> TestRepo {
 /// and show what this task sees then.
 const EDIT_AND_WAIT: &str = r#"me="task-$$"
 echo "ME=$me"
+echo "STATUS=[$(git status --porcelain | tr '\n' ' ')]"
+echo "HEAD=$(git rev-parse HEAD)"
 for f in shared.txt gone.txt new/dir/f.txt renamed/a.txt target/out.o; do
   if [ -e "$f" ]; then echo "BEFORE $f: $(cat "$f")"; else echo "BEFORE $f: missing"; fi
 done
@@ -108,9 +110,13 @@ fn edit_specs(repo: &TestRepo, names: &[&str]) -> PathBuf {
     dir
 }
 
-/// What a task's edit script saw: its id and the lines it printed.
-fn edit_output(req: &CapturedRequest) -> (String, String) {
+/// What a task's edit script saw: its id and the lines it printed. Its worktree was a clean
+/// checkout of the base commit, to git too (its own HEAD and index).
+fn edit_output(repo: &TestRepo, req: &CapturedRequest) -> (String, String) {
     let seen = req.tool_result_text("toolu_1").unwrap();
+    assert!(seen.contains("STATUS=[]\n"), "{seen}");
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    assert!(seen.contains(&format!("HEAD={head}")), "{seen}");
     let me = seen
         .lines()
         .find_map(|l| l.strip_prefix("ME="))
@@ -181,7 +187,7 @@ fn two_tasks_edit_the_same_files(env: &[(&str, &str)]) -> String {
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 4);
     for req in &reqs[2..] {
-        let (me, seen) = edit_output(req);
+        let (me, seen) = edit_output(&repo, req);
         assert!(
             !seen.contains("BARRIER-TIMEOUT"),
             "tasks did not overlap: {seen}"
@@ -275,7 +281,7 @@ fn fallback_is_logged_and_a_reused_worktree_starts_clean() {
     assert_eq!(reqs.len(), 6);
     let mut paths = Vec::new();
     for req in reqs.iter().skip(1).step_by(2) {
-        let (me, seen) = edit_output(req);
+        let (me, seen) = edit_output(&repo, req);
         // Every task starts from the base: nothing of the task before it (changed, deleted,
         // new, renamed or ignored files) is left in the worktree it gets next.
         for line in [
