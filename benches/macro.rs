@@ -1,7 +1,8 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|batch|all]` (default: all).
+//! `cargo bench --bench macro -- [session|parallel|grep|batch|gitcost|all]` (default: all;
+//! `gitcost` is the batch's git cost per task alone).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -77,6 +78,9 @@ fn main() {
     }
     if all || which == "batch" {
         batch::bench_batch();
+    }
+    if which == "gitcost" {
+        batch::bench_git_cost();
     }
     println!("load average at end: {}", load_average());
 }

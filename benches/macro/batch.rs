@@ -142,7 +142,11 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
         ),
         ("in place (isolate: false)", false, None),
     ];
+    let wanted = std::env::var("BENCH_GIT_VARIANTS").unwrap_or_default();
     for (label, isolate, choice) in variants {
+        if !wanted.is_empty() && !wanted.split(',').any(|w| label.contains(w.trim())) {
+            continue;
+        }
         let transcripts = out.path().join(format!("t-{}", rows.len()));
         // Two isolated tasks whose base is not known ahead: nothing is made ahead, so each
         // `begin` pays for its worktree.
@@ -375,14 +379,27 @@ pub fn bench_batch() {
     if std::env::var("BENCH_GIT_COST").as_deref() == Ok("0") {
         return;
     }
+    print_git_cost(&root, repo.files);
+}
+
+/// `cargo bench --bench macro -- gitcost`: only git's cost per task, on the same repository
+/// as the batch (`BENCH_REPO` or `BENCH_REPO_FILES`); `BENCH_GIT_VARIANTS` picks variants by
+/// a word of their label (e.g. `overlay`), for profiling one at a time.
+pub fn bench_git_cost() {
+    let repo = batch_repo(env_usize("BENCH_REPO_FILES", 3000), |_| {});
+    println!("repository: {} files", repo.files);
+    print_git_cost(repo.path(), repo.files);
+}
+
+fn print_git_cost(root: &Path, files: usize) {
     let runs = env_usize("BENCH_RUNS", 5).max(1) * 2 + 1;
     let mut t = Table::new(&[
-        &format!("git per task, repo of {} files", repo.files),
+        &format!("git per task, repo of {files} files"),
         "begin",
         "finish",
         "total",
     ]);
-    for (label, b, f) in git_task_cost(&root, runs) {
+    for (label, b, f) in git_task_cost(root, runs) {
         t.row(vec![label, fmt_dur(b), fmt_dur(f), fmt_dur(b + f)]);
     }
     println!("{}", t.render());

@@ -518,7 +518,12 @@ impl Inner {
         }
         st.key(key, commit).template = TemplateState::Building;
         drop(st);
-        let dir = self.dir.join(format!("t-{:.12}", key.tree.to_string()));
+        let n = {
+            let mut st = self.lock();
+            st.next_id += 1;
+            st.next_id
+        };
+        let dir = self.dir.join(format!("t{n}-{:.12}", key.tree.to_string()));
         let started = std::time::Instant::now();
         let made = Template::create(&dir, &key.common_dir, commit, key.tree, filters);
         let mut st = self.lock();
