@@ -391,8 +391,70 @@ pub fn bench_git_cost() {
     print_git_cost(repo.path(), repo.files);
 }
 
+/// The snapshot of a working tree as runner made it before (`git add -A` on an in-memory
+/// index: `add_all` then `update_all`, two walks, and `write_tree`), for comparison.
+fn snapshot_two_walks(root: &Path) -> git2::Oid {
+    let repo = git2::Repository::open(root).unwrap();
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.update_all(["*"], None).unwrap();
+    index.write_tree().unwrap()
+}
+
+/// The working-tree snapshot before and after, timed in turns under the same load: the two
+/// walks of before, and the one walk of `git::begin` in place (which is one snapshot).
+fn snapshot_cost(root: &Path, runs: usize) -> (Duration, Duration) {
+    let out = batch_out_dir();
+    let plan = runner::git::GitPlan {
+        repo_root: Some(root.to_path_buf()),
+        isolate: false,
+        patch_dir: out.path().join("patches"),
+        exclude: vec![out.path().to_path_buf()],
+        ..Default::default()
+    };
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for n in 0..runs {
+        let t = Instant::now();
+        snapshot_two_walks(root);
+        before.push(t.elapsed());
+        let t = Instant::now();
+        let task = runner::git::begin(
+            &plan,
+            "s",
+            "00000000-0",
+            root,
+            &out.path().join(format!("{n}")),
+        )
+        .unwrap()
+        .unwrap();
+        after.push(t.elapsed());
+        assert_eq!(
+            task.base_commit.to_string(),
+            runner::git::repo_info(root).commit.unwrap(),
+            "in place: the base commit is HEAD"
+        );
+    }
+    (median(&before), median(&after))
+}
+
 fn print_git_cost(root: &Path, files: usize) {
     let runs = env_usize("BENCH_RUNS", 5).max(1) * 2 + 1;
+    let (before, after) = snapshot_cost(root, runs);
+    let mut t = Table::new(&[
+        &format!("snapshot of the working tree, {files} files"),
+        "median",
+    ]);
+    t.row(vec![
+        "add_all + update_all + write_tree (before)".into(),
+        fmt_dur(before),
+    ]);
+    t.row(vec![
+        "one walk against HEAD's tree (after)".into(),
+        fmt_dur(after),
+    ]);
+    println!("{}", t.render());
     let mut t = Table::new(&[
         &format!("git per task, repo of {files} files"),
         "begin",

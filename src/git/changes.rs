@@ -165,12 +165,14 @@ fn names(dir: &Path) -> Result<HashSet<OsString>, GitError> {
         .map_err(io_err(format!("read {}", dir.display())))
 }
 
-/// The tree of the working tree of `repo` after a task that started from `base`: one walk of
-/// the working tree, with the index as a stat cache. `refresh_index`: write the index's
-/// refreshed stat data back (only in a worktree that is the task's own).
+/// The tree of the working tree of `repo` as `git add -A` would make it: the index's tree with
+/// what one walk of the working tree finds different from the index (the index is only a stat
+/// cache: content staged or not makes no difference). `refresh_index`: write the index's
+/// refreshed stat data back (only in a worktree that is the task's own). An index with
+/// conflicts has no tree: then the working tree is compared with `fallback` instead.
 pub(crate) fn from_workdir(
     repo: &Repository,
-    base: &Tree<'_>,
+    fallback: &Tree<'_>,
     exclude: &[PathBuf],
     refresh_index: bool,
 ) -> Result<Oid, GitError> {
@@ -179,9 +181,26 @@ pub(crate) fn from_workdir(
         .recurse_untracked_dirs(true)
         .include_typechange(true)
         .update_index(refresh_index);
-    let diff = repo
-        .diff_tree_to_workdir_with_index(Some(base), Some(&mut opts))
-        .map_err(git_err("compare the working tree with the base"))?;
+    let mut index = repo.index().map_err(git_err("read the index"))?;
+    // The index's tree comes from its cache of tree ids where that is valid: no tree is read.
+    let (base, diff) = match index.write_tree() {
+        Ok(tree) => {
+            let base = repo
+                .find_tree(tree)
+                .map_err(git_err("read the index's tree"))?;
+            let diff = repo
+                .diff_index_to_workdir(Some(&index), Some(&mut opts))
+                .map_err(git_err("compare the working tree with the index"))?;
+            (base, diff)
+        }
+        Err(_) => {
+            let diff = repo
+                .diff_tree_to_workdir_with_index(Some(fallback), Some(&mut opts))
+                .map_err(git_err("compare the working tree with the base"))?;
+            (fallback.clone(), diff)
+        }
+    };
+    let base = &base;
     let workdir = repo.workdir().unwrap_or(Path::new("."));
     let mut changes = Changes::default();
     for d in diff.deltas() {
@@ -378,6 +397,38 @@ mod tests {
         );
         // Nothing was staged.
         assert_eq!(git(root, &["diff", "--cached", "--name-only"]), "");
+    }
+
+    /// In place the user's index may hold staged work: the tree is still the working tree's,
+    /// byte for byte what `git add -A && git write-tree` gives.
+    #[test]
+    fn staged_work_gives_the_tree_git_add_all_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        write(root, "a.txt", "a\n");
+        write(root, "b.txt", "b\n");
+        write(root, "c.txt", "c\n");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        // Staged, then changed again; staged new file removed from the working tree; staged
+        // deletion; a staged file; an untracked one.
+        write(root, "a.txt", "a staged\n");
+        git(root, &["add", "a.txt"]);
+        write(root, "a.txt", "a in the working tree\n");
+        write(root, "gone.txt", "staged only\n");
+        git(root, &["add", "gone.txt"]);
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        git(root, &["rm", "-q", "b.txt"]);
+        write(root, "new.txt", "new\n");
+        git(root, &["add", "new.txt"]);
+        write(root, "untracked.txt", "u\n");
+        let repo = Repository::open(root).unwrap();
+        let head = repo.head().unwrap().peel_to_tree().unwrap();
+        let got = from_workdir(&repo, &head, &[], false).unwrap();
+        git(root, &["add", "-A"]);
+        let want = git(root, &["write-tree"]);
+        assert_eq!(got.to_string(), want.trim());
     }
 
     /// Every kind of change a task can make, in a real overlay worktree: the tree read from
