@@ -1,8 +1,8 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|batch|gitcost|all]` (default: all;
-//! `gitcost` is the batch's git cost per task alone).
+//! `cargo bench --bench macro -- [session|parallel|grep|batch|sandbox|gitcost|all]` (default:
+//! all; `gitcost` is the batch's git cost per task alone).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -26,6 +26,16 @@
 //!
 //! `cargo bench` builds the bench profile (= release), and `CARGO_BIN_EXE_runner` is that
 //! build of the binary.
+
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
 
 #[path = "macro/batch.rs"]
 mod batch;
@@ -81,6 +91,9 @@ fn main() {
     }
     if which == "gitcost" {
         batch::bench_git_cost();
+    }
+    if all || which == "sandbox" {
+        bench_sandbox(runs);
     }
     println!("load average at end: {}", load_average());
 }
@@ -159,6 +172,80 @@ fn sample_repo() -> support::TestRepo {
     }
     repo.commit_all("sources");
     repo
+}
+
+// ---------------------------------------------------------------- (5) sandbox
+
+/// The 20-turn session shape with a Bash command per turn (`wc -l` of a source file, `ls`,
+/// `grep -c`: read-only, so each runs confined read-only), run with the default sandbox and
+/// with `--sandbox off`, alternating, so both see the same machine load.
+fn bench_sandbox(runs: usize) {
+    let repo = sample_repo();
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let spec = support::write_spec(
+        &root,
+        "name: bench-sandbox\nprompt: survey the sources\nmodel: claude-sonnet-4-5\ntools: [Bash]\npermissions:\n  mode: dontAsk\nlimits:\n  max_turns: 50\n",
+    );
+    let script = || {
+        let mut s: Vec<MockTurn> = (0..SESSION_TURNS)
+            .map(|i| {
+                let cmd = match i % 3 {
+                    0 => format!("wc -l src/mod_{}.rs", i % 20),
+                    1 => "ls src".to_string(),
+                    _ => format!("grep -c item_{}_1 src/mod_{}.rs", i % 20, i % 20),
+                };
+                Resp::new()
+                    .tool_use(&format!("toolu_b{i:03}"), "Bash", json!({"command": cmd}))
+                    .usage(1000 + 100 * i as u64, 40)
+                    .turn()
+            })
+            .collect();
+        s.push(text_turn("done"));
+        s
+    };
+    let mut walls: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    for run in 0..runs * 2 {
+        let confined = run % 2 == 0;
+        let mock = MockAnthropic::start(script());
+        let out_dir = tempfile::tempdir().unwrap();
+        let mut cmd = runner(&mock);
+        cmd.current_dir(&root)
+            .arg("exec")
+            .arg(&spec)
+            .arg("--transcript-dir")
+            .arg(out_dir.path());
+        if !confined {
+            cmd.args(["--sandbox", "off"]);
+        }
+        let spawned = Instant::now();
+        let out = cmd.output().expect("spawn runner");
+        let wall = spawned.elapsed();
+        assert!(
+            out.status.success(),
+            "runner failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        mock.assert_clean();
+        for r in mock.requests().iter().skip(1) {
+            let text = r.body.to_string();
+            assert!(!text.contains("Permission denied"), "a command was denied");
+        }
+        walls[usize::from(!confined)].push(wall);
+    }
+    let (on, off) = (median(&walls[0]), median(&walls[1]));
+    let mut t = Table::new(&["20 Bash turns, zero latency", "median wall", "target"]);
+    t.row(vec![
+        "sandbox (default)".into(),
+        fmt_dur(on),
+        "≤ 1.05 × unconfined".into(),
+    ]);
+    t.row(vec!["--sandbox off".into(), fmt_dur(off), String::new()]);
+    t.row(vec![
+        "ratio".into(),
+        format!("{:.3}", on.as_secs_f64() / off.as_secs_f64()),
+        String::new(),
+    ]);
+    println!("{}", t.render());
 }
 
 // ---------------------------------------------------------------- (1) 20-turn session
@@ -240,7 +327,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),
-        runner::process::EnvPolicy { remove: vec![] },
+        runner::process::ChildPolicy::default(),
         tokio_util::sync::CancellationToken::new(),
     )
 }

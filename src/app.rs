@@ -16,7 +16,7 @@ use crate::session::RunOptions;
 use crate::spec::{self, LoadedSpec};
 
 /// Exit code for invalid input (nothing ran).
-pub const EXIT_INVALID: i32 = 2;
+pub(crate) const EXIT_INVALID: i32 = 2;
 
 fn stdout_writer() -> SharedOut {
     Arc::new(Mutex::new(
@@ -148,6 +148,8 @@ fn overrides(args: &ExecArgs) -> Overrides {
         max_retries: args.limits.max_retries,
         settings: args.settings.clone(),
         replay_mode: args.replay_mode,
+        sandbox: args.sandbox.mode,
+        network: args.sandbox.network.clone(),
     }
 }
 

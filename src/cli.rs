@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::spec::{PermissionMode, ReplayMode, SpecDuration};
+use crate::spec::{NetworkSetting, PermissionMode, ReplayMode, SandboxMode, SpecDuration};
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
@@ -37,7 +37,7 @@ The run appends to the same transcript and keeps its session id. Exit codes as f
 
 /// `runner --version`: the version, the git commit and the target the binary was built for
 /// (both set by build.rs; the commit is `unknown` for a build outside git).
-pub const LONG_VERSION: &str = concat!(
+pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("RUNNER_GIT_COMMIT"),
@@ -88,7 +88,7 @@ pub enum Command {
 /// `runner report ...`.
 #[derive(Debug, Subcommand)]
 pub enum ReportCommand {
-    /// Merge JUnit reports (e.g. one per shard) into one <testsuites> document with
+    /// Merge JUnit reports (e.g. one per shard) into one `<testsuites>` document with
     /// recomputed totals.
     #[command(after_help = "Example:\n  runner report merge shard-*/junit.xml -o junit.xml")]
     Merge {
@@ -156,6 +156,9 @@ pub struct ExecArgs {
     /// Limits that replace the spec's.
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Sandbox settings that replace the spec's.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
@@ -248,6 +251,32 @@ pub struct ResumeArgs {
     /// Limits that replace the spec's (turns, tokens and cost count what the run already spent).
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Sandbox settings that replace the spec's.
+    #[command(flatten)]
+    pub sandbox: SandboxArgs,
+}
+
+/// Sandbox settings given on the command line; each replaces the spec's.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SandboxArgs {
+    /// Confine the commands tasks run: `auto` (where the kernel can), `enforce` (refuse to run
+    /// where it cannot, exit 2) or `off`.
+    #[arg(long = "sandbox", value_name = "MODE", value_parser = parse_sandbox_mode)]
+    pub mode: Option<SandboxMode>,
+    /// Network of confined commands: `none` or `allow` (host lists go in the spec).
+    #[arg(long, value_name = "none|allow", value_parser = parse_network)]
+    pub network: Option<NetworkSetting>,
+}
+
+fn parse_sandbox_mode(s: &str) -> Result<SandboxMode, String> {
+    SandboxMode::parse(s)
+        .ok_or_else(|| format!("unknown sandbox mode `{s}` (expected auto, enforce or off)"))
+}
+
+fn parse_network(s: &str) -> Result<NetworkSetting, String> {
+    NetworkSetting::parse(s).ok_or_else(|| {
+        format!("unknown network setting `{s}` (expected none or allow; list hosts in the spec's sandbox.network)")
+    })
 }
 
 /// Limits given on the command line; each replaces the spec's. A resumed run counts turns,
@@ -290,13 +319,14 @@ impl ResumeArgs {
         e.output_format = self.output_format;
         e.junit = self.junit;
         e.limits = self.limits;
+        e.sandbox = self.sandbox;
         Ok(e)
     }
 }
 
 /// Split a `--allowed-tools` value on commas and spaces outside parentheses:
 /// `"Read,Bash(git diff *)"` → `["Read", "Bash(git diff *)"]`.
-pub fn split_tool_rules(s: &str) -> Vec<String> {
+pub(crate) fn split_tool_rules(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;

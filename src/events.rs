@@ -4,15 +4,17 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{ContentBlock, StopReason, ToolSpec, Usage};
 use crate::outcome::Outcome;
+use crate::sandbox::{NetworkAttempt, SandboxReport};
 
 /// A fresh uuid (v4) for a record, a frame or a session: every sink gets the same one.
-pub fn new_uuid() -> String {
+pub(crate) fn new_uuid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
@@ -50,6 +52,9 @@ pub struct InitInfo {
     pub git_base_commit: Option<String>,
     /// runner version.
     pub version: String,
+    /// How the task's commands are confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
 }
 
 /// Message-level metadata of one assistant response.
@@ -183,6 +188,37 @@ pub struct RunResult {
     /// git repository.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git: Option<crate::git::GitSummary>,
+    /// How the task's commands were confined (None: the task never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
+    /// Connection attempts through the sandbox's egress proxy.
+    #[serde(default, skip_serializing_if = "NetworkTally::is_empty")]
+    pub network: NetworkTally,
+}
+
+/// How many connection attempts the egress proxy let through and refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkTally {
+    /// Attempts to allowed hosts.
+    pub allowed: u32,
+    /// Attempts refused (host not allowed, or malformed).
+    pub denied: u32,
+}
+
+impl NetworkTally {
+    /// Whether no attempt was made.
+    pub fn is_empty(&self) -> bool {
+        self.allowed == 0 && self.denied == 0
+    }
+
+    /// Count one attempt.
+    pub fn add(&mut self, a: &NetworkAttempt) {
+        if a.allowed {
+            self.allowed = self.allowed.saturating_add(1);
+        } else {
+            self.denied = self.denied.saturating_add(1);
+        }
+    }
 }
 
 impl RunResult {
@@ -216,6 +252,8 @@ impl RunResult {
             checks: vec![],
             structured_output: None,
             git: None,
+            sandbox: None,
+            network: NetworkTally::default(),
         }
     }
 }
@@ -333,6 +371,27 @@ pub enum RunEvent {
         /// The commit it was checked out from.
         base_commit: String,
     },
+    /// A call that may change something is starting (transcript-only
+    /// `system/runner_tool_started`): if the run dies before its result is recorded, a resume
+    /// knows the call may have done its work, and which process group to stop.
+    ToolStarted {
+        /// Record uuid.
+        uuid: String,
+        /// The tool_use id.
+        tool_use_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// The process group the call started, for a command.
+        group: Option<crate::process::identity::GroupIdentity>,
+    },
+    /// A command tried to reach a host through the sandbox's egress proxy (transcript
+    /// `system/runner_network`, stream-json `system/runner_network`).
+    Network {
+        /// Record uuid.
+        uuid: String,
+        /// The attempt.
+        attempt: NetworkAttempt,
+    },
     /// The run ended.
     Result(Box<RunResult>),
 }
@@ -344,26 +403,32 @@ pub trait Sink: Send {
     fn emit(&mut self, event: &RunEvent) -> std::io::Result<()>;
 }
 
-/// Several sinks fed in order.
-#[derive(Default)]
-pub struct Sinks {
-    sinks: Vec<Box<dyn Sink>>,
+/// Several sinks fed in order. Clones share the sinks: the loop emits through one, and a
+/// running tool call records that it started through another (see `tools::journal`).
+#[derive(Clone, Default)]
+pub(crate) struct Sinks {
+    sinks: Arc<Mutex<Vec<Box<dyn Sink>>>>,
 }
 
 impl Sinks {
     /// Add a sink.
-    pub fn push(&mut self, sink: Box<dyn Sink>) {
-        self.sinks.push(sink);
+    pub(crate) fn push(&self, sink: Box<dyn Sink>) {
+        self.lock().push(sink);
     }
 
     /// Feed an event to every sink; the first error is returned after all have seen it.
-    pub fn emit(&mut self, event: &RunEvent) -> std::io::Result<()> {
+    pub(crate) fn emit(&self, event: &RunEvent) -> std::io::Result<()> {
         let mut first = None;
-        for s in &mut self.sinks {
+        for s in self.lock().iter_mut() {
             if let Err(e) = s.emit(event) {
                 first.get_or_insert(e);
             }
         }
         first.map_or(Ok(()), Err)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Box<dyn Sink>>> {
+        // A sink that panicked mid-write leaves its own state; the others still get events.
+        self.sinks.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

@@ -18,7 +18,7 @@ const EXIT_INVALID: i32 = 2;
 
 /// Where editors fetch the task spec JSON Schema from: the file attached to the latest
 /// release, so the `# yaml-language-server: $schema=…` line works in any repository.
-pub const SCHEMA_URL: &str =
+pub(crate) const SCHEMA_URL: &str =
     "https://github.com/your-org/runner/releases/latest/download/task.schema.json";
 
 /// The line `runner init` adds to `.gitignore`: runner's default output directory.

@@ -1,20 +1,30 @@
 //! runner: run an LLM coding agent non-interactively, for CI and batch automation.
 //!
 //! The library holds everything; `main.rs` only parses the command line and maps the outcome
-//! to an exit code. docs/src/architecture.md maps the modules and the data flow of a run.
+//! to an exit code. `docs/src/architecture.md` maps the modules and the data flow of a run.
+//!
+//! The public modules are what the binary, the integration tests and the benchmarks drive:
+//! the commands ([`app`], [`cli`], [`init`]), the contracts runner writes ([`events`],
+//! [`outcome`], [`report`], [`transcript`]), the spec ([`spec`]), the model providers
+//! ([`model`]), the tools and the policy that decides them ([`tools`], [`permissions`]), how
+//! processes start and are confined ([`process`], [`sandbox`], [`roots`]), git isolation
+//! ([`git`]), preparation and resume ([`prepare`]), redaction ([`redact`]) and the loop's
+//! request view ([`agent`]). Everything else is crate-private: the session that assembles a
+//! run, the batch scheduler, hooks, retries, verify checks and the log routing.
 
 #![deny(clippy::print_stdout)]
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod app;
-pub mod batch;
+pub(crate) mod batch;
 pub mod cli;
+pub(crate) mod contract;
 pub mod events;
 pub mod git;
-pub mod hooks;
+pub(crate) mod hooks;
 pub mod init;
-pub mod log;
+pub(crate) mod log;
 pub mod model;
 pub mod outcome;
 pub mod permissions;
@@ -22,14 +32,15 @@ pub mod prepare;
 pub mod process;
 pub mod redact;
 pub mod report;
-pub mod retry;
+pub(crate) mod retry;
 pub mod roots;
-pub mod session;
+pub mod sandbox;
+pub(crate) mod session;
 pub mod spec;
-pub mod task;
+pub(crate) mod task;
 pub mod tools;
 pub mod transcript;
-pub mod verify;
+pub(crate) mod verify;
 
 /// runner's version, as written into transcripts and `system/init`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -12,7 +12,7 @@ tokio::task_local! {
 
 /// Write one log line: to the current task's buffer if it has one, else to stderr (around the
 /// progress line, if one is shown).
-pub fn write_log(bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_log(bytes: &[u8]) -> io::Result<()> {
     let buffered = TASK_LOG.try_with(|b| {
         b.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -25,6 +25,6 @@ pub fn write_log(bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Run `f` with its log lines collected in `buffer`.
-pub async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
+pub(crate) async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
     TASK_LOG.scope(buffer, f).await
 }

@@ -1,4 +1,5 @@
-//! The one value that decides how a task ended (DESIGN.md "Outcomes").
+//! The one value that decides how a task ended: the result frame, the exit code, the JUnit
+//! element and the GitHub Actions conclusion are all derived from it.
 
 use serde::{Deserialize, Serialize};
 
@@ -187,7 +188,7 @@ fn severity(code: i32) -> u8 {
 }
 
 /// The exit code of a run of several tasks: the most severe present.
-pub fn combined_exit_code(codes: impl IntoIterator<Item = i32>) -> i32 {
+pub(crate) fn combined_exit_code(codes: impl IntoIterator<Item = i32>) -> i32 {
     codes
         .into_iter()
         .max_by_key(|c| (severity(*c), *c))

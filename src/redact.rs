@@ -244,6 +244,9 @@ pub fn register_for_logs(redactor: &Redactor) {
 
 /// A `tracing_subscriber` writer for stderr that redacts the registered secrets
 /// ([`register_for_logs`]) in each log line before writing it.
+///
+/// Logging never fails the run: a line that cannot be written (stderr closed, a broken pipe,
+/// a full disk) is dropped, and the writer reports success so nothing upstream reacts to it.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LogWriter;
 
@@ -255,17 +258,21 @@ impl std::io::Write for LogWriter {
         };
         // Routed by crate::log: a task's buffered log group, or stderr (around the
         // progress line).
-        match secrets.as_ref() {
+        let written = match secrets.as_ref() {
             Some(red) if red.occurs_in(buf) => {
-                crate::log::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())?;
+                crate::log::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())
             }
-            _ => crate::log::write_log(buf)?,
-        }
+            _ => crate::log::write_log(buf),
+        };
+        // Dropped: there is nowhere left to report that the log cannot be written.
+        let _ = written;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
+        // As in `write`: a failed flush of stderr loses log lines, never the run.
+        let _ = std::io::stderr().flush();
+        Ok(())
     }
 }
 
@@ -395,6 +402,16 @@ mod tests {
             "x[REDACTED:C] [REDACTED:B] [REDACTED:A]z [REDACTED:D]ab"
         );
         assert_eq!(red.redact("zbcdefgh"), "z[REDACTED:B]h");
+    }
+
+    #[test]
+    fn log_writer_never_fails() {
+        use std::io::Write;
+        // Whatever stderr is (a closed pipe, /dev/full), writing a log line succeeds.
+        let mut w = LogWriter;
+        assert_eq!(w.write(b"a log line\n").unwrap(), 11);
+        w.write_all(b"another\n").unwrap();
+        w.flush().unwrap();
     }
 
     #[test]

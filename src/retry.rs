@@ -1,8 +1,8 @@
 //! Retry policy for model calls: which provider failures are retried, how long to wait, and
-//! the shared rate-limit gate (issue 5, reference §7).
+//! the shared rate-limit gate.
 //!
-//! What is retried is the whole model response attempt (DESIGN.md "Transcripts"); the agent
-//! loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
+//! What is retried is the whole model response attempt (a failed attempt is recorded as
+//! abandoned in the transcript); the agent loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
 //! delay and makes the attempt again, or ends the task with `api_error` and the message given.
 //!
 //! Backoff: `base_delay × 2^(n-1)` for the n-th retry, capped at `max_delay`, minus up to 25%
@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::model::ProviderError;
 
 /// Proportional jitter: a delay is shortened by up to this fraction.
-pub const JITTER_RATIO: f64 = 0.25;
+pub(crate) const JITTER_RATIO: f64 = 0.25;
 
 /// Retry settings (spec `retry:`, CLI `--max-retries`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,7 +84,10 @@ impl RetryPolicy {
             .saturating_mul(1u32 << exp)
             .min(self.max_delay);
         let jitter = jitter.clamp(0.0, 1.0) * JITTER_RATIO;
-        let backoff = raw.mul_f64(1.0 - jitter);
+        // Not `mul_f64`: it panics when the product rounds past `Duration::MAX` (a spec may set
+        // `max_delay` to any number of seconds).
+        let backoff =
+            Duration::try_from_secs_f64(raw.as_secs_f64() * (1.0 - jitter)).unwrap_or(raw);
         match retry_after {
             Some(floor) => backoff.max(floor),
             None => backoff,
@@ -94,7 +97,7 @@ impl RetryPolicy {
 
 /// How a provider failure is handled.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Transient: retry after backoff (`retry_after` from the server is a floor).
     Retryable {
         /// The server's `retry-after`, if it sent one.
@@ -110,17 +113,17 @@ pub enum Class {
 /// Output tokens kept free below the context limit when lowering `max_tokens`.
 const CONTEXT_MARGIN: u64 = 1_000;
 /// `max_tokens` is never lowered below this; the context is then exhausted.
-pub const MIN_MAX_TOKENS: u32 = 1_024;
+pub(crate) const MIN_MAX_TOKENS: u32 = 1_024;
 
 /// Whether a transport error message describes a TLS certificate failure (never retried:
-/// the next attempt fails the same way; reference crates.md §2.1).
+/// the next attempt fails the same way).
 fn is_certificate_error(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     m.contains("certificate") || m.contains("unknownissuer") || m.contains("invalid peer cert")
 }
 
 /// Classify one failed attempt.
-pub fn classify(err: &ProviderError) -> Class {
+pub(crate) fn classify(err: &ProviderError) -> Class {
     use ProviderError::*;
     match err {
         Http {
@@ -159,7 +162,9 @@ pub fn classify(err: &ProviderError) -> Class {
             }
             _ => Class::Fatal(describe(err)),
         },
-        Incomplete { .. } | Stalled(_) => Class::Retryable { retry_after: None },
+        Incomplete { .. } | UnclosedBlock { .. } | Stalled(_) => {
+            Class::Retryable { retry_after: None }
+        }
         Transport { message, .. } => {
             if is_certificate_error(message) {
                 Class::Fatal(format!(
@@ -178,7 +183,7 @@ pub fn classify(err: &ProviderError) -> Class {
 /// `api_error`) when that does not help. Anthropic's `prompt is too long` and `exceed context
 /// limit`, and the OpenAI-compatible wordings (OpenAI `context_length_exceeded`, vLLM
 /// `maximum context length`, llama.cpp `exceeds the available context size`).
-pub fn context_exhausted(err: &ProviderError) -> bool {
+pub(crate) fn context_exhausted(err: &ProviderError) -> bool {
     match err {
         ProviderError::Http {
             status: 400 | 413,
@@ -203,7 +208,7 @@ pub fn context_exhausted(err: &ProviderError) -> bool {
 }
 
 /// The HTTP status of a failure, if it was an HTTP error (stream-json `error_status`).
-pub fn error_status(err: &ProviderError) -> Option<u16> {
+pub(crate) fn error_status(err: &ProviderError) -> Option<u16> {
     match err {
         ProviderError::Http { status, .. } => Some(*status),
         _ => None,
@@ -211,7 +216,7 @@ pub fn error_status(err: &ProviderError) -> Option<u16> {
 }
 
 /// The SDK's `SDKAssistantMessageError` category for a failure (stream-json `error`).
-pub fn error_category(err: &ProviderError) -> &'static str {
+pub(crate) fn error_category(err: &ProviderError) -> &'static str {
     match err {
         ProviderError::Http { status, .. } => match status {
             401 => "authentication_failed",
@@ -226,6 +231,7 @@ pub fn error_category(err: &ProviderError) -> &'static str {
         }
         ProviderError::StreamError { .. }
         | ProviderError::Incomplete { .. }
+        | ProviderError::UnclosedBlock { .. }
         | ProviderError::Stalled(_)
         | ProviderError::Transport { .. } => "server_error",
         _ => "unknown",
@@ -234,9 +240,11 @@ pub fn error_category(err: &ProviderError) -> &'static str {
 
 /// Whether the failure happened after the response started (the attempt is then abandoned,
 /// with a `runner_attempt_abandoned` record).
-pub fn mid_stream(err: &ProviderError) -> bool {
+pub(crate) fn mid_stream(err: &ProviderError) -> bool {
     match err {
-        ProviderError::StreamError { .. } | ProviderError::Malformed(_) => true,
+        ProviderError::StreamError { .. }
+        | ProviderError::Malformed(_)
+        | ProviderError::UnclosedBlock { .. } => true,
         ProviderError::Incomplete { after_bytes } => *after_bytes,
         ProviderError::Transport {
             before_response, ..
@@ -246,7 +254,7 @@ pub fn mid_stream(err: &ProviderError) -> bool {
 }
 
 /// A message for a permanent API failure that names the cause and what to do.
-pub fn describe(err: &ProviderError) -> String {
+pub(crate) fn describe(err: &ProviderError) -> String {
     match err {
         ProviderError::Http {
             status, message, ..
@@ -271,7 +279,7 @@ pub fn describe(err: &ProviderError) -> String {
 /// For the two context errors that a smaller `max_tokens` fixes, the value to retry with:
 /// `input length and `max_tokens` exceed context limit: A + B > C` → `C - A - margin`;
 /// `` `max_tokens`: N > M, which is the maximum allowed ...`` → `M`.
-pub fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
+pub(crate) fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
     if status != 400 {
         return None;
     }
@@ -304,7 +312,7 @@ pub fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
 
 /// What to do after a failed attempt.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Wait `delay`, then make retry number `attempt` (1-based).
     Retry {
         /// 1-based retry number.
@@ -320,7 +328,7 @@ pub enum Decision {
 
 /// Retry bookkeeping for one task: the policy, retries of the current request, total wait.
 #[derive(Debug, Clone)]
-pub struct RetryState {
+pub(crate) struct RetryState {
     /// The settings.
     pub policy: RetryPolicy,
     retries: u32,
@@ -336,7 +344,7 @@ fn random_unit() -> f64 {
 
 impl RetryState {
     /// Fresh state under `policy`.
-    pub fn new(policy: RetryPolicy) -> Self {
+    pub(crate) fn new(policy: RetryPolicy) -> Self {
         RetryState {
             policy,
             retries: 0,
@@ -346,30 +354,27 @@ impl RetryState {
     }
 
     /// Use a fixed jitter source (tests).
-    pub fn with_jitter(mut self, f: fn() -> f64) -> Self {
+    #[cfg(test)]
+    pub(crate) fn with_jitter(mut self, f: fn() -> f64) -> Self {
         self.jitter = f;
         self
     }
 
     /// A request succeeded: the next failure starts from the first retry again (the total
     /// wait budget keeps counting).
-    pub fn succeeded(&mut self) {
+    pub(crate) fn succeeded(&mut self) {
         self.retries = 0;
     }
 
-    /// Retries made for the current request.
-    pub fn retries(&self) -> u32 {
-        self.retries
-    }
-
     /// Total time waited so far.
-    pub fn waited(&self) -> Duration {
+    #[cfg(test)]
+    pub(crate) fn waited(&self) -> Duration {
         self.waited
     }
 
     /// Decide what follows the failure `err`. A `Retry` is counted (retry number and wait)
     /// when returned.
-    pub fn decide(&mut self, err: &ProviderError) -> Decision {
+    pub(crate) fn decide(&mut self, err: &ProviderError) -> Decision {
         let retry_after = match classify(err) {
             Class::Fatal(msg) => return Decision::GiveUp(msg),
             Class::LowerMaxTokens(n) => return Decision::LowerMaxTokens(n),
@@ -389,9 +394,9 @@ impl RetryState {
             && ra > p.max_wait
         {
             return Decision::GiveUp(format!(
-                "{} (the server asks to retry after {}s, longer than retry.max_wait {}s; not waiting)",
+                "{} (the server asks to retry after {}, longer than retry.max_wait {}s; not waiting)",
                 describe(err),
-                ra.as_secs(),
+                wait_text(ra),
                 p.max_wait.as_secs()
             ));
         }
@@ -406,27 +411,41 @@ impl RetryState {
             ));
         }
         self.retries = n;
-        self.waited += delay;
+        self.waited = self.waited.saturating_add(delay);
         Decision::Retry { attempt: n, delay }
     }
 }
 
+/// A server's requested wait for a message: seconds, or "more than a year" for the absurd
+/// values a saturated `retry-after` carries.
+fn wait_text(d: Duration) -> String {
+    const YEAR: u64 = 365 * 24 * 3600;
+    if d.as_secs() > YEAR {
+        "more than a year".to_string()
+    } else {
+        format!("{}s", d.as_secs())
+    }
+}
+
+/// How far ahead [`RateGate::pause`] may close the gate (a longer pause saturates to this).
+const MAX_PAUSE: Duration = Duration::from_secs(365 * 24 * 3600);
+
 /// A gate shared by every task of one `runner exec`: a 429's wait pauses all tasks' next
 /// requests, not only the task that got it.
 #[derive(Debug, Default)]
-pub struct RateGate {
+pub(crate) struct RateGate {
     until: Mutex<Option<Instant>>,
 }
 
 impl RateGate {
     /// A gate that is open.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Close the gate for `d` from now (extends, never shortens, a current pause).
-    pub fn pause(&self, d: Duration) {
-        let at = Instant::now() + d;
+    pub(crate) fn pause(&self, d: Duration) {
+        let at = Instant::now() + d.min(MAX_PAUSE);
         if let Ok(mut u) = self.until.lock()
             && u.is_none_or(|cur| cur < at)
         {
@@ -435,7 +454,7 @@ impl RateGate {
     }
 
     /// How long the gate stays closed from now.
-    pub fn remaining(&self) -> Duration {
+    pub(crate) fn remaining(&self) -> Duration {
         self.until
             .lock()
             .ok()
@@ -446,7 +465,7 @@ impl RateGate {
     }
 
     /// Wait until the gate is open; returns false if `cancel` fired first.
-    pub async fn wait(&self, cancel: &CancellationToken) -> bool {
+    pub(crate) async fn wait(&self, cancel: &CancellationToken) -> bool {
         loop {
             let left = self.remaining();
             if left.is_zero() {
@@ -462,7 +481,7 @@ impl RateGate {
 }
 
 /// Sleep `d`, or less if `cancel` fires; returns false when cancelled.
-pub async fn sleep_unless_cancelled(d: Duration, cancel: &CancellationToken) -> bool {
+pub(crate) async fn sleep_unless_cancelled(d: Duration, cancel: &CancellationToken) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => true,
         _ = cancel.cancelled() => false,
@@ -534,6 +553,12 @@ mod tests {
         assert!(retryable(&se("api_error")));
         assert!(!retryable(&se("invalid_request_error")));
         assert!(retryable(&ProviderError::Incomplete { after_bytes: true }));
+        let unclosed = ProviderError::UnclosedBlock {
+            index: 1,
+            block_type: "tool_use".into(),
+        };
+        assert!(retryable(&unclosed));
+        assert!(mid_stream(&unclosed));
         assert!(retryable(&ProviderError::Stalled(Duration::from_secs(1))));
         assert!(retryable(&ProviderError::Transport {
             message: "connection refused".into(),
@@ -716,6 +741,36 @@ mod tests {
             panic!()
         };
         assert!(m.contains("retry time budget"), "{m}");
+    }
+
+    #[test]
+    fn absurd_retry_after_gives_up_at_once() {
+        let mut st = RetryState::new(RetryPolicy::default()).with_jitter(|| 0.0);
+        let Decision::GiveUp(m) = st.decide(&with_retry_after(429, Some(Duration::MAX), None))
+        else {
+            panic!()
+        };
+        assert!(
+            m.contains("retry after more than a year") && m.contains("max_wait 120s"),
+            "{m}"
+        );
+        assert_eq!(st.waited(), Duration::ZERO);
+        // Settings as large as a spec can write never overflow the arithmetic.
+        let huge = RetryPolicy {
+            base_delay: Duration::MAX,
+            max_delay: Duration::MAX,
+            max_wait: Duration::MAX,
+            budget: Duration::MAX,
+            ..RetryPolicy::default()
+        };
+        assert!(huge.delay(40, Some(Duration::MAX), 0.5) >= Duration::from_secs(1 << 40));
+        assert_eq!(huge.delay(1, None, 0.0), Duration::MAX);
+        let mut st = RetryState::new(huge).with_jitter(|| 0.0);
+        assert!(matches!(
+            st.decide(&with_retry_after(429, Some(Duration::MAX), None)),
+            Decision::Retry { .. }
+        ));
+        RateGate::new().pause(Duration::MAX);
     }
 
     #[test]

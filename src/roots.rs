@@ -38,7 +38,7 @@ impl SessionRoots {
 }
 
 /// Remove `.` and `..` components without touching the filesystem.
-pub fn normalize_lexically(path: &Path) -> PathBuf {
+pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {

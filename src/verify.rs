@@ -10,18 +10,18 @@ use tokio_util::sync::CancellationToken;
 use crate::events::CheckResult;
 use crate::git::GitSummary;
 use crate::permissions::Scope;
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::process::run::{End, ShellRun, run_shell};
-use crate::spec::VerifyCheck;
+use crate::spec::{CheckSandbox, VerifyCheck};
 
 /// Time limit of a check without its own `timeout`.
-pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+pub(crate) const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 /// Most characters of a check's output kept for reports and feedback (head and tail).
-pub const MAX_CHECK_OUTPUT: usize = 12_000;
+pub(crate) const MAX_CHECK_OUTPUT: usize = 12_000;
 
 /// Expand `${NAME}` in a check's `env:` value from runner's own environment, so a check can
 /// pass a secret through explicitly (`NPM_TOKEN: ${NPM_TOKEN}`). Unset names expand to "".
-pub fn expand_env(value: &str) -> String {
+pub(crate) fn expand_env(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -61,10 +61,10 @@ fn cap(text: &str, max: usize) -> String {
 /// `params` (a `matrix:` task's parameters) are exported as `RUNNER_PARAM_<NAME>`, before the
 /// check's own `env:`.
 #[allow(clippy::too_many_arguments)]
-pub async fn run_checks(
+pub(crate) async fn run_checks(
     checks: &[VerifyCheck],
     workdir: &Path,
-    env: &EnvPolicy,
+    env: &ChildPolicy,
     params: &[(String, String)],
     cancel: &CancellationToken,
     spill_dir: &Path,
@@ -82,6 +82,14 @@ pub async fn run_checks(
         let timeout = check.timeout.map_or(DEFAULT_CHECK_TIMEOUT, |t| t.0);
         tracing::info!(check = %name, attempt, "verify check started");
         let started = Instant::now();
+        // A check the spec runs with `sandbox: off` gets runner's own rights.
+        let unconfined;
+        let env = if check.sandbox == CheckSandbox::Off {
+            unconfined = env.unconfined();
+            &unconfined
+        } else {
+            env
+        };
         let done = run_shell(ShellRun {
             script: &check.run,
             cwd: workdir,
@@ -92,6 +100,8 @@ pub async fn run_checks(
             spill_dir,
             spill_name: &format!("check-{attempt}-{i}"),
             scope: Scope::Write,
+            report: false,
+            on_spawn: None,
         })
         .await;
         let duration_ms = started.elapsed().as_millis() as u64;
@@ -167,7 +177,7 @@ fn fail(
 }
 
 /// The user message that sends failing checks back to the agent.
-pub fn feedback(failed: &[&CheckResult], attempt: u32, attempts: u32) -> String {
+pub(crate) fn feedback(failed: &[&CheckResult], attempt: u32, attempts: u32) -> String {
     let mut s = format!(
         "The task's verify checks ran after your last answer and {} of them failed (attempt {attempt} of {attempts}). Fix the cause, then finish with a short summary. The checks run again afterwards.\n",
         failed.len()
@@ -187,7 +197,7 @@ pub fn feedback(failed: &[&CheckResult], attempt: u32, attempts: u32) -> String 
 }
 
 /// One line naming the failed checks, for the outcome message.
-pub fn summary(failed: &[&CheckResult]) -> String {
+pub(crate) fn summary(failed: &[&CheckResult]) -> String {
     failed
         .iter()
         .map(|c| match (c.timed_out, c.exit_code) {
@@ -200,11 +210,11 @@ pub fn summary(failed: &[&CheckResult]) -> String {
 }
 
 /// Name of the check `git.require_changes` adds to a task that changed nothing.
-pub const REQUIRE_CHANGES_CHECK: &str = "git.require_changes";
+pub(crate) const REQUIRE_CHANGES_CHECK: &str = "git.require_changes";
 
 /// The failed check reported for a task that changed nothing under `git.require_changes`
 /// (a JUnit testcase like the verify checks).
-pub fn require_changes_check(summary: &GitSummary) -> CheckResult {
+pub(crate) fn require_changes_check(summary: &GitSummary) -> CheckResult {
     CheckResult {
         name: REQUIRE_CHANGES_CHECK.to_string(),
         command: format!("git diff {}", summary.base_commit),
@@ -233,6 +243,7 @@ mod tests {
             run: run.into(),
             timeout: None,
             env: BTreeMap::new(),
+            sandbox: Default::default(),
         }
     }
 
@@ -248,7 +259,7 @@ mod tests {
         let r = run_checks(
             &checks,
             dir.path(),
-            &EnvPolicy::default(),
+            &ChildPolicy::default(),
             &[],
             &CancellationToken::new(),
             &spill,

@@ -128,7 +128,7 @@ pub fn mounts_under(dir: &Path) -> Vec<String> {
 /// Medians of `runs`; a pool's first `begin` (which makes the template, or the first checkout)
 /// is reported on its own.
 fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> {
-    use runner::batch::pool::{Choice, WorktreePool};
+    use runner::git::pool::{Choice, WorktreePool};
     use runner::spec::GitBase;
     let out = batch_out_dir();
     let mut rows = Vec::new();

@@ -46,6 +46,8 @@ pub(super) async fn answer_calls(
             })
             .collect()
     };
+    // Connection attempts the calls made through the egress proxy come before their results.
+    agent.drain_network();
     let mut content = Vec::with_capacity(outcomes.len());
     for out in outcomes {
         if let Some(d) = out.denial {

@@ -70,7 +70,8 @@ pub(super) async fn prepare_context(
 
 /// After a `prompt is too long` answer: compact (up to [`context::MAX_COMPACT_FAILURES`]
 /// failures in a row, counting a compaction the API still found too long), or end the task
-/// with `context_exhausted`.
+/// with `context_exhausted` — at once when the last compaction did not shrink the request
+/// below the size the server rejected before it.
 pub(super) async fn compact_after_overflow(
     agent: &mut Agent,
     state: &mut State,
@@ -78,10 +79,23 @@ pub(super) async fn compact_after_overflow(
 ) -> Result<(), Outcome> {
     tracing::warn!("the request does not fit the model's context window: {error}");
     let mut last = error.to_string();
+    let tools = agent.registry.specs();
+    let size = context::Rejected::new(
+        error,
+        context::request_estimate(&agent.config.system, &tools, &state.messages),
+    );
     if std::mem::take(&mut state.context.just_compacted) {
+        // A compaction that did not get the request below the size rejected before it never
+        // will (the task itself does not fit): stop instead of paying for more.
+        if let Some(before) = state.context.rejected
+            && !size.smaller_than(&before)
+        {
+            return Err(context::not_shrunk(&before, &size));
+        }
         state.context.compact_failures += 1;
         last = format!("the compacted conversation was still too long: {error}");
     }
+    state.context.rejected = Some(size);
     let fixed = || context::text_tokens(&agent.config.system);
     let pre = state.context.estimate(&state.messages, fixed);
     while state.context.compact_failures < context::MAX_COMPACT_FAILURES {

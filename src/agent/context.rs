@@ -1,4 +1,4 @@
-//! Context management: token estimates, microcompact and autocompact (seed 001 Phase 1).
+//! Context management: token estimates, microcompact and autocompact.
 //!
 //! Before each request the loop estimates how many tokens the request holds
 //! ([`ContextState::estimate`]): the last response's real usage (its whole context: input,
@@ -14,24 +14,27 @@
 //! or two. Cleared ids are remembered and cleared in every later request, so after that one
 //! miss the prefix is stable again and the cache keeps hitting.
 //!
-//! **Autocompact** ([`compact`]) makes one model call that summarizes the conversation, when
+//! **Autocompact** ([`super::compact`]) makes one model call that summarizes the conversation, when
 //! the estimate passes `autocompact_threshold` of the window or the API answered `prompt is
 //! too long`. The stored conversation is then replaced by one user message holding the
 //! original task prompt and the summary; the transcript gets a `compact_boundary` system
 //! record and an `isCompactSummary` user record (Claude Code's shape). The call counts toward
 //! the token and cost budgets but is not a turn. [`MAX_COMPACT_FAILURES`] failed compactions
-//! in a row end the task with `context_exhausted`.
+//! in a row end the task with `context_exhausted`, and so does the first compaction after which
+//! the server still rejects a request at least as large as the one that made runner compact
+//! ([`Rejected`]): when the task itself (system prompt, tools, the first message) does not
+//! fit, summarizing again only adds billed calls.
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::model::{ContentBlock, Message, Role};
+use crate::model::{ContentBlock, Message, Role, ToolSpec};
 use crate::outcome::{Outcome, OutcomeKind};
 
 /// Failed compactions in a row that end the task (`context_exhausted`), as Claude Code's
 /// circuit breaker.
-pub const MAX_COMPACT_FAILURES: u32 = 3;
+pub(crate) const MAX_COMPACT_FAILURES: u32 = 3;
 /// Output cap of the summarizing call.
-pub const COMPACT_MAX_TOKENS: u32 = 16_000;
+pub(crate) const COMPACT_MAX_TOKENS: u32 = 16_000;
 /// Characters kept of one tool result in the text the summarizer reads.
 const RENDER_RESULT_CHARS: usize = 2_000;
 /// Share of the context window (in tokens, ~4 bytes each) the summarizer's input may use,
@@ -106,6 +109,9 @@ pub struct ContextState {
     pub just_compacted: bool,
     /// The task's first prompt, carried into every compaction summary.
     pub task_prompt: Option<String>,
+    /// The size of the last request the server rejected as too long (compared with the next
+    /// rejection after a compaction).
+    pub rejected: Option<Rejected>,
 }
 
 impl ContextState {
@@ -121,21 +127,123 @@ impl ContextState {
     /// everything (`fixed` covers the system prompt and tool schemas) without one.
     pub fn estimate(&self, messages: &[Message], fixed: impl FnOnce() -> u64) -> u64 {
         match self.calibration {
-            Some((tokens, n)) if n <= messages.len() => {
-                tokens + messages[n..].iter().map(message_tokens).sum::<u64>()
-            }
-            _ => fixed() + messages.iter().map(message_tokens).sum::<u64>(),
+            Some((tokens, n)) if n <= messages.len() => messages[n..]
+                .iter()
+                .map(message_tokens)
+                .fold(tokens, u64::saturating_add),
+            _ => messages
+                .iter()
+                .map(message_tokens)
+                .fold(fixed(), u64::saturating_add),
         }
     }
 }
 
+/// Rough tokens of a whole request: system prompt, tool schemas and messages.
+pub(crate) fn request_estimate(system: &str, tools: &[ToolSpec], messages: &[Message]) -> u64 {
+    messages.iter().map(message_tokens).fold(
+        text_tokens(system).saturating_add(text_tokens(
+            &serde_json::to_string(tools).unwrap_or_default(),
+        )),
+        u64::saturating_add,
+    )
+}
+
+/// The size of a request the server rejected as too long: the server's own token count and
+/// maximum when its message gives them, and runner's rough estimate ([`request_estimate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejected {
+    /// The request's tokens, as the server counted them.
+    pub tokens: Option<u64>,
+    /// The most the model takes, as the server said.
+    pub maximum: Option<u64>,
+    /// runner's rough estimate of the request.
+    pub estimate: u64,
+}
+
+impl Rejected {
+    /// The size of the request rejected with `error`, whose rough estimate is `estimate`.
+    /// The server's count and maximum are read from its message where it gives them:
+    /// Anthropic's `prompt is too long: N tokens > M maximum`, llama.cpp's `request (N tokens)
+    /// exceeds the available context size (M tokens)`, OpenAI's `maximum context length is M
+    /// tokens. However, your messages resulted in N tokens`.
+    pub fn new(error: &str, estimate: u64) -> Rejected {
+        let (tokens, maximum) = server_size(&error.to_ascii_lowercase()).unwrap_or_default();
+        Rejected {
+            tokens,
+            maximum,
+            estimate,
+        }
+    }
+
+    /// Whether this request is smaller than `earlier`: by the server's counts when both have
+    /// one, else by runner's estimates.
+    pub fn smaller_than(&self, earlier: &Rejected) -> bool {
+        match (self.tokens, earlier.tokens) {
+            (Some(now), Some(before)) => now < before,
+            _ => self.estimate < earlier.estimate,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match (self.tokens, self.maximum) {
+            (Some(n), Some(m)) => format!("{n} tokens; the model takes at most {m}"),
+            (Some(n), None) => format!("{n} tokens"),
+            _ => format!("about {} tokens by runner's estimate", self.estimate),
+        }
+    }
+}
+
+/// The whole numbers in `s`, in order (saturating at `u64::MAX`).
+fn numbers(s: &str) -> impl Iterator<Item = u64> + '_ {
+    s.split(|c: char| !c.is_ascii_digit())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.parse().unwrap_or(u64::MAX))
+}
+
+/// (tokens, maximum) from a lowercased too-long message (see [`Rejected::new`]).
+fn server_size(m: &str) -> Option<(Option<u64>, Option<u64>)> {
+    if let Some((_, rest)) = m.split_once("prompt is too long") {
+        let mut n = numbers(rest);
+        return Some((n.next(), n.next()));
+    }
+    if let Some((before, after)) = m.split_once("exceeds the available context size") {
+        return Some((numbers(before).last(), numbers(after).next()));
+    }
+    if let Some((_, rest)) = m.split_once("maximum context length is") {
+        let maximum = numbers(rest).next();
+        let tokens = rest
+            .split_once("resulted in")
+            .and_then(|(_, r)| numbers(r).next());
+        return Some((tokens, maximum));
+    }
+    None
+}
+
+/// The `context_exhausted` outcome for a compaction after which the server still rejected a
+/// request no smaller than the one before it (`before`).
+pub(crate) fn not_shrunk(before: &Rejected, after: &Rejected) -> Outcome {
+    Outcome::new(
+        OutcomeKind::ContextExhausted,
+        format!(
+            "prompt is too long: compacting the conversation did not shrink the request below \
+             the size the server rejected ({}; after compacting: {}), so there is nothing left \
+             to compact. The task itself does not fit the model's context window: shorten the \
+             prompt or system_prompt_append, offer fewer tools, or use a model with a larger \
+             window.",
+            before.describe(),
+            after.describe()
+        ),
+    )
+}
+
 /// Rough token count of a text: one token per four bytes, rounded up.
-pub fn text_tokens(s: &str) -> u64 {
+pub(crate) fn text_tokens(s: &str) -> u64 {
     (s.len() as u64).div_ceil(4)
 }
 
 /// Rough token count of one block.
-pub fn block_tokens(b: &ContentBlock) -> u64 {
+pub(crate) fn block_tokens(b: &ContentBlock) -> u64 {
     match b {
         ContentBlock::Text { text, .. } => text_tokens(text),
         ContentBlock::Thinking { thinking, .. } => text_tokens(thinking),
@@ -149,12 +257,12 @@ pub fn block_tokens(b: &ContentBlock) -> u64 {
 }
 
 /// Rough token count of one message (a few tokens of framing per block).
-pub fn message_tokens(m: &Message) -> u64 {
+pub(crate) fn message_tokens(m: &Message) -> u64 {
     m.content.iter().map(|b| block_tokens(b) + 3).sum::<u64>() + 4
 }
 
 /// The stub that replaces a cleared tool result.
-pub fn cleared_stub(tool: &str, chars: usize) -> String {
+pub(crate) fn cleared_stub(tool: &str, chars: usize) -> String {
     format!(
         "[old tool result cleared: {tool} output of {chars} characters, removed to save context; call the tool again if you need it]"
     )
@@ -261,7 +369,7 @@ pub fn microcompact(
 
 /// Whether the estimate calls for autocompact. A conversation with no model response yet
 /// (the prompt alone, or a fresh summary) has nothing to summarize and is never compacted.
-pub fn needs_autocompact(
+pub(crate) fn needs_autocompact(
     policy: &ContextPolicy,
     window: Option<u64>,
     estimate: u64,
@@ -273,7 +381,7 @@ pub fn needs_autocompact(
 }
 
 /// Whether `estimate` tokens pass the autocompact threshold of a known `window`.
-pub fn over_autocompact_threshold(
+pub(crate) fn over_autocompact_threshold(
     policy: &ContextPolicy,
     window: Option<u64>,
     estimate: u64,
@@ -313,7 +421,7 @@ fn ceil_boundary(s: &str, mut i: usize) -> usize {
 
 /// The conversation as plain text for the summarizer, at most `max_bytes` long (oldest part
 /// cut first, the opening prompt kept). Thinking is left out; long tool results are cut.
-pub fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
+pub(crate) fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
     let mut out = String::new();
     for m in messages {
         for b in &m.content {
@@ -352,13 +460,13 @@ pub fn render_conversation(messages: &[Message], max_bytes: usize) -> String {
 }
 
 /// The system prompt of the summarizing call.
-pub const COMPACT_SYSTEM: &str = "You summarize the work of a coding agent so that it can continue after its conversation is cleared. You never call tools.";
+pub(crate) const COMPACT_SYSTEM: &str = "You summarize the work of a coding agent so that it can continue after its conversation is cleared. You never call tools.";
 
 /// The instruction after the rendered conversation.
-pub const COMPACT_INSTRUCTION: &str = "Summarize the conversation above so the agent can continue the task without it. Include: the task and every requirement the user stated; the files read, created or changed, with the important details (names, signatures, snippets that matter); commands run and what they showed; errors hit and how they were fixed; what is done; what remains, and the very next step. Answer with the summary only, as plain text.";
+pub(crate) const COMPACT_INSTRUCTION: &str = "Summarize the conversation above so the agent can continue the task without it. Include: the task and every requirement the user stated; the files read, created or changed, with the important details (names, signatures, snippets that matter); commands run and what they showed; errors hit and how they were fixed; what is done; what remains, and the very next step. Answer with the summary only, as plain text.";
 
 /// The user message that replaces the conversation after a compaction.
-pub fn summary_message(task_prompt: &str, summary: &str) -> String {
+pub(crate) fn summary_message(task_prompt: &str, summary: &str) -> String {
     format!(
         "This session is being continued from a previous conversation that ran out of context. The original task was:\n\n<task>\n{}\n</task>\n\nSummary of the conversation so far:\n\n<summary>\n{}\n</summary>\n\nContinue the task from where it was left off without asking questions. Files may have changed since the summary was written; read a file again before editing it.",
         task_prompt.trim(),
@@ -368,7 +476,7 @@ pub fn summary_message(task_prompt: &str, summary: &str) -> String {
 
 /// Why a compaction did not happen.
 #[derive(Debug)]
-pub enum CompactError {
+pub(crate) enum CompactError {
     /// The summarizing call failed or gave nothing; the task may go on.
     Failed(String),
     /// The task ends (interrupted, timed out).
@@ -377,7 +485,7 @@ pub enum CompactError {
 
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
+pub(crate) enum Trigger {
     /// The estimate passed the autocompact threshold.
     Threshold,
     /// The API answered `prompt is too long`.
@@ -579,6 +687,63 @@ mod tests {
         let m = summary_message("fix the bug\n", "  read a.rs; next: edit it ");
         assert!(m.contains("<task>\nfix the bug\n</task>"));
         assert!(m.contains("<summary>\nread a.rs; next: edit it\n</summary>"));
+    }
+
+    #[test]
+    fn rejected_sizes_from_the_servers_messages() {
+        let cases = [
+            (
+                "invalid request (400 invalid_request_error): prompt is too long: 210000 tokens > 200000 maximum",
+                (Some(210_000), Some(200_000)),
+            ),
+            (
+                "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+                (Some(9_000), Some(8_192)),
+            ),
+            (
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.",
+                (Some(9_000), Some(8_192)),
+            ),
+            (
+                "the request exceeds the available context size, try increasing it",
+                (None, None),
+            ),
+            ("context_length_exceeded", (None, None)),
+            (
+                "prompt is too long: 99999999999999999999999 tokens > 5 maximum",
+                (Some(u64::MAX), Some(5)),
+            ),
+        ];
+        for (msg, (tokens, maximum)) in cases {
+            let r = Rejected::new(msg, 7);
+            assert_eq!(
+                (r.tokens, r.maximum, r.estimate),
+                (tokens, maximum, 7),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_shrinks_by_the_server_count_else_by_the_estimate() {
+        let at = |tokens: Option<u64>, estimate: u64| Rejected {
+            tokens,
+            maximum: Some(200_000),
+            estimate,
+        };
+        assert!(at(Some(205_000), 900).smaller_than(&at(Some(210_000), 100)));
+        assert!(!at(Some(210_000), 100).smaller_than(&at(Some(210_000), 900)));
+        assert!(at(None, 100).smaller_than(&at(Some(210_000), 900)));
+        assert!(!at(Some(1), 900).smaller_than(&at(None, 900)));
+        let o = not_shrunk(&at(Some(210_000), 1), &at(Some(210_400), 1));
+        assert_eq!(o.kind, OutcomeKind::ContextExhausted);
+        assert!(
+            o.message
+                .contains("210000 tokens; the model takes at most 200000")
+                && o.message.contains("after compacting: 210400 tokens"),
+            "{}",
+            o.message
+        );
     }
 
     #[test]

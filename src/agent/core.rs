@@ -9,12 +9,15 @@ use serde_json::Value;
 use super::context::ContextPolicy;
 use super::state::State;
 use super::stop::{StopCause, Stopper};
-use crate::events::{RunEvent, Sinks, new_uuid};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use crate::events::{NetworkTally, RunEvent, Sinks, new_uuid};
 use crate::model::table::ModelInfo;
 use crate::model::{Message, ModelResponse, Provider};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::permissions::Policy;
 use crate::retry::{RateGate, RetryPolicy};
+use crate::sandbox::NetworkAttempt;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext};
 
@@ -85,6 +88,10 @@ pub struct Agent {
     pub(crate) max_tokens: u32,
     /// The escalation still available (taken when used).
     pub(crate) escalate_max_tokens_to: Option<u32>,
+    /// Connection attempts the sandbox's egress proxy reports.
+    pub(crate) network: Option<UnboundedReceiver<NetworkAttempt>>,
+    /// The attempts recorded so far.
+    pub(crate) network_tally: NetworkTally,
 }
 
 /// What starts or resumes the loop.
@@ -122,6 +129,26 @@ impl Agent {
             sinks,
             stopper,
             structured,
+            network: None,
+            network_tally: NetworkTally::default(),
+        }
+    }
+
+    /// Record the connection attempts the egress proxy reported since the last call (each a
+    /// `runner_network` event), and count them.
+    pub(crate) fn drain_network(&mut self) {
+        let mut attempts = Vec::new();
+        if let Some(rx) = self.network.as_mut() {
+            while let Ok(a) = rx.try_recv() {
+                attempts.push(a);
+            }
+        }
+        for attempt in attempts {
+            self.network_tally.add(&attempt);
+            self.emit(RunEvent::Network {
+                uuid: new_uuid(),
+                attempt,
+            });
         }
     }
 

@@ -1,7 +1,7 @@
 //! The agent loop, its state, and how a run ends.
 //!
 //! - [`core`]: the [`Agent`] (fixed [`LoopConfig`], provider, tools, sinks) and shared steps.
-//! - [`run`]: the loop itself, one iteration per turn.
+//! - [`mod@run`]: the loop itself, one iteration per turn.
 //! - [`request`]: one model request with streaming, early tool starts and retries.
 //! - [`answer`]: running a response's tool calls and appending their results.
 //! - [`compact`] and [`context`]: the request view of the conversation, compaction, estimates.

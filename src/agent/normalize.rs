@@ -1,4 +1,4 @@
-//! Normalize the stored conversation for the API, without mutating it (seed 001 §五).
+//! Normalize the stored conversation for the API, without mutating it.
 //!
 //! The stored conversation keeps what the model and the tools produced, block for block (the
 //! transcript holds one record per assistant block, which keeps prompt-cache bytes stable).
@@ -34,7 +34,7 @@ use crate::model::{ContentBlock, Message, Role};
 /// Whether a transcript record belongs in the API conversation: a `user` or `assistant`
 /// record that is not virtual, not a synthetic API-error message and not on a sidechain.
 /// Progress, system, attachment and summary records never do.
-pub fn is_api_record(record: &Value) -> bool {
+pub(crate) fn is_api_record(record: &Value) -> bool {
     let flag = |k: &str| record.get(k).and_then(Value::as_bool).unwrap_or(false);
     matches!(
         record.get("type").and_then(Value::as_str),

@@ -13,22 +13,20 @@ use super::request::Attempt;
 use super::state::State;
 use crate::events::{AssistantMeta, BlockRecord, RunEvent, new_uuid};
 use crate::hooks::StopOutcome;
-use crate::model::{
-    ContentBlock, Message, ModelRequest, ModelResponse, ProviderError, Role, StopReason,
-};
+use crate::model::{ContentBlock, Message, ModelRequest, ModelResponse, Role, StopReason};
 use crate::outcome::{Outcome, OutcomeKind};
-use crate::retry::{self, RetryState};
+use crate::retry::RetryState;
 use crate::tools::executor::PendingCall;
 use crate::tools::streaming::StreamingExecutor;
 
 /// How many times in a row a `max_tokens` stop is continued before giving up.
-pub const MAX_TOKENS_CONTINUATIONS: u32 = 3;
+pub(crate) const MAX_TOKENS_CONTINUATIONS: u32 = 3;
 /// How many responses in a row may carry malformed tool input before the run fails.
-pub const MALFORMED_TOOL_USE_LIMIT: u32 = 3;
+pub(crate) const MALFORMED_TOOL_USE_LIMIT: u32 = 3;
 /// How many `pause_turn` resends in a row are allowed.
-pub const PAUSE_TURN_LIMIT: u32 = 8;
+pub(crate) const PAUSE_TURN_LIMIT: u32 = 8;
 /// How many times in a row Stop hooks may make the loop continue (Claude Code's limit).
-pub const STOP_HOOK_BLOCK_LIMIT: u32 = 8;
+pub(crate) const STOP_HOOK_BLOCK_LIMIT: u32 = 8;
 
 /// What the loop does after a step.
 enum Step {
@@ -367,9 +365,4 @@ async fn answer_turn(
         Some(o) => Step::End(o),
         None => Step::Next,
     }
-}
-
-/// A message for an API failure that tells the reader what to do.
-pub fn describe_provider_error(err: &ProviderError) -> String {
-    retry::describe(err)
 }

@@ -70,8 +70,8 @@ impl State {
         }
         match cost {
             Some(c) if !self.cost_unknown => {
-                self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + c);
-                entry.cost_usd = Some(entry.cost_usd.unwrap_or(0.0) + c);
+                self.cost_usd = Some(add_cost(self.cost_usd.unwrap_or(0.0), c));
+                entry.cost_usd = Some(add_cost(entry.cost_usd.unwrap_or(0.0), c));
             }
             _ => {
                 self.cost_unknown = true;
@@ -79,5 +79,39 @@ impl State {
                 entry.cost_usd = None;
             }
         }
+    }
+}
+
+/// `a + b` in USD, saturating: an overflow (or a NaN from a nonsensical price) is `f64::MAX`,
+/// so a cost budget trips instead of comparing against infinity or NaN.
+fn add_cost(a: f64, b: f64) -> f64 {
+    let sum = a + b;
+    if sum.is_nan() {
+        f64::MAX
+    } else {
+        sum.clamp(0.0, f64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_and_cost_saturate() {
+        let mut s = State::default();
+        let huge = Usage {
+            input_tokens: 2,
+            output_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        s.record_usage("m", &huge, Some(f64::MAX), None);
+        s.record_usage("m", &huge, Some(f64::MAX), None);
+        assert_eq!(s.usage.total(), u64::MAX);
+        assert_eq!(s.model_usage["m"].usage.output_tokens, u64::MAX);
+        assert_eq!(s.cost_usd, Some(f64::MAX));
+        s.record_usage("m", &Usage::default(), Some(f64::NAN), None);
+        assert_eq!(s.cost_usd, Some(f64::MAX));
+        assert_eq!(add_cost(0.25, 0.5), 0.75);
     }
 }

@@ -20,14 +20,14 @@ pub enum EndTurn {
 
 /// At each entry into the loop (first prompt, verify feedback, resume): a new answer is
 /// needed, so an earlier value no longer counts.
-pub fn on_entry(handle: Option<&StructuredOutputHandle>) {
+pub(crate) fn on_entry(handle: Option<&StructuredOutputHandle>) {
     if let Some(h) = handle {
         h.clear_value();
     }
 }
 
 /// The model ended its turn with no tool call.
-pub fn on_end_turn(handle: Option<&StructuredOutputHandle>) -> EndTurn {
+pub(crate) fn on_end_turn(handle: Option<&StructuredOutputHandle>) -> EndTurn {
     let Some(h) = handle else {
         return EndTurn::Proceed;
     };
@@ -47,7 +47,7 @@ pub fn on_end_turn(handle: Option<&StructuredOutputHandle>) -> EndTurn {
 }
 
 /// After a response's tool calls were answered: the outcome that ends the run, if any.
-pub fn after_tools(handle: Option<&StructuredOutputHandle>) -> Option<Outcome> {
+pub(crate) fn after_tools(handle: Option<&StructuredOutputHandle>) -> Option<Outcome> {
     let h = handle?;
     if h.value().is_some() {
         return Some(Outcome::new(OutcomeKind::Success, "completed"));

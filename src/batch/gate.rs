@@ -13,7 +13,7 @@ use crate::outcome::OutcomeKind;
 /// Decides whether the next task starts: `--fail-fast` after a failure, `--max-total-cost-usd`
 /// once the finished tasks' costs reach the cap. Shared by every task of the run.
 #[derive(Debug)]
-pub struct BatchGate {
+pub(crate) struct BatchGate {
     fail_fast: bool,
     max_total_cost_usd: Option<f64>,
     state: Mutex<GateState>,
@@ -27,7 +27,7 @@ struct GateState {
 
 impl BatchGate {
     /// A gate with the run's settings.
-    pub fn new(fail_fast: bool, max_total_cost_usd: Option<f64>) -> BatchGate {
+    pub(crate) fn new(fail_fast: bool, max_total_cost_usd: Option<f64>) -> BatchGate {
         BatchGate {
             fail_fast,
             max_total_cost_usd,
@@ -36,7 +36,7 @@ impl BatchGate {
     }
 
     /// Why the next task must not start, if it must not.
-    pub fn skip_reason(&self) -> Option<String> {
+    pub(crate) fn skip_reason(&self) -> Option<String> {
         let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if self.fail_fast
             && let Some(name) = &s.first_failure
@@ -57,20 +57,12 @@ impl BatchGate {
     }
 
     /// Account for a finished task.
-    pub fn record(&self, r: &RunResult) {
+    pub(crate) fn record(&self, r: &RunResult) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.spent_usd += r.total_cost_usd.unwrap_or(0.0);
         let failed = !matches!(r.outcome.kind, OutcomeKind::Success | OutcomeKind::Skipped);
         if failed && s.first_failure.is_none() {
             s.first_failure = Some(r.task_name.clone());
         }
-    }
-
-    /// Summed cost of the finished tasks.
-    pub fn spent_usd(&self) -> f64 {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .spent_usd
     }
 }

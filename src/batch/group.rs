@@ -18,7 +18,7 @@ use crate::report::github;
 
 /// The `::group::` writer of one run; holds the current stop-commands token.
 #[derive(Debug)]
-pub struct Groups {
+pub(crate) struct Groups {
     token: Mutex<String>,
     /// Whether each task's log is buffered (concurrent tasks) rather than streamed.
     pub buffered: bool,
@@ -26,7 +26,7 @@ pub struct Groups {
 
 impl Groups {
     /// Groups for a run whose commands were stopped with `token`.
-    pub fn new(token: String, buffered: bool) -> Groups {
+    pub(crate) fn new(token: String, buffered: bool) -> Groups {
         Groups {
             token: Mutex::new(token),
             buffered,
@@ -34,7 +34,7 @@ impl Groups {
     }
 
     /// The current stop-commands token (to resume commands at the end of the run).
-    pub fn token(&self) -> String {
+    pub(crate) fn token(&self) -> String {
         self.token.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -65,18 +65,18 @@ impl Groups {
     }
 
     /// Open a live group for `task` (one task at a time).
-    pub fn open(&self, task: &str) {
+    pub(crate) fn open(&self, task: &str) {
         self.emit(&[format!("::group::{}", group_title(task))], b"");
     }
 
     /// Close the live group.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         self.emit(&["::endgroup::".to_string()], b"");
     }
 
     /// Write a finished task's buffered log as one group titled with its outcome, in one
     /// piece (tasks that finish at the same moment cannot interleave their groups).
-    pub fn write_buffered(&self, task: &str, outcome: &str, log: &[u8]) {
+    pub(crate) fn write_buffered(&self, task: &str, outcome: &str, log: &[u8]) {
         let title = group_title(&format!("{task} ({outcome})"));
         let mut body = log.to_vec();
         if !body.is_empty() && !body.ends_with(b"\n") {

@@ -11,7 +11,7 @@ use crate::spec::LoadedSpec;
 
 /// The batch options that choose tasks (from the command line).
 #[derive(Debug, Clone, Default)]
-pub struct BatchOptions {
+pub(crate) struct BatchOptions {
     /// `--shard i/n`.
     pub shard: Option<Shard>,
     /// `--max-total-cost-usd`.
@@ -21,7 +21,7 @@ pub struct BatchOptions {
 }
 
 /// A `skipped` result for a task that was not started.
-pub fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> RunResult {
+pub(crate) fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> RunResult {
     RunResult::not_run(loaded, Outcome::new(OutcomeKind::Skipped, why))
 }
 
@@ -29,7 +29,7 @@ pub fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> RunResult 
 /// shards; `--max-total-cost-usd` needs every task's model to have a price (an unknown cost
 /// cannot count towards the cap); `--skip-passed` marks tasks that passed before with the same
 /// spec digest and base commit (the second element: why the task is skipped).
-pub fn plan(
+pub(crate) fn plan(
     tasks: Vec<PreparedTask>,
     args: &BatchOptions,
 ) -> Result<Vec<(PreparedTask, Option<String>)>, Vec<String>> {

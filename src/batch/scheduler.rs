@@ -1,7 +1,7 @@
 //! Running a batch: at most `--jobs` tasks at once, started in the order the specs were given;
 //! the gate decides before each start whether it still may; SIGINT/SIGTERM stop every task,
 //! and a second signal cuts the wait short so the reports are written at once. The batch's
-//! isolated tasks take their worktrees from a pool ([`super::pool`]) that prepares them ahead.
+//! isolated tasks take their worktrees from a pool ([`crate::git::pool`]) that prepares them ahead.
 
 use std::sync::{Arc, Mutex};
 
@@ -9,20 +9,24 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::BatchGate;
 use super::group::Groups;
-use super::pool::WorktreePool;
 use crate::agent::{StopCause, Stopper};
 use crate::events::RunResult;
+use crate::git::pool::WorktreePool;
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::PreparedTask;
 use crate::report::progress;
 use crate::session::RunOptions;
 use crate::spec::LoadedSpec;
 
+/// How long tasks may still take to write their reports after a second signal (their
+/// commands were killed).
+const SECOND_SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// Called with each task's result as soon as it is known (`true` for a task that was skipped).
-pub type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
+pub(crate) type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
 
 /// How a batch runs.
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// Most tasks at once (`--jobs`).
     pub jobs: u32,
     /// The start gate (`--fail-fast`, `--max-total-cost-usd`).
@@ -36,7 +40,7 @@ pub struct Schedule {
 }
 
 /// How a batch ended.
-pub struct BatchEnd {
+pub(crate) struct BatchEnd {
     /// Every task's result, in the order given; a task a second signal cut short is
     /// `interrupted` ("cut short by a second signal").
     pub results: Vec<RunResult>,
@@ -47,7 +51,7 @@ pub struct BatchEnd {
 }
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
-pub async fn run_all(
+pub(crate) async fn run_all(
     mut tasks: Vec<(PreparedTask, Option<String>)>,
     schedule: Schedule,
 ) -> BatchEnd {
@@ -58,10 +62,24 @@ pub async fn run_all(
     let last_signal = Arc::new(Mutex::new(2));
     spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
     let slots: Arc<Mutex<Vec<Option<RunResult>>>> = Arc::new(Mutex::new(vec![None; tasks.len()]));
+    let run = dispatch(tasks, stoppers, &schedule, slots.clone());
+    tokio::pin!(run);
     let cut_short = tokio::select! {
-        _ = dispatch(tasks, stoppers, &schedule, slots.clone()) => false,
+        _ = &mut run => false,
         _ = second.notified() => true,
     };
+    if cut_short {
+        // Nothing runner started outlives it: every process group still running is killed,
+        // and the tasks get a moment to write their reports now that their commands are gone.
+        crate::process::kill_all();
+        if tokio::time::timeout(SECOND_SIGNAL_GRACE, &mut run)
+            .await
+            .is_err()
+        {
+            tracing::warn!("tasks still running after the second signal are reported as cut short");
+        }
+    }
+    // After the tasks (or the grace a second signal gives them): worktrees still held are kept.
     if let Some(pool) = pool {
         let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
     }
@@ -112,7 +130,7 @@ async fn start_pool(
     }
     let jobs = s.jobs as usize;
     let dir = s.opts.transcript_dir.clone();
-    let choice = super::pool::Choice::from_env();
+    let choice = crate::git::pool::Choice::from_env();
     let started =
         tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir, choice))
             .await;

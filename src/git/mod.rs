@@ -12,7 +12,7 @@
 //! - `snapshot`: snapshots of the repository's own working tree; `changes`: end states as
 //!   trees, from what changed;
 //! - `worktree`: a worktree of a task's own (a task run alone);
-//! - [`source`]: worktrees handed out by a batch's pool (`crate::batch::pool`), which makes
+//! - [`source`]: worktrees handed out by a batch's [`pool`], which makes
 //!   them with `slot` (pooled worktrees and templates), `checkout`, `overlay` and `admin`
 //!   (a worktree's own git directory), and cleans up after killed batches with `sweep`.
 //!
@@ -26,6 +26,7 @@ pub(crate) mod checkout;
 pub(crate) mod overlay;
 mod patch;
 mod plan;
+pub mod pool;
 pub(crate) mod slot;
 mod snapshot;
 pub mod source;

@@ -1,5 +1,5 @@
 //! Where an isolated task's worktree comes from when a batch prepares them ahead: a
-//! [`WorktreeSource`] (the batch's pool, `crate::batch::pool`) hands out [`Lease`]s of clean
+//! [`WorktreeSource`] (the batch's pool, [`super::pool`]) hands out [`Lease`]s of clean
 //! worktrees and takes them back when the task is done.
 
 use std::fmt;

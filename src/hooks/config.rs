@@ -1,4 +1,4 @@
-//! Hook configuration in Claude Code's settings shape (reference §6.1):
+//! Hook configuration in Claude Code's settings shape:
 //! `{EVENT: [{matcher, hooks: [{type: command, command, args, timeout, if}]}]}`.
 
 use std::collections::BTreeMap;
@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Events runner fires hooks for.
-pub const SUPPORTED_EVENTS: &[&str] = &[
+pub(crate) const SUPPORTED_EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -19,7 +19,7 @@ pub const SUPPORTED_EVENTS: &[&str] = &[
 
 /// Hooks by event name (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
 /// `UserPromptSubmit`, `SessionStart`, `SessionEnd`), each a list of matcher groups.
-pub type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
+pub(crate) type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
 
 /// Hooks that run for the tools a matcher selects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

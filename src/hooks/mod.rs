@@ -1,4 +1,4 @@
-//! Claude Code-compatible command hooks (reference §6) for `PreToolUse`, `PostToolUse`,
+//! Claude Code-compatible command hooks for `PreToolUse`, `PostToolUse`,
 //! `PostToolUseFailure`, `Stop`, `UserPromptSubmit`, `SessionStart` and `SessionEnd`.
 //! JSON `continue: false` from any hook stops the run (see [`Hooks::halted`]).
 //!
@@ -8,7 +8,7 @@
 //! killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
-pub mod config;
+pub(crate) mod config;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,15 +18,18 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-pub use config::{HookHandler, HooksConfig, MatcherGroup, SUPPORTED_EVENTS};
+pub(crate) use config::{HooksConfig, SUPPORTED_EVENTS};
 
 use crate::permissions::Scope;
 use crate::permissions::bash;
 use crate::permissions::rule::{Rule, Specifier, Tail};
-use crate::process::{self, EnvPolicy, Program, Spawn};
+use crate::process::{self, ChildPolicy, Program, Spawn};
 
-/// Default hook timeout (reference §6.1).
+/// Default hook timeout (Claude Code's).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// The most a hook may take once the run was stopped (the SessionEnd hooks after a signal):
+/// CI sends SIGKILL a few seconds after its SIGINT/SIGTERM.
+pub(crate) const AFTER_STOP: Duration = Duration::from_secs(2);
 
 /// Most bytes kept of a hook's stdout or stderr.
 const OUTPUT_CAP: usize = 1 << 20;
@@ -148,6 +151,9 @@ pub struct HookSession {
     pub permission_mode: String,
     /// The workdir (`cwd` for hooks, `CLAUDE_PROJECT_DIR`).
     pub workdir: PathBuf,
+    /// Cancelled when the run is stopped (a signal, the time limit): running hooks are stopped
+    /// too, and later ones get at most [`AFTER_STOP`].
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 /// The configured hooks of one task.
@@ -161,7 +167,7 @@ pub struct Hooks {
     session_start: Vec<Hook>,
     session_end: Vec<Hook>,
     session: HookSession,
-    env: EnvPolicy,
+    env: ChildPolicy,
     /// Set by the first hook that answers `continue: false`: the run stops with this reason.
     halt: Arc<Mutex<Option<String>>>,
 }
@@ -279,7 +285,7 @@ impl Hooks {
                         }
                         Some(t) => {
                             return Err(HookConfigError(format!(
-                                "hook timeout {t} must be between 0 and 86400 seconds"
+                                "hook timeout {t} must be more than 0 and at most 86400 seconds"
                             )));
                         }
                     };
@@ -298,7 +304,7 @@ impl Hooks {
     }
 
     /// Attach the session facts and the environment policy hooks run under.
-    pub fn with_session(mut self, session: HookSession, env: EnvPolicy) -> Hooks {
+    pub fn with_session(mut self, session: HookSession, env: ChildPolicy) -> Hooks {
         self.session = session;
         self.env = env;
         self.halt = Arc::default();
@@ -678,6 +684,7 @@ impl Hooks {
             extra_env: &extra_env,
             stdin: true,
             scope: Scope::Write,
+            report_fd: None,
         });
         let mut child = match spawned {
             Ok(c) => c,
@@ -707,7 +714,24 @@ impl Hooks {
             let status = inner.wait().await;
             (status, out, err)
         };
-        let done = tokio::time::timeout(h.timeout, work).await;
+        // Once the run is stopped (a signal, the time limit), hooks get no more time than the
+        // task's commands: one started before is stopped like them, one started after (the
+        // SessionEnd hooks) gets at most AFTER_STOP.
+        let stopped_before = self.session.stop.is_cancelled();
+        let limit = if stopped_before {
+            h.timeout.min(AFTER_STOP)
+        } else {
+            h.timeout
+        };
+        let done = tokio::select! {
+            r = tokio::time::timeout(limit, work) => Some(r),
+            _ = self.session.stop.cancelled(), if !stopped_before => None,
+        };
+        let Some(done) = done else {
+            child.stop_group(process::KILL_GRACE).await;
+            tracing::warn!(hook = %name, "the run was stopped; the hook was stopped with it (no decision)");
+            return None;
+        };
         // Background children of the hook do not outlive it.
         child.kill_group();
         match done {
@@ -721,7 +745,7 @@ impl Hooks {
                 })
             }
             Err(_) => {
-                tracing::warn!(hook = %name, timeout_s = h.timeout.as_secs_f64(), "hook timed out and was killed; no decision");
+                tracing::warn!(hook = %name, timeout_s = limit.as_secs_f64(), "hook timed out and was killed; no decision");
                 None
             }
         }

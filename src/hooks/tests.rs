@@ -23,9 +23,11 @@ fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hoo
             transcript_path: dir.join("t.jsonl"),
             permission_mode: "dontAsk".into(),
             workdir: dir,
+            stop: Default::default(),
         },
-        EnvPolicy {
+        ChildPolicy {
             remove: vec!["HOME".into()],
+            sandbox: None,
         },
     )
 }
@@ -413,7 +415,7 @@ async fn continue_false_from_tool_hooks_halts_the_run() {
     // A fresh session starts unhalted.
     let fresh = h
         .clone()
-        .with_session(HookSession::default(), EnvPolicy::default());
+        .with_session(HookSession::default(), ChildPolicy::default());
     assert_eq!(fresh.halted(), None);
 
     let h = hooks(

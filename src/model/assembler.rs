@@ -2,15 +2,17 @@
 //!
 //! Feed every event of one attempt to [`Assembler::push`]; it returns each block as its
 //! `BlockStop` arrives (so callers can stream blocks live). [`Assembler::finish`] builds the
-//! response once `MessageStop` was seen. Blocks that never got their `BlockStop` are left out
-//! of `content` and listed in `dropped_blocks`.
+//! response once `MessageStop` was seen. A block still open at `MessageStop` makes the response
+//! incomplete ([`ProviderError::UnclosedBlock`], retried like a cut stream), except when the
+//! output was cut by a token limit (`max_tokens`, `model_context_window_exceeded`): such
+//! blocks are left out of `content` and listed in `dropped_blocks`.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use super::provider::{ProviderError, StreamEvent};
-use super::types::{ContentBlock, ModelResponse, StopReason, Usage};
+use super::types::{ContentBlock, MAX_PLAUSIBLE_TOKENS, ModelResponse, StopReason, Usage};
 
 /// A block still receiving deltas.
 #[derive(Debug)]
@@ -85,6 +87,18 @@ fn malformed(msg: String) -> ProviderError {
     ProviderError::Malformed(msg)
 }
 
+/// `usage` as the server sent it in `event`, unless a count is beyond any plausible bound:
+/// that is a protocol error (token budgets and costs cannot be computed from it).
+fn plausible(event: &str, usage: Usage) -> Result<Usage, ProviderError> {
+    match usage.implausible() {
+        None => Ok(usage),
+        Some((field, n)) => Err(malformed(format!(
+            "{event}: usage.{field} is {n}, beyond any plausible token count \
+             (at most {MAX_PLAUSIBLE_TOKENS}); the server's usage accounting is broken"
+        ))),
+    }
+}
+
 impl Assembler {
     /// An empty assembler for one attempt.
     pub fn new() -> Self {
@@ -138,8 +152,8 @@ impl Assembler {
                 if !first || self.started.is_some() {
                     return Err(malformed("message_start after other events".into()));
                 }
+                self.usage = plausible("message_start", usage)?;
                 self.started = Some((id, model));
-                self.usage = usage;
                 Ok(None)
             }
             other if self.started.is_none() => Err(malformed(format!(
@@ -209,6 +223,7 @@ impl Assembler {
                 stop_sequence,
                 usage,
             } => {
+                let usage = plausible("message_delta", usage)?;
                 if stop_reason.is_some() {
                     self.stop_reason = stop_reason;
                 }
@@ -347,6 +362,17 @@ impl Assembler {
         let Some((id, model)) = self.started else {
             return Err(malformed("message_stop without message_start".into()));
         };
+        let cut_by_limit = matches!(
+            self.stop_reason,
+            Some(StopReason::MaxTokens | StopReason::ModelContextWindowExceeded)
+        );
+        if !cut_by_limit && let Some((index, partial)) = self.open.iter().next() {
+            tracing::debug!(index, block_type = %partial.type_name(), "message_stop with a block still open");
+            return Err(ProviderError::UnclosedBlock {
+                index: *index,
+                block_type: partial.type_name(),
+            });
+        }
         let dropped_blocks: Vec<(usize, String)> =
             self.open.iter().map(|(i, p)| (*i, p.type_name())).collect();
         for (index, ty) in &dropped_blocks {
@@ -565,6 +591,51 @@ mod tests {
     }
 
     #[test]
+    fn a_block_left_open_without_a_token_limit_is_incomplete() {
+        // The server ends the message while the tool call is still streaming: the call must
+        // not vanish (the run would end `success` with nothing done); the attempt is retried.
+        for stop in [Some(StopReason::ToolUse), Some(StopReason::EndTurn), None] {
+            let err = run(vec![
+                start(),
+                StreamEvent::BlockStart {
+                    index: 0,
+                    block: json!({"type":"text","text":""}),
+                },
+                StreamEvent::BlockStop { index: 0 },
+                tool_start(1, "toolu_cut"),
+                json_delta(1, "{\"command\":\"ls\"}"),
+                StreamEvent::MessageDelta {
+                    stop_reason: stop.clone(),
+                    stop_sequence: None,
+                    usage: Usage::default(),
+                },
+                StreamEvent::MessageStop,
+            ])
+            .unwrap_err();
+            match err {
+                ProviderError::UnclosedBlock { index, block_type } => {
+                    assert_eq!((index, block_type.as_str()), (1, "tool_use"), "{stop:?}")
+                }
+                other => panic!("{stop:?}: {other:?}"),
+            }
+        }
+        // An open text block is no different.
+        let err = run(vec![
+            start(),
+            StreamEvent::BlockStart {
+                index: 0,
+                block: json!({"type":"text","text":""}),
+            },
+            StreamEvent::MessageStop,
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::UnclosedBlock { index: 0, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
     fn thinking_signature_citations_and_server_blocks() {
         let r = run(vec![
             start(),
@@ -696,6 +767,36 @@ mod tests {
         expect_malformed(
             vec![start(), StreamEvent::MessageStop, StreamEvent::MessageStop],
             "after message_stop",
+        );
+    }
+
+    #[test]
+    fn implausible_usage_is_a_protocol_error() {
+        let huge = Usage {
+            output_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        expect_malformed(
+            vec![
+                start(),
+                StreamEvent::MessageDelta {
+                    stop_reason: Some(StopReason::EndTurn),
+                    stop_sequence: None,
+                    usage: huge,
+                },
+            ],
+            "message_delta: usage.output_tokens is 18446744073709551615, beyond any plausible",
+        );
+        expect_malformed(
+            vec![StreamEvent::MessageStart {
+                id: "m".into(),
+                model: "m".into(),
+                usage: Usage {
+                    cache_read_input_tokens: MAX_PLAUSIBLE_TOKENS + 1,
+                    ..Usage::default()
+                },
+            }],
+            "message_start: usage.cache_read_input_tokens",
         );
     }
 

@@ -1,4 +1,4 @@
-//! Cassettes: versioned JSONL recordings of model exchanges (DESIGN.md "Cassettes").
+//! Cassettes: versioned JSONL recordings of model exchanges (`--record`, `provider: replay`).
 //!
 //! Line 1 is a header; each further line is one exchange: the normalized request, its digest
 //! and the full provider-neutral event stream of the response. Paths under the workdir are
@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 use super::{ModelRequest, StreamEvent};
 
 /// The cassette format version this build reads and writes.
-pub const CASSETTE_VERSION: u32 = 1;
+pub(crate) const CASSETTE_VERSION: u32 = 1;
 /// Placeholder for the workdir inside cassettes.
-pub const WORKDIR_TOKEN: &str = "${WORKDIR}";
+pub(crate) const WORKDIR_TOKEN: &str = "${WORKDIR}";
 
 /// First line of a cassette.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CassetteHeader {
+pub(crate) struct CassetteHeader {
     /// Always `runner-cassette`.
     pub format: String,
     /// Format version.
@@ -33,7 +33,7 @@ pub struct CassetteHeader {
 
 /// One recorded request/response pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Exchange {
+pub(crate) struct Exchange {
     /// 0-based position.
     pub seq: usize,
     /// sha256 over the normalized request (model, messages, tools, system_append).
@@ -72,16 +72,14 @@ pub enum CassetteError {
 
 /// A cassette read from disk.
 #[derive(Debug, Clone)]
-pub struct Cassette {
-    /// Its header.
-    pub header: CassetteHeader,
+pub(crate) struct Cassette {
     /// Its exchanges, in order.
     pub exchanges: Vec<Exchange>,
 }
 
 impl Cassette {
     /// Read and check a cassette file.
-    pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
+    pub(crate) fn load(path: &Path) -> Result<Cassette, CassetteError> {
         let io = |source| CassetteError::Io {
             path: path.to_path_buf(),
             source,
@@ -130,7 +128,7 @@ impl Cassette {
                 .map_err(|e| invalid(i + 1, format!("expected an exchange object: {e}")))?;
             exchanges.push(ex);
         }
-        Ok(Cassette { header, exchanges })
+        Ok(Cassette { exchanges })
     }
 }
 
@@ -138,7 +136,7 @@ impl Cassette {
 /// placed just before the block's `BlockStop` (or before `MessageDelta`/`MessageStop` for a
 /// block that never stopped). Masking the workdir works on whole strings, so a path split
 /// across two fragments would otherwise escape it. The assembled response is unchanged.
-pub fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+pub(crate) fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
     use std::collections::BTreeMap;
     /// Which delta kind a pending string belongs to.
     #[derive(PartialEq, Clone, Copy)]
@@ -207,7 +205,7 @@ pub fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
 }
 
 /// Replace every occurrence of `from` with `to` in all strings of `v`.
-pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
+pub(crate) fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     if from.is_empty() {
         return;
     }
@@ -223,7 +221,7 @@ pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
 /// (it carries the date, platform and workdir), the spec's `system_prompt_append` kept as
 /// `system_append` (only when set, so cassettes recorded without one keep their digest),
 /// everything else as sent.
-pub fn normalize_request(
+pub(crate) fn normalize_request(
     request: &ModelRequest,
     workdir: &Path,
     system_append: Option<&str>,

@@ -27,7 +27,7 @@ pub fn install_crypto_provider() {
 }
 
 /// Env var overriding every provider's stream idle timeout, in milliseconds.
-pub const ENV_IDLE_TIMEOUT_MS: &str = "RUNNER_STREAM_IDLE_TIMEOUT_MS";
+pub(crate) const ENV_IDLE_TIMEOUT_MS: &str = "RUNNER_STREAM_IDLE_TIMEOUT_MS";
 
 /// The idle timeout from [`ENV_IDLE_TIMEOUT_MS`] read through `lookup`, if set and valid
 /// (a warning is logged when it is set but not a positive integer).
@@ -48,7 +48,7 @@ pub(crate) fn idle_timeout_override(lookup: impl Fn(&str) -> Option<String>) -> 
 /// Stream idle timeout for a local or self-hosted server (any base URL other than the
 /// provider's public API): such a server may stay silent for minutes while it reads a long
 /// prompt, and sends no keep-alive.
-pub const LOCAL_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const LOCAL_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The default stream idle timeout for `base_url`: `hosted` for the provider's public API
 /// (`hosted_url`), [`LOCAL_IDLE_TIMEOUT`] for anything else (localhost, a proxy, a gateway).

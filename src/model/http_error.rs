@@ -32,24 +32,42 @@ pub(crate) fn request_id_header(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
+/// `secs` seconds as a delay, saturating: a value too large for a [`Duration`] (say
+/// `99999999999999999999` or `inf`) is [`Duration::MAX`], which is longer than any
+/// `retry.max_wait`, so the retry policy gives up instead of waiting. Negative and NaN are
+/// not delays.
+fn saturating_secs(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
+}
+
 /// Parse a `retry-after` value: delay seconds (integer or decimal) or an HTTP date, relative
-/// to `now`. A date in the past is a zero delay.
+/// to `now`. A date in the past is a zero delay; a delay too large to represent saturates to
+/// [`Duration::MAX`].
 pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return saturating_secs(secs);
     }
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let at = SystemTime::from(date.with_timezone(&chrono::Utc));
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    // In whole milliseconds since the epoch, so no SystemTime arithmetic can overflow.
+    let at_ms = i128::from(date.timestamp()) * 1000;
+    let now_ms = match now.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => i128::try_from(d.as_millis()).unwrap_or(i128::MAX),
+        Err(e) => -i128::try_from(e.duration().as_millis()).unwrap_or(i128::MAX),
+    };
+    let ms = at_ms.saturating_sub(now_ms).max(0);
+    Some(Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX)))
 }
 
 fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    if let Some(ms) = header_str(headers, "retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+    if let Some(delay) = header_str(headers, "retry-after-ms")
+        .and_then(|v| v.parse::<f64>().ok())
+        .and_then(|ms| saturating_secs(ms / 1000.0))
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(delay);
     }
     header_str(headers, "retry-after").and_then(|v| parse_retry_after(v, now))
 }
@@ -133,6 +151,48 @@ mod tests {
         );
         assert_eq!(parse_retry_after("-3", now), None);
         assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("NaN", now), None);
+    }
+
+    #[test]
+    fn huge_retry_after_saturates_instead_of_panicking() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_470);
+        for v in [
+            "99999999999999999999",
+            "1e300",
+            "inf",
+            "18446744073709551616",
+        ] {
+            assert_eq!(parse_retry_after(v, now), Some(Duration::MAX), "{v}");
+        }
+        assert_eq!(
+            parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now).map(|d| d.as_secs() > 1 << 37),
+            Some(true)
+        );
+        assert_eq!(
+            parse_retry_after("Mon, 1 Jan 0001 00:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        for (name, value) in [
+            ("retry-after-ms", "1e300"),
+            ("retry-after", "99999999999999999999"),
+        ] {
+            let e = http_error(429, &headers(&[(name, value)]), b"");
+            let ProviderError::Http { retry_after, .. } = e else {
+                panic!()
+            };
+            assert_eq!(retry_after, Some(Duration::MAX), "{name}");
+        }
+        // A bad retry-after-ms falls back to retry-after.
+        let e = http_error(
+            429,
+            &headers(&[("retry-after-ms", "-5"), ("retry-after", "2")]),
+            b"",
+        );
+        let ProviderError::Http { retry_after, .. } = e else {
+            panic!()
+        };
+        assert_eq!(retry_after, Some(Duration::from_secs(2)));
     }
 
     #[test]

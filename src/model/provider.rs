@@ -126,6 +126,16 @@ pub enum ProviderError {
         /// Whether any SSE bytes arrived before the end.
         after_bytes: bool,
     },
+    /// `message_stop` arrived while a content block was still open (it never got its
+    /// `content_block_stop`) and the response was not cut by a token limit: the response is
+    /// incomplete, and the attempt is retried as for a cut stream.
+    #[error("the response ended while content block {index} (`{block_type}`) was still open")]
+    UnclosedBlock {
+        /// Index of the first block left open.
+        index: usize,
+        /// Its API type (`tool_use`, `text`, ...).
+        block_type: String,
+    },
     /// Network or transport failure.
     #[error("transport error: {message}")]
     Transport {

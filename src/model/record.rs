@@ -19,7 +19,7 @@ struct Writer {
 }
 
 /// A provider that records what another provider answers.
-pub struct RecordingProvider {
+pub(crate) struct RecordingProvider {
     inner: Arc<dyn Provider>,
     writer: Arc<Mutex<Writer>>,
     workdir: PathBuf,
@@ -30,7 +30,7 @@ pub struct RecordingProvider {
 impl RecordingProvider {
     /// Start a new cassette at `path` (truncating it) for a run in `workdir`.
     /// `system_append` is the spec's `system_prompt_append`, part of each request's digest.
-    pub fn create(
+    pub(crate) fn create(
         inner: Arc<dyn Provider>,
         path: &Path,
         workdir: &Path,

@@ -26,7 +26,7 @@ use crate::redact::Redactor;
 use crate::spec::ReplayMode;
 
 /// Serves recorded responses.
-pub struct ReplayProvider {
+pub(crate) struct ReplayProvider {
     path: PathBuf,
     cassette: Cassette,
     workdir: PathBuf,
@@ -38,7 +38,7 @@ pub struct ReplayProvider {
 
 impl ReplayProvider {
     /// Open a cassette for lenient replay in `workdir`.
-    pub fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
+    pub(crate) fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
         Ok(ReplayProvider {
             path: path.to_path_buf(),
             cassette: Cassette::load(path)?,
@@ -52,7 +52,7 @@ impl ReplayProvider {
 
     /// Check requests strictly: normalize them like the recorder did (workdir masked,
     /// `system_append` included, secrets redacted by `redactor`) and compare digests.
-    pub fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
+    pub(crate) fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
         self.mode = ReplayMode::Strict;
         self.redactor = redactor;
         self.system_append = system_append;

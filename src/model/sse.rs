@@ -9,8 +9,9 @@
 //!   [`ProviderError::Stalled`] and ends.
 //!
 //! A transport error from the byte stream becomes
-//! `ProviderError::Transport { before_response: false }`; invalid UTF-8 becomes
-//! [`ProviderError::Malformed`]. After any error the stream yields nothing more.
+//! `ProviderError::Transport { before_response: false }`; so do bytes that cannot be decoded
+//! (invalid UTF-8: a garbled or truncated chunk, see [`corrupt`]). After any error the stream
+//! yields nothing more.
 
 use std::error::Error as StdError;
 use std::pin::Pin;
@@ -34,6 +35,16 @@ enum ByteError {
     /// The underlying byte stream failed.
     #[error("{0}")]
     Transport(String),
+}
+
+/// The error for a corrupt stream: a `data:` line that is not JSON, bytes that are not UTF-8.
+/// That is a transport fault (a proxy cutting or garbling a chunk), not the server breaking
+/// the protocol, so it is retried like a dropped stream, with the same attempt bookkeeping.
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> ProviderError {
+    ProviderError::Transport {
+        message: format!("corrupt stream: {what}"),
+        before_response: false,
+    }
 }
 
 /// Render an error with its `source()` chain, `a: b: c`.
@@ -141,10 +152,8 @@ fn map_error(e: sse_stream::Error) -> ProviderError {
                 before_response: false,
             },
         },
-        sse_stream::Error::Utf8Parse(u) => {
-            ProviderError::Malformed(format!("SSE field is not valid UTF-8: {u}"))
-        }
-        other => ProviderError::Malformed(format!("SSE decoding failed: {other}")),
+        sse_stream::Error::Utf8Parse(u) => corrupt(format!("SSE field is not valid UTF-8: {u}")),
+        other => corrupt(format!("SSE decoding failed: {other}")),
     }
 }
 
@@ -272,12 +281,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn invalid_utf8_is_malformed() {
+    async fn invalid_utf8_is_a_corrupt_stream() {
         let mut s = SseEvents::new(chunks(vec![b"data: \xff\xfe\n\n"]), Duration::from_secs(5));
-        assert!(matches!(
-            s.next().await,
-            Some(Err(ProviderError::Malformed(_)))
-        ));
+        match s.next().await {
+            Some(Err(ProviderError::Transport {
+                message,
+                before_response: false,
+            })) => assert!(message.starts_with("corrupt stream: "), "{message}"),
+            other => panic!("expected a corrupt stream, got {other:?}"),
+        }
         assert!(s.next().await.is_none());
     }
 }

@@ -14,13 +14,13 @@ use super::types::Usage;
 use crate::spec::ModelInfoOverride;
 
 /// Context window assumed for a spec-defined model that does not set `context_window`.
-pub const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
+pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;
 /// Output cap assumed for a spec-defined model that does not set `max_output_tokens`.
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
+pub(crate) const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
 /// Cache-write price as a multiple of the input price, when a spec-defined model omits it.
-pub const CACHE_WRITE_MULTIPLIER: f64 = 1.25;
+pub(crate) const CACHE_WRITE_MULTIPLIER: f64 = 1.25;
 /// Cache-read price as a multiple of the input price, when a spec-defined model omits it.
-pub const CACHE_READ_MULTIPLIER: f64 = 0.1;
+pub(crate) const CACHE_READ_MULTIPLIER: f64 = 0.1;
 
 /// Prices in USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +74,7 @@ const fn entry(out: u32, input: f64, output: f64, cache_write: f64, cache_read: 
 }
 
 /// The built-in entries, by canonical id (no date, no `-latest`).
-pub const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
+pub(crate) const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
     ("claude-opus-4-5", entry(64_000, 5.0, 25.0, 6.25, 0.50)),
     ("claude-opus-4-1", entry(32_000, 15.0, 75.0, 18.75, 1.50)),
     ("claude-opus-4", entry(32_000, 15.0, 75.0, 18.75, 1.50)),
@@ -86,7 +86,7 @@ pub const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
 ];
 
 /// The canonical id of `model`: a trailing `-YYYYMMDD` or `-latest` removed.
-pub fn canonical_id(model: &str) -> &str {
+pub(crate) fn canonical_id(model: &str) -> &str {
     if let Some(base) = model.strip_suffix("-latest") {
         return base;
     }
@@ -110,7 +110,7 @@ pub fn builtin(model: &str) -> Option<ModelInfo> {
 
 /// The spec override that applies to `model`: an entry under the exact id, else one under its
 /// canonical id.
-pub fn override_for<'a>(
+pub(crate) fn override_for<'a>(
     model: &str,
     overrides: &'a BTreeMap<String, ModelInfoOverride>,
 ) -> Option<&'a ModelInfoOverride> {

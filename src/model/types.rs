@@ -344,21 +344,46 @@ pub struct Usage {
     pub cache_read_input_tokens: u64,
 }
 
+/// The most tokens one response's usage field may count. Context windows hold a few million
+/// tokens at most, so a server reporting more than this (2^32) is broken, and its usage is a
+/// protocol error rather than a figure to add up ([`Usage::implausible`]).
+pub(crate) const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 32;
+
 impl Usage {
-    /// input + cache write + cache read + output: what `max_total_tokens` counts.
+    /// input + cache write + cache read + output: what `max_total_tokens` counts. Saturates
+    /// (a sum that does not fit is `u64::MAX`, never a wrapped small number).
     pub fn total(&self) -> u64 {
         self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
+            .saturating_add(self.output_tokens)
+            .saturating_add(self.cache_creation_input_tokens)
+            .saturating_add(self.cache_read_input_tokens)
     }
 
-    /// Add another usage to this one.
+    /// Add another usage to this one, saturating.
     pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
-        self.cache_read_input_tokens += other.cache_read_input_tokens;
+        self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_creation_input_tokens = self
+            .cache_creation_input_tokens
+            .saturating_add(other.cache_creation_input_tokens);
+        self.cache_read_input_tokens = self
+            .cache_read_input_tokens
+            .saturating_add(other.cache_read_input_tokens);
+    }
+
+    /// The first field (name and value) beyond [`MAX_PLAUSIBLE_TOKENS`], if any.
+    pub fn implausible(&self) -> Option<(&'static str, u64)> {
+        [
+            ("input_tokens", self.input_tokens),
+            ("output_tokens", self.output_tokens),
+            (
+                "cache_creation_input_tokens",
+                self.cache_creation_input_tokens,
+            ),
+            ("cache_read_input_tokens", self.cache_read_input_tokens),
+        ]
+        .into_iter()
+        .find(|(_, n)| *n > MAX_PLAUSIBLE_TOKENS)
     }
 
     /// Merge a cumulative usage update (message_delta): fields present and non-zero win.
@@ -480,11 +505,16 @@ mod shared_specs {
 
     use super::ToolSpec;
 
-    pub fn serialize<S: Serializer>(v: &Arc<Vec<ToolSpec>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        v: &Arc<Vec<ToolSpec>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         v.as_slice().serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Arc<Vec<ToolSpec>>, D::Error> {
         Vec::<ToolSpec>::deserialize(d).map(Arc::new)
     }
 }
@@ -526,6 +556,26 @@ mod tests {
             b.to_value(),
             json!({"type":"tool_use","id":"t","name":"Read","input":{"a":1}})
         );
+    }
+
+    #[test]
+    fn usage_arithmetic_saturates() {
+        let huge = Usage {
+            input_tokens: 2,
+            output_tokens: u64::MAX,
+            ..Usage::default()
+        };
+        assert_eq!(huge.total(), u64::MAX, "never wraps to a small number");
+        let mut sum = huge;
+        sum.add(&huge);
+        assert_eq!((sum.input_tokens, sum.output_tokens), (4, u64::MAX));
+        assert_eq!(huge.implausible(), Some(("output_tokens", u64::MAX)));
+        let fine = Usage {
+            input_tokens: 200_000,
+            cache_read_input_tokens: MAX_PLAUSIBLE_TOKENS,
+            ..Usage::default()
+        };
+        assert_eq!(fine.implausible(), None);
     }
 
     #[test]

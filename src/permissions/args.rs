@@ -3,7 +3,7 @@
 //! A prefix rule such as `Bash(git diff:*)` matches `git diff --output=.git/hooks/pre-commit`
 //! word for word, but that call writes a file. [`risks`] lists what such arguments do, so the
 //! policy can check a file-writing flag as an Edit of its target and refuse a code-running flag
-//! unless the rule names it. Defined as data per program (reference crates.md §2.8's misses).
+//! unless the rule names it. Defined as data per program.
 
 use super::bash::ArgWord;
 

@@ -19,7 +19,7 @@ use brush_parser::{Parser, ParserOptions};
 
 use super::paths;
 
-/// Commands longer than this are never analysed (reference §5).
+/// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
 
 /// How a process substitution (`<(...)`, `>(...)`) word is shown; its commands are analysed.

@@ -1,6 +1,6 @@
 //! Permission rules: parsing `Tool` / `Tool(specifier)` and matching one rule against a call.
 //!
-//! Syntax (reference §5): a tool name (`Bash`, `Edit`, `mcp__server__tool`, globs such as
+//! Syntax (Claude Code's permission rules): a tool name (`Bash`, `Edit`, `mcp__server__tool`, globs such as
 //! `mcp__server__*`), optionally followed by a parenthesised specifier. `Tool(*)` is the same as
 //! the bare name. Bash specifiers are command patterns ([`BashPattern`]); Read/Edit/Write/Glob/
 //! Grep/NotebookEdit specifiers are gitignore-style path patterns ([`PathPattern`]); any other

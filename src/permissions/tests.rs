@@ -101,7 +101,7 @@ impl Fixture {
         };
         let ctx = crate::tools::ToolContext::new(
             std::sync::Arc::new(self.roots.clone()),
-            crate::process::EnvPolicy::default(),
+            crate::process::ChildPolicy::default(),
             tokio_util::sync::CancellationToken::new(),
         );
         t.parse(&self.input(tool, arg), &ctx)

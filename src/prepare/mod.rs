@@ -17,7 +17,10 @@ use crate::model::cassette::Cassette;
 use crate::model::openai::OpenaiConfig;
 use crate::model::table::{self, ModelInfo};
 use crate::permissions::{Policy, settings};
-use crate::spec::{LoadedSpec, PermissionMode, ProviderKind, ReplayMode, SpecDuration, SpecError};
+use crate::spec::{
+    LoadedSpec, NetworkSetting, PermissionMode, ProviderKind, ReplayMode, SandboxMode,
+    SpecDuration, SpecError,
+};
 
 /// The environment variable holding the Anthropic API key.
 pub const ANTHROPIC_KEY_VAR: &str = "ANTHROPIC_API_KEY";
@@ -51,6 +54,10 @@ pub struct Overrides {
     pub settings: Option<PathBuf>,
     /// `--replay-mode strict|lenient` (replaces the spec's `replay_mode`).
     pub replay_mode: Option<ReplayMode>,
+    /// `--sandbox MODE` (replaces the spec's `sandbox.mode`).
+    pub sandbox: Option<SandboxMode>,
+    /// `--network none|allow` (replaces the spec's `sandbox.network`).
+    pub network: Option<NetworkSetting>,
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -85,6 +92,12 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
         .extend(o.disallowed_tools.iter().cloned());
     if let Some(m) = o.replay_mode {
         spec.replay_mode = m;
+    }
+    if let Some(m) = o.sandbox {
+        spec.sandbox.mode = m;
+    }
+    if let Some(n) = &o.network {
+        spec.sandbox.network = n.clone();
     }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
@@ -142,6 +155,14 @@ pub struct PreparedTask {
 /// its tools, rules and hooks, its provider's key, its cassette.
 pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
     let mut task = check(loaded, o)?;
+    let sup = crate::sandbox::support();
+    if task.loaded.spec.sandbox.mode == SandboxMode::Enforce && !sup.can_confine() {
+        let e = crate::sandbox::SandboxError::Unsupported(match sup.landlock_abi {
+            None => "the kernel has no Landlock".into(),
+            Some(_) => "seccomp filters are not available".into(),
+        });
+        return Err(SpecError::at(&task.loaded, "sandbox.mode", e.to_string()).into());
+    }
     let spec = &task.loaded.spec;
     task.api_key = match spec.provider {
         ProviderKind::Anthropic | ProviderKind::Openai => match key_var(spec) {
@@ -288,7 +309,8 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 }
 
 /// Names of variables always removed from tool environments and redacted: the spec's
-/// `secrets`, both default key variables, the configured key variable, and `GITHUB_TOKEN`.
+/// `secrets`, both default key variables, the configured key variable, `GITHUB_TOKEN` and
+/// GitHub Actions' runtime tokens.
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
     let configured = key_var(&loaded.spec);
@@ -296,6 +318,9 @@ pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
         ANTHROPIC_KEY_VAR,
         OpenaiConfig::DEFAULT_KEY_VAR,
         "GITHUB_TOKEN",
+        // GitHub Actions' runtime credentials (artifact and cache service, OIDC tokens).
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
     ];
     for n in always.into_iter().chain(configured.as_deref()) {
         if !names.iter().any(|x| x == n) {

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// Characters of each stream kept in the text for the reader; the rest is spilled.
-pub const MAX_OUTPUT_CHARS: usize = 30_000;
+pub(crate) const MAX_OUTPUT_CHARS: usize = 30_000;
 /// Bytes of a stream kept in memory from its start and from its end.
 const KEEP_BYTES: usize = 64 * 1024;
 /// A stream longer than this many bytes is spilled in full to a file.
@@ -143,7 +143,7 @@ impl Capture {
 
 /// Keep at most `max` characters of `text`: its head and tail around a
 /// `... [N characters truncated] ...` marker. Returns the text and the number of dropped chars.
-pub fn truncate_head_tail(text: &str, max: usize) -> (String, usize) {
+pub(crate) fn truncate_head_tail(text: &str, max: usize) -> (String, usize) {
     let total = text.chars().count();
     if total <= max {
         return (text.to_string(), 0);

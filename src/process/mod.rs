@@ -1,20 +1,24 @@
 //! Every child process runner starts — the Bash tool's commands, hooks, verify checks — is
 //! started by [`spawn`], the one place that decides how a child is made: its environment
-//! (secrets removed by the [`EnvPolicy`]), its own process group (so it and everything it
-//! starts can be stopped together), stdout and stderr captured, and killed if its handle is
+//! (secrets removed by the [`ChildPolicy`]), its confinement (the task's sandbox, for the
+//! permission scope the call was allowed with), its own process group (so it and everything
+//! it starts can be stopped together), stdout and stderr captured, and killed if its handle is
 //! dropped. Every live group is registered, so an interrupted run can kill what is left
 //! ([`kill_all`]).
 //!
 //! - [`run`]: run a shell script to its end, timeout or cancellation, with bounded capture.
 //! - [`capture`]: bounded capture of an output stream (head and tail kept, the rest spilled).
+//! - [`identity`]: a started group as the transcript records it, so a resumed run can kill
+//!   what an earlier, killed run left running.
 
 pub mod capture;
+pub mod identity;
 pub mod run;
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -22,22 +26,68 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use crate::permissions::Scope;
+use crate::sandbox::Sandbox;
 
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
-pub const KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// Which environment variables child processes must not see.
-#[derive(Debug, Clone, Default)]
-pub struct EnvPolicy {
+/// What every child of a task gets: its environment without the task's secrets, and its
+/// sandbox.
+#[derive(Clone, Default)]
+pub struct ChildPolicy {
     /// Names removed from child environments (secrets, API keys, GITHUB_TOKEN).
     pub remove: Vec<String>,
+    /// The task's sandbox (None: children run unconfined, e.g. a verify check with
+    /// `sandbox: off`).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
-impl EnvPolicy {
-    fn apply(&self, cmd: &mut tokio::process::Command) {
+impl std::fmt::Debug for ChildPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildPolicy")
+            .field("remove", &self.remove)
+            .field("sandbox", &self.sandbox.as_ref().map(|s| s.report()))
+            .finish()
+    }
+}
+
+impl ChildPolicy {
+    /// The same policy without the sandbox.
+    pub fn unconfined(&self) -> ChildPolicy {
+        ChildPolicy {
+            remove: self.remove.clone(),
+            sandbox: None,
+        }
+    }
+
+    /// Remove the secrets from the child's environment.
+    fn remove_secrets(&self, cmd: &mut tokio::process::Command) {
         for name in &self.remove {
             cmd.env_remove(name);
         }
+    }
+
+    /// Enter the sandbox (when there is one) in the child, confined to `scope`.
+    fn confine(&self, cmd: &mut tokio::process::Command, scope: Scope) -> std::io::Result<()> {
+        let Some(sandbox) = &self.sandbox else {
+            return Ok(());
+        };
+        let Some(confinement) = sandbox.confine(scope).map_err(std::io::Error::other)? else {
+            return Ok(());
+        };
+        for (k, v) in &confinement.env {
+            cmd.env(k, v);
+        }
+        for k in &confinement.remove {
+            cmd.env_remove(k);
+        }
+        let mut confinement = confinement;
+        // SAFETY: `enter` makes only the Landlock, prctl and seccomp system calls, and
+        // allocates nothing: it is safe between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || confinement.enter());
+        }
+        Ok(())
     }
 }
 
@@ -63,14 +113,19 @@ pub struct Spawn<'a> {
     /// Its working directory.
     pub cwd: &'a Path,
     /// Variables removed from the environment it inherits.
-    pub env: &'a EnvPolicy,
+    pub env: &'a ChildPolicy,
     /// Variables set for it (after the removals).
     pub extra_env: &'a [(String, String)],
     /// Whether it gets a pipe on stdin (else /dev/null).
     pub stdin: bool,
     /// What it may do: read only, or write in the workspace.
     pub scope: Scope,
+    /// An open file descriptor the child gets as [`REPORT_FD`] (a pipe it reports on).
+    pub report_fd: Option<std::os::fd::RawFd>,
 }
+
+/// The descriptor number a child gets [`Spawn::report_fd`] as.
+pub(crate) const REPORT_FD: std::os::fd::RawFd = 62;
 
 /// A started child: the leader of its own process group.
 pub struct Child {
@@ -111,10 +166,22 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    s.env.apply(&mut cmd);
+    if let Some(fd) = s.report_fd {
+        // SAFETY: dup2 is async-signal-safe; it runs in the child between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(fd, REPORT_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    s.env.remove_secrets(&mut cmd);
     for (k, v) in s.extra_env {
         cmd.env(k, v);
     }
+    s.env.confine(&mut cmd, s.scope)?;
     let inner = cmd.spawn()?;
     let pgid = inner.id().map(|pid| Pid::from_raw(pid as i32));
     if let Some(p) = pgid {
@@ -131,11 +198,15 @@ impl Child {
         self.pgid.map(Pid::as_raw)
     }
 
-    /// Whether any process of the group is still there (reaping the leader first, so that a
-    /// zombie leader does not count).
+    /// Whether any process of the group still runs (reaping the leader first; a zombie no
+    /// one reaps — a grandchild whose parent died, in a container whose init does not reap —
+    /// does not count).
     fn group_alive(&mut self, pgid: Pid) -> bool {
         let _ = self.inner.try_wait();
-        !matches!(killpg(pgid, None), Err(Errno::ESRCH))
+        if matches!(killpg(pgid, None), Err(Errno::ESRCH)) {
+            return false;
+        }
+        group_has_running_member(pgid.as_raw())
     }
 
     /// Stop every process in the group: SIGTERM, up to `grace` for them to go, then SIGKILL.
@@ -191,9 +262,37 @@ impl Drop for Child {
     }
 }
 
+/// Whether a process of group `pgid` is in any state but zombie (`/proc/<pid>/stat`); true
+/// when `/proc` cannot be read, so the caller keeps waiting rather than assume the worst.
+fn group_has_running_member(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.as_encoded_bytes().iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the command name: state (3), ppid (4), pgrp (5).
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
+        if pgrp == Some(pgid) && state != "Z" {
+            return true;
+        }
+    }
+    false
+}
+
 /// SIGKILL every process group runner started that may still be running (for a run that ends
 /// before its tasks could stop their children).
-pub fn kill_all() {
+pub(crate) fn kill_all() {
     live_groups(|g| {
         for pgid in g.drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);

@@ -2,6 +2,7 @@
 //! cancellation, with both output streams captured ([`super::capture`]); nothing of it outlives
 //! the call. Used by the Bash tool and verify checks.
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -10,7 +11,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{Captured, capture};
-use super::{EnvPolicy, KILL_GRACE, Program, Spawn, spawn};
+use super::identity::GroupIdentity;
+use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
 use crate::permissions::Scope;
 
 /// How long output readers may linger after the process group is gone (a process that left
@@ -34,7 +36,7 @@ pub struct ShellRun<'a> {
     /// Working directory.
     pub cwd: &'a Path,
     /// Variables removed from the environment.
-    pub env: &'a EnvPolicy,
+    pub env: &'a ChildPolicy,
     /// Variables added to the environment.
     pub extra_env: &'a [(String, String)],
     /// Time limit.
@@ -47,6 +49,11 @@ pub struct ShellRun<'a> {
     pub spill_name: &'a str,
     /// What the script may do.
     pub scope: Scope,
+    /// Whether the script reports a line on [`super::REPORT_FD`] (see [`ShellDone::report`]).
+    pub report: bool,
+    /// Told the started group as soon as the shell runs (before its output is read), so a
+    /// side-effecting call is on record while it runs.
+    pub on_spawn: Option<&'a (dyn Fn(Option<GroupIdentity>) + Sync)>,
 }
 
 /// How a [`ShellRun`] ended and what it printed.
@@ -59,6 +66,8 @@ pub struct ShellDone {
     pub stdout: Captured,
     /// Captured stderr.
     pub stderr: Captured,
+    /// What the script wrote on [`super::REPORT_FD`], when [`ShellRun::report`] asked for it.
+    pub report: Option<String>,
 }
 
 /// Why a [`ShellRun`] produced no result.
@@ -77,6 +86,11 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     tokio::fs::create_dir_all(r.spill_dir)
         .await
         .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;
+    let pipe = if r.report {
+        Some(report_pipe().map_err(RunError::Spawn)?)
+    } else {
+        None
+    };
     let mut child = spawn(&Spawn {
         program: Program::Shell(r.script),
         cwd: r.cwd,
@@ -84,8 +98,14 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         extra_env: r.extra_env,
         stdin: false,
         scope: r.scope,
+        report_fd: pipe.as_ref().map(|(_, w)| w.as_raw_fd()),
     })
     .map_err(RunError::Spawn)?;
+    if let Some(started) = r.on_spawn {
+        started(child.pgid().and_then(GroupIdentity::read));
+    }
+    // The child holds its own copy of the write end now.
+    let report_reader = pipe.map(|(r, _w)| r);
     let stop = CancellationToken::new();
     let out_task = tokio::spawn(capture(
         child.inner.stdout.take(),
@@ -121,6 +141,10 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     });
     let stdout = join_capture(out_task).await?;
     let stderr = join_capture(err_task).await?;
+    let report = match report_reader {
+        Some(r) => read_report(r).await,
+        None => None,
+    };
     linger.abort();
     let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
     Ok(ShellDone {
@@ -128,7 +152,43 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         exit_code,
         stdout,
         stderr,
+        report,
     })
+}
+
+/// A pipe for [`super::REPORT_FD`]: (read end, write end), both close-on-exec (the child's
+/// `dup2` copy is not).
+fn report_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// What the script reported: everything written on the pipe until every writer closed it
+/// (the process group is gone by now), or [`READER_GRACE`] passed.
+async fn read_report(fd: OwnedFd) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()?;
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(READER_GRACE, async {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match rx.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) if buf.len() < 64 * 1024 => buf.extend_from_slice(&chunk[..n]),
+                Ok(_) => break,
+            }
+        }
+    })
+    .await;
+    if read.is_err() {
+        tracing::debug!("report pipe still open after the command ended; using what it sent");
+    }
+    (!buf.is_empty()).then(|| String::from_utf8_lossy(&buf).into_owned())
 }
 
 async fn join_capture(

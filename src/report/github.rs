@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use crate::events::RunResult;
 use crate::report::xml_text::truncate;
 
-/// GitHub's limit for one step summary.
-pub const MAX_SUMMARY_BYTES: usize = 1024 * 1024;
-/// What runner writes at most into the summary (leaves room for other steps' output).
+/// What runner writes at most into the step summary: GitHub's limit is 1 MiB for one step,
+/// and this leaves room for other steps' output.
 const SUMMARY_BUDGET: usize = 900 * 1024;
 /// Most failure detail shown per task in the summary.
 const DETAIL_BYTES: usize = 16 * 1024;
@@ -47,19 +46,19 @@ impl GithubEnv {
 }
 
 /// A random token for `::stop-commands::` and heredoc delimiters.
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     format!("runner-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// Escape workflow-command message data.
-pub fn escape_data(s: &str) -> String {
+pub(crate) fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escape workflow-command property values.
-pub fn escape_property(s: &str) -> String {
+pub(crate) fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
@@ -70,7 +69,7 @@ fn stderr_line(line: &str) {
 }
 
 /// `::add-mask::` for each secret value (so GitHub hides them in every log line).
-pub fn mask_values(values: &[String]) {
+pub(crate) fn mask_values(values: &[String]) {
     for v in values.iter().filter(|v| !v.is_empty()) {
         for line in v.lines().filter(|l| !l.trim().is_empty()) {
             stderr_line(&format!("::add-mask::{}", escape_data(line)));
@@ -79,12 +78,12 @@ pub fn mask_values(values: &[String]) {
 }
 
 /// Stop command processing until [`resume_commands`] with the same token.
-pub fn stop_commands(token: &str) {
+pub(crate) fn stop_commands(token: &str) {
     stderr_line(&format!("::stop-commands::{token}"));
 }
 
 /// Resume command processing.
-pub fn resume_commands(token: &str) {
+pub(crate) fn resume_commands(token: &str) {
     stderr_line(&format!("::{token}::"));
 }
 
@@ -111,7 +110,7 @@ pub fn annotation(r: &RunResult) -> Option<String> {
 }
 
 /// Print annotations for every task that did not succeed.
-pub fn annotate(results: &[RunResult]) {
+pub(crate) fn annotate(results: &[RunResult]) {
     for line in results.iter().filter_map(annotation) {
         stderr_line(&line);
     }
@@ -128,8 +127,51 @@ fn fence(text: &str) -> String {
     format!("{f}text\n{text}\n{f}\n")
 }
 
+/// How the tasks' commands were confined: a warning per task that ran unconfined, else one
+/// line, and what the egress proxy let through and refused.
+fn sandbox_lines(results: &[RunResult]) -> String {
+    let mut s = String::from("\n");
+    let mut confined = Vec::new();
+    for r in results {
+        let Some(sb) = &r.sandbox else { continue };
+        if sb.confined {
+            confined.push(r);
+        } else {
+            s.push_str(&format!(
+                "> ⚠️ **{}**: commands ran **unconfined** ({})\n",
+                md_cell(&r.task_name),
+                md_cell(sb.unconfined_because.as_deref().unwrap_or("sandbox off"))
+            ));
+        }
+    }
+    if let Some(first) = confined.first().and_then(|r| r.sandbox.as_ref()) {
+        let abi = first
+            .landlock_abi
+            .map_or_else(String::new, |v| format!(", Landlock ABI {v}"));
+        s.push_str(&format!(
+            "Sandbox: {} of {} task(s) confined{abi}; network {}.",
+            confined.len(),
+            results.len(),
+            md_cell(&first.network)
+        ));
+        let (allowed, denied) = confined.iter().fold((0u64, 0u64), |(a, d), r| {
+            (
+                a + u64::from(r.network.allowed),
+                d + u64::from(r.network.denied),
+            )
+        });
+        if allowed + denied > 0 {
+            s.push_str(&format!(
+                " Egress proxy: {allowed} connection(s) allowed, {denied} refused."
+            ));
+        }
+        s.push('\n');
+    }
+    if s.len() == 1 { String::new() } else { s }
+}
+
 /// The Markdown step summary for a run.
-pub fn summary_markdown(results: &[RunResult]) -> String {
+pub(crate) fn summary_markdown(results: &[RunResult]) -> String {
     let mut s = String::from(
         "## runner\n\n| task | outcome | turns | tokens (in/out) | cost | duration | checks |\n|---|---|---|---|---|---|---|\n",
     );
@@ -156,6 +198,7 @@ pub fn summary_markdown(results: &[RunResult]) -> String {
             r.duration_ms as f64 / 1000.0,
         ));
     }
+    s.push_str(&sandbox_lines(results));
     for r in results.iter().filter(|r| r.outcome.is_error()) {
         if s.len() > SUMMARY_BUDGET {
             s.push_str(
@@ -187,7 +230,7 @@ pub fn summary_markdown(results: &[RunResult]) -> String {
 }
 
 /// Append `name=value` pairs to `$GITHUB_OUTPUT`, each in a heredoc with a random delimiter.
-pub fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<()> {
+pub(crate) fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -1,5 +1,5 @@
-//! JUnit XML (`--junit FILE`) in the emission profile of peer-runners.md §6.5, valid against
-//! Jenkins' `junit-10.xsd`.
+//! JUnit XML (`--junit FILE`) in the shape CI consumers read (the attributes pytest, jest and
+//! cargo-nextest write), valid against Jenkins' `junit-10.xsd`.
 //!
 //! One `<testsuite>` per task holding one `<testcase name="agent">`; the outcome decides the
 //! child element ([`Outcome::junit`](crate::outcome::Outcome::junit)), whose `type` is
@@ -19,9 +19,9 @@ use crate::report::json::error_texts;
 use crate::report::xml_text::{sanitize, truncate};
 
 /// Cap on the text of `<failure>`/`<error>` and `<system-out>` (bytes).
-pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_TEXT_BYTES: usize = 64 * 1024;
 /// Cap on `message` attributes (bytes).
-pub const MAX_MESSAGE_BYTES: usize = 1024;
+pub(crate) const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// Render the JUnit document for `results` (already redacted).
 pub fn render_junit(results: &[RunResult], hostname: &str) -> String {
@@ -211,12 +211,14 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
         })
         .collect();
     let git = git_properties(r);
+    let sandbox = sandbox_properties(r);
     w.create_element("properties").write_inner_content(|w| {
         let all = props
             .iter()
             .map(|(n, v)| (*n, v.as_str()))
             .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())))
-            .chain(git.iter().map(|(n, v)| (*n, v.as_str())));
+            .chain(git.iter().map(|(n, v)| (*n, v.as_str())))
+            .chain(sandbox.iter().map(|(n, v)| (*n, v.as_str())));
         for (name, value) in all {
             let value = sanitize(value);
             w.create_element("property")
@@ -227,6 +229,38 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
         Ok(())
     })?;
     Ok(())
+}
+
+/// `sandbox.*` properties: how the task's commands were confined, and what the egress proxy
+/// let through and refused.
+fn sandbox_properties(r: &RunResult) -> Vec<(&'static str, String)> {
+    let Some(s) = &r.sandbox else {
+        return Vec::new();
+    };
+    let mut out = vec![
+        ("sandbox.mode", s.mode.clone()),
+        ("sandbox.confined", s.confined.to_string()),
+        (
+            "sandbox.landlock_abi",
+            s.landlock_abi
+                .map_or_else(|| "none".into(), |v| v.to_string()),
+        ),
+        ("sandbox.network", s.network.clone()),
+        (
+            "sandbox.writable",
+            s.writable
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+        ),
+        ("network.allowed", r.network.allowed.to_string()),
+        ("network.denied", r.network.denied.to_string()),
+    ];
+    if let Some(why) = &s.unconfined_because {
+        out.push(("sandbox.unconfined_because", why.clone()));
+    }
+    out
 }
 
 /// `git.*` properties: whether the task changed anything, its patch, branch commit and kept

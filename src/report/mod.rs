@@ -32,13 +32,13 @@ pub fn shared_out<W: Write + Send + 'static>(w: W) -> SharedOut {
 }
 
 /// Serialize `value` as one compact JSON line and write + flush it under the lock.
-pub fn write_json_line(out: &SharedOut, value: &Value) -> io::Result<()> {
+pub(crate) fn write_json_line(out: &SharedOut, value: &Value) -> io::Result<()> {
     let line = serde_json::to_vec(value).map_err(io::Error::other)?;
     write_line(out, line)
 }
 
 /// Write one already-serialized JSON line (`line` without its newline) to the shared stdout.
-pub fn write_line(out: &SharedOut, mut line: Vec<u8>) -> io::Result<()> {
+pub(crate) fn write_line(out: &SharedOut, mut line: Vec<u8>) -> io::Result<()> {
     line.push(b'\n');
     // A poisoned lock only means another task panicked mid-write; the writer is still usable.
     let mut w = out.lock().unwrap_or_else(|e| e.into_inner());

@@ -50,7 +50,7 @@ impl Status {
 
 /// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
 /// and `RUNNER_PROGRESS` is not `0`.
-pub fn wanted() -> bool {
+pub(crate) fn wanted() -> bool {
     io::stderr().is_terminal()
         && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
         && std::env::var("RUNNER_PROGRESS").as_deref() != Ok("0")
@@ -67,12 +67,12 @@ pub fn start(total: usize) {
 }
 
 /// A task started.
-pub fn task_started() {
+pub(crate) fn task_started() {
     update(|s| s.running += 1);
 }
 
 /// A task finished (or was skipped without starting, `started == false`).
-pub fn task_finished(r: &RunResult, started: bool) {
+pub(crate) fn task_finished(r: &RunResult, started: bool) {
     update(|s| {
         if started {
             s.running = s.running.saturating_sub(1);
@@ -86,17 +86,17 @@ pub fn task_finished(r: &RunResult, started: bool) {
 }
 
 /// Whether a status line is being shown.
-pub fn active() -> bool {
+pub(crate) fn active() -> bool {
     STATUS.lock().unwrap_or_else(|e| e.into_inner()).is_some()
 }
 
 fn total_tokens(u: &Usage) -> u64 {
-    u.input_tokens + u.output_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens
+    u.total()
 }
 
 /// Feeds one task's tokens and cost to the status line as responses complete; on the task's
 /// result, replaces its running figures with the final ones.
-pub struct ProgressSink {
+pub(crate) struct ProgressSink {
     info: Option<ModelInfo>,
     tokens: u64,
     cost_usd: f64,
@@ -104,7 +104,7 @@ pub struct ProgressSink {
 
 impl ProgressSink {
     /// A sink for a task whose model is `info` (for prices).
-    pub fn new(info: Option<ModelInfo>) -> ProgressSink {
+    pub(crate) fn new(info: Option<ModelInfo>) -> ProgressSink {
         ProgressSink {
             info,
             tokens: 0,
@@ -119,10 +119,10 @@ impl Sink for ProgressSink {
             RunEvent::AssistantResponse { meta, .. } => {
                 let t = total_tokens(&meta.usage);
                 let c = self.info.and_then(|i| i.cost_usd(&meta.usage));
-                self.tokens += t;
+                self.tokens = self.tokens.saturating_add(t);
                 self.cost_usd += c.unwrap_or(0.0);
                 update(|s| {
-                    s.tokens += t;
+                    s.tokens = s.tokens.saturating_add(t);
                     match c {
                         Some(c) => s.cost_usd += c,
                         None => s.cost_unknown = true,
@@ -132,7 +132,10 @@ impl Sink for ProgressSink {
             RunEvent::Result(r) => {
                 let (t, c) = (self.tokens, self.cost_usd);
                 update(|s| {
-                    s.tokens = s.tokens.saturating_sub(t) + total_tokens(&r.usage);
+                    s.tokens = s
+                        .tokens
+                        .saturating_sub(t)
+                        .saturating_add(total_tokens(&r.usage));
                     s.cost_usd = (s.cost_usd - c).max(0.0) + r.total_cost_usd.unwrap_or(0.0);
                     if r.total_cost_usd.is_none() && r.num_turns > 0 {
                         s.cost_unknown = true;
@@ -174,7 +177,7 @@ fn draw(s: Option<&Status>) {
 }
 
 /// Write log `bytes` to stderr; with a status line shown, clear it first and redraw it after.
-pub fn write_around(bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn write_around(bytes: &[u8]) -> io::Result<()> {
     let s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
     let mut err = io::stderr().lock();
     match s.as_ref() {

@@ -6,19 +6,20 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::RunResult;
+use crate::events::{NetworkTally, RunResult};
 use crate::outcome::OutcomeKind;
+use crate::sandbox::SandboxReport;
 
 /// File name of the per-task result record in its output directory.
-pub const RESULT_FILE: &str = "result.json";
+pub(crate) const RESULT_FILE: &str = "result.json";
 
 /// Version of the `result.json` layout.
-pub const RESULT_FILE_VERSION: u32 = 1;
+pub(crate) const RESULT_FILE_VERSION: u32 = 1;
 
 /// What each task leaves in its output directory as `result.json`, and what `--skip-passed`
 /// reads back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultFile {
+pub(crate) struct ResultFile {
     /// Layout version ([`RESULT_FILE_VERSION`]).
     pub version: u32,
     /// Task name.
@@ -59,11 +60,17 @@ pub struct ResultFile {
     pub checks: Vec<CheckSummary>,
     /// The outcome's message.
     pub message: String,
+    /// How the task's commands were confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
+    /// Connection attempts through the sandbox's egress proxy.
+    #[serde(default)]
+    pub network: NetworkTally,
 }
 
 /// One check in a [`ResultFile`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckSummary {
+pub(crate) struct CheckSummary {
     /// Check name.
     pub name: String,
     /// Whether it exited 0.
@@ -72,7 +79,7 @@ pub struct CheckSummary {
 
 impl ResultFile {
     /// The record for a finished task.
-    pub fn new(r: &RunResult, spec_digest: &str, base_commit: Option<&str>) -> ResultFile {
+    pub(crate) fn new(r: &RunResult, spec_digest: &str, base_commit: Option<&str>) -> ResultFile {
         ResultFile {
             version: RESULT_FILE_VERSION,
             task: r.task_name.clone(),
@@ -101,11 +108,13 @@ impl ResultFile {
                 })
                 .collect(),
             message: r.outcome.message.clone(),
+            sandbox: r.sandbox.clone(),
+            network: r.network,
         }
     }
 
     /// Whether this records a passed task.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.outcome == OutcomeKind::Success.name()
     }
 }
@@ -131,7 +140,7 @@ pub fn write(
 /// Passed results found under `dir` (its `result.json` files up to three levels down), by task
 /// name, keyed further by `(spec_digest, base_commit)`. Unreadable or foreign files are skipped
 /// with a debug log.
-pub fn passed_results(dir: &Path) -> HashMap<(String, String, Option<String>), PathBuf> {
+pub(crate) fn passed_results(dir: &Path) -> HashMap<(String, String, Option<String>), PathBuf> {
     let mut found = HashMap::new();
     collect_results(dir, 3, &mut found);
     found

@@ -5,12 +5,12 @@
 //! every character XML 1.0 does not allow, and keeps `\t`, `\n`, `\r`.
 
 /// Whether XML 1.0 allows `c` in a document (`Char` production).
-pub fn is_xml_char(c: char) -> bool {
+pub(crate) fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
 /// `s` without ANSI escape sequences and without characters invalid in XML 1.0.
-pub fn sanitize(s: &str) -> String {
+pub(crate) fn sanitize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

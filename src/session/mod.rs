@@ -4,7 +4,6 @@
 //! ([`Session::finish`]). A build that fails part way finishes what it started (the git guard)
 //! and becomes the task's result, so every exit path reports and cleans up the same way.
 //!
-//! - [`roots`]: the directories every path of the run resolves through.
 //! - `output`: the run's output directory and transcript; `provider`: the model backend;
 //!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
 //!   `verify`: the verify checks and the attempts they feed back.
@@ -13,7 +12,7 @@ mod git;
 mod output;
 mod provider;
 mod resume;
-
+mod sandbox;
 mod tools;
 mod verify;
 
@@ -23,14 +22,12 @@ use std::time::Instant;
 
 use chrono::{DateTime, Local};
 
-pub use output::file_safe;
-
 use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
 use crate::hooks::{HookSession, Hooks};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::{PreparedTask, secret_names, spec_digest};
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
@@ -38,6 +35,7 @@ use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolContext;
+use crate::tools::journal::Journal;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::transcript::TranscriptSink;
 use crate::transcript::resume::Resume;
@@ -45,7 +43,7 @@ use git::GitGuard;
 
 /// Options shared by every task of one `runner exec`.
 #[derive(Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Where run outputs go (`--transcript-dir`, default `.runner`).
     pub transcript_dir: PathBuf,
     /// `--record FILE`.
@@ -58,7 +56,7 @@ pub struct RunOptions {
 
 /// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
 /// [`Session::verify`], ended by [`Session::finish`].
-pub struct Session {
+pub(crate) struct Session {
     agent: Agent,
     hooks: Arc<Hooks>,
     redactor: Arc<Redactor>,
@@ -77,6 +75,8 @@ pub struct Session {
     base_commit: Option<String>,
     /// Ends the task at `limits.timeout`.
     timer: Option<tokio::task::JoinHandle<()>>,
+    /// The task's sandbox (its private TMPDIR and proxy live until the session ends).
+    sandbox: Arc<crate::sandbox::Sandbox>,
 }
 
 /// What exists of a session while it is built: enough to finish it if the build fails.
@@ -100,7 +100,7 @@ impl Session {
     /// Build the session of `task`: output directory, git isolation, provider, tools,
     /// transcript and sinks, and the agent; the `init` event is emitted. On failure the task's
     /// final result is returned instead (nothing of the session is left behind).
-    pub async fn build(
+    pub(crate) async fn build(
         task: PreparedTask,
         opts: &RunOptions,
         stopper: Stopper,
@@ -164,7 +164,20 @@ impl Session {
         let names = secret_names(&task.loaded);
         let redactor = Arc::new(Redactor::from_env(&names));
         crate::redact::register_for_logs(&redactor);
-        let env = EnvPolicy { remove: names };
+        let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
+        let sandbox = sandbox::start(
+            &task,
+            &roots,
+            partial.git.task().and_then(|g| g.worktree_path()),
+            attempts,
+        )
+        .await
+        .map_err(|e| agent_error(e.to_string()))?;
+        let sandbox = Arc::new(sandbox);
+        let env = ChildPolicy {
+            remove: names,
+            sandbox: Some(sandbox.clone()),
+        };
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
             HookSession {
@@ -172,6 +185,7 @@ impl Session {
                 transcript_path: paths.transcript.clone(),
                 permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
                 workdir: task.loaded.workdir.clone(),
+                stop: stopper.token().clone(),
             },
             env,
         ));
@@ -215,8 +229,10 @@ impl Session {
             git_branch,
             git_base_commit: git_commit.clone(),
             version: crate::VERSION.to_string(),
+            sandbox: Some(sandbox.report().clone()),
         };
         let config = loop_config(&task, system);
+        tool_ctx.journal = Some(Journal::new(sinks.clone()));
         let mut agent = Agent::new(
             config,
             provider,
@@ -228,6 +244,7 @@ impl Session {
             stopper.clone(),
             structured.clone(),
         );
+        agent.network = Some(network);
         agent.emit(RunEvent::Init(Box::new(init)));
         if let Some(g) = partial.git.task()
             && let Some(path) = g.worktree_path()
@@ -260,12 +277,13 @@ impl Session {
             digest,
             base_commit: git_commit,
             timer,
+            sandbox,
         })
     }
 
     /// Run the loop from the start: the task prompt (after the SessionStart and
     /// UserPromptSubmit hooks), or, for a resumed run, from where it stopped.
-    pub async fn run(&mut self) -> (Outcome, State) {
+    pub(crate) async fn run(&mut self) -> (Outcome, State) {
         match self.resume.take() {
             Some(r) => {
                 let r = *r;
@@ -287,7 +305,7 @@ impl Session {
     /// End the session with `outcome`: complete the result (`fail_on_denial`, git patch and
     /// worktree, redaction), write `result.json`, emit the `result` event, run the SessionEnd
     /// hooks. The one place a built session ends.
-    pub async fn finish(mut self, mut outcome: Outcome, state: State) -> RunResult {
+    pub(crate) async fn finish(mut self, mut outcome: Outcome, state: State) -> RunResult {
         if let Some(t) = self.timer.take() {
             t.abort();
         }
@@ -305,6 +323,8 @@ impl Session {
             );
         }
         tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
+        // Attempts made by the last commands (verify checks) are recorded before the result.
+        self.agent.drain_network();
         let result = &mut self.result;
         result.outcome = outcome;
         result.num_turns = state.turns;
@@ -317,6 +337,8 @@ impl Session {
         result.stop_reason = state.last_stop_reason.clone();
         result.result_text = state.final_text();
         result.structured_output = self.structured.as_ref().and_then(|h| h.value());
+        result.network = self.agent.network_tally;
+        result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         result.errors = if result.outcome.is_error() {
             vec![self.redactor.redact(&result.outcome.message).into_owned()]
@@ -395,7 +417,7 @@ fn sinks(
     transcript: &std::path::Path,
     resume: Option<&Resume>,
 ) -> Result<Sinks, String> {
-    let mut sinks = Sinks::default();
+    let sinks = Sinks::default();
     let sink = TranscriptSink::create(transcript, redactor.clone())
         .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
     let sink = match resume {

@@ -6,7 +6,7 @@ use chrono::{DateTime, Local};
 
 /// `name` as one file name component: characters other than letters, digits, `-`, `_`, `.`,
 /// `=`, `,`, `[` and `]` become `_` (a `matrix:` parameter may hold `/`).
-pub fn file_safe(name: &str) -> String {
+pub(super) fn file_safe(name: &str) -> String {
     let s: String = name
         .chars()
         .map(|c| {

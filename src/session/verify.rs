@@ -11,7 +11,11 @@ impl Session {
     /// Run the spec's verify checks after the loop ended with `outcome`. A success is checked
     /// (failed checks go back to the agent while attempts remain); a run a limit cut short is
     /// checked for the report only; any other outcome is left as it is.
-    pub async fn verify(&mut self, mut outcome: Outcome, mut state: State) -> (Outcome, State) {
+    pub(crate) async fn verify(
+        &mut self,
+        mut outcome: Outcome,
+        mut state: State,
+    ) -> (Outcome, State) {
         let spec = &self.loaded.spec;
         let mut attempt = 1;
         while !spec.verify.is_empty() {
@@ -51,7 +55,8 @@ impl Session {
                 continue;
             }
             if stopped && outcome.kind == OutcomeKind::Success {
-                outcome = self.agent.interrupted(false);
+                // The checks are commands: the run was stopped while they ran.
+                outcome = self.agent.interrupted(true);
             } else if !report_only && !failed.is_empty() {
                 outcome = Outcome::new(
                     OutcomeKind::ChecksFailed,

@@ -1,6 +1,7 @@
 //! Loading task specs from YAML with file:line:col errors.
 //!
-//! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), parses it with `yaml_serde`
+//! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), checks its shape
+//! ([`super::shape`]: nesting depth and number of values), parses it with `yaml_serde`
 //! into [`TaskSpec`], runs the checks that only depend on the file
 //! ([`super::validate::check_static`]), resolves paths against the spec's directory, then runs
 //! [`LoadedSpec::check`] (the checks the command line can change the answer to).
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::locate::locate;
 use super::matrix;
+use super::shape;
 use super::types::{ProviderKind, TaskSpec};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
@@ -357,9 +359,28 @@ fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecEr
 
 /// Parse the YAML text into a [`TaskSpec`], with positioned, explained errors.
 pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
-    // First as an untyped value: syntax errors, alias bombs and the empty-file case.
-    let value: yaml_serde::Value =
-        yaml_serde::from_str(source).map_err(|e| yaml_error(path, source, &e))?;
+    // The shape first: deep nesting takes quadratic time to parse, and every value costs
+    // memory until the whole document is parsed.
+    let shape = shape::scan(source, shape::MAX_DEPTH, shape::MAX_VALUES);
+    if let Some((excess, line, column)) = shape.excess {
+        let message = match excess {
+            shape::Excess::TooDeep => format!(
+                "the spec nests more than {} levels deep here; expected mappings and lists \
+                 nested at most {} levels",
+                shape::MAX_DEPTH,
+                shape::MAX_DEPTH
+            ),
+            shape::Excess::TooMany => format!(
+                "the spec holds more than {} values (keys, items and scalars) by here; \
+                 expected a task spec, not a data file",
+                shape::MAX_VALUES
+            ),
+        };
+        return Err(SpecError::at_position(path, line, column, message));
+    }
+    let yaml_error = |e: &yaml_serde::Error| yaml_error(path, source, e, shape.aliases);
+    // Then as an untyped value: syntax errors, alias bombs and the empty-file case.
+    let value: yaml_serde::Value = yaml_serde::from_str(source).map_err(|e| yaml_error(&e))?;
     let empty = || {
         SpecError::at_position(
             path,
@@ -391,7 +412,7 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
             ));
         }
     }
-    yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(path, source, &e))
+    yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(&e))
 }
 
 /// Position of the first character that is not blank or a comment.
@@ -406,8 +427,9 @@ fn first_content(source: &str) -> (usize, usize) {
 }
 
 /// Turn a yaml_serde error into a [`SpecError`]: position, message without the
-/// "at line X column Y" noise, friendlier type names and hints.
-fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error) -> SpecError {
+/// "at line X column Y" noise, friendlier type names and hints. `aliases`: whether the source
+/// uses aliases (`*name`), the only thing that can make an expansion limit trip.
+fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error, aliases: bool) -> SpecError {
     let raw = err.to_string();
     let (mut line, mut column) = err
         .location()
@@ -419,11 +441,19 @@ fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error) -> SpecError {
         line = tl;
         column = tc;
         message = format!("tab character used for indentation; YAML needs spaces here ({message})");
-    } else if raw.contains("repetition limit exceeded") || raw.contains("recursion limit exceeded")
+    } else if (raw.contains("repetition limit exceeded")
+        || raw.contains("recursion limit exceeded"))
+        && aliases
     {
         message = format!(
             "{message}: the spec's aliases (`*name`) expand too much or nest too deep; \
              expected a plain spec without alias bombs"
+        );
+    } else if raw.contains("recursion limit exceeded") {
+        message = format!(
+            "{message}: the spec nests too deep; expected mappings and lists nested at most {} \
+             levels",
+            shape::MAX_DEPTH
         );
     } else if raw.contains("more than one document") {
         message = format!("{message}; expected one spec per file (remove the extra `---`)");

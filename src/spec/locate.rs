@@ -329,7 +329,7 @@ fn find_flow(text: &str, no: usize, col0: usize, segs: &[Seg], best: &mut Option
 
 /// The position of the second `key:` in the mapping whose first key starts at 1-based
 /// `(line, column)` — where a duplicate key error belongs (yaml_serde reports the mapping).
-pub fn duplicate_key(
+pub(crate) fn duplicate_key(
     source: &str,
     line: usize,
     column: usize,

@@ -24,7 +24,7 @@ use super::load::SpecError;
 use super::types::TaskSpec;
 
 /// Most tasks one matrix may expand into.
-pub const MAX_MATRIX_TASKS: usize = 1_000;
+pub(crate) const MAX_MATRIX_TASKS: usize = 1_000;
 
 /// Expand one template into many tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -71,10 +71,10 @@ impl ParamValue {
 }
 
 /// One expansion's parameters, in name order.
-pub type Params = Vec<(String, String)>;
+pub(crate) type Params = Vec<(String, String)>;
 
 /// The parameter sets of `matrix` for the spec in `spec_dir`.
-pub fn param_sets(
+pub(crate) fn param_sets(
     matrix: &Matrix,
     spec_dir: &Path,
     at: &dyn Fn(&str, String) -> SpecError,
@@ -194,7 +194,7 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
 
 /// A `{{x}}` that names no parameter.
 #[derive(Debug, Clone, PartialEq)]
-pub struct UnknownParam {
+pub(crate) struct UnknownParam {
     /// The placeholder as written, e.g. `{{ crate }}`.
     pub written: String,
     /// The name inside it.
@@ -202,7 +202,7 @@ pub struct UnknownParam {
 }
 
 /// Replace every `{{ name }}` in `text` with its value (shell-quoted when `quote`).
-pub fn substitute(text: &str, params: &Params, quote: bool) -> Result<String, UnknownParam> {
+pub(crate) fn substitute(text: &str, params: &Params, quote: bool) -> Result<String, UnknownParam> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -229,7 +229,7 @@ pub fn substitute(text: &str, params: &Params, quote: bool) -> Result<String, Un
 }
 
 /// `text` with every `{{…}}` placeholder replaced by `fill` (to check a template's shape).
-pub fn substitute_any(text: &str, fill: &str) -> String {
+pub(crate) fn substitute_any(text: &str, fill: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -245,7 +245,7 @@ pub fn substitute_any(text: &str, fill: &str) -> String {
 }
 
 /// `value` as one shell word: unchanged when only safe characters, else single-quoted.
-pub fn shell_quote(value: &str) -> String {
+pub(crate) fn shell_quote(value: &str) -> String {
     if !value.is_empty()
         && value.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -258,7 +258,7 @@ pub fn shell_quote(value: &str) -> String {
 }
 
 /// The environment variable a parameter is exported to checks as: `RUNNER_PARAM_<NAME>`.
-pub fn env_name(param: &str) -> String {
+pub(crate) fn env_name(param: &str) -> String {
     format!("RUNNER_PARAM_{}", param.to_ascii_uppercase())
 }
 
@@ -273,7 +273,7 @@ fn position_of(source: &str, written: &str) -> Option<(usize, usize)> {
 
 /// The error for an unknown placeholder in the field `key`: at the placeholder's position in
 /// the spec when it is written there, else at `key`.
-pub fn unknown_error(
+pub(crate) fn unknown_error(
     path: &Path,
     source: &str,
     key: &str,
@@ -295,7 +295,7 @@ pub fn unknown_error(
 /// The task for one parameter set: `spec` (the template, `matrix` removed) with parameters
 /// substituted in name, workdir, `prompt_file` path, inline prompt and checks. The text of a
 /// `prompt_file` is substituted after it is read ([`substitute`]).
-pub fn expand_one(
+pub(crate) fn expand_one(
     template: &TaskSpec,
     params: &Params,
     path: &Path,

@@ -1,4 +1,5 @@
-//! Task spec v1: the YAML contract (DESIGN.md "Task spec v1").
+//! Task spec v1: the YAML contract users write (documented field by field in the book's
+//! spec chapter; the JSON Schema is generated from these types).
 //!
 //! Every struct denies unknown fields; defaults live here so `runner schema` shows them.
 
@@ -9,6 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::duration::SpecDuration;
+use super::sandbox::{CheckSandbox, SandboxSettings};
 pub use crate::permissions::mode::PermissionMode;
 
 /// One task: what to ask the agent, under which policy and limits, and how to check the result.
@@ -68,6 +70,10 @@ pub struct TaskSpec {
     /// groups.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub hooks: crate::hooks::config::HooksConfig,
+    /// How the commands the task runs are confined by the kernel: mode, network, extra
+    /// writable paths, extra unreadable paths.
+    #[serde(default, skip_serializing_if = "SandboxSettings::is_unset")]
+    pub sandbox: SandboxSettings,
     /// Turn, token, cost and time limits.
     #[serde(default)]
     pub limits: Limits,
@@ -137,7 +143,7 @@ pub struct OutputSpec {
 }
 
 /// Default of `output.max_retries`.
-pub const DEFAULT_OUTPUT_RETRIES: u32 = 3;
+pub(crate) const DEFAULT_OUTPUT_RETRIES: u32 = 3;
 
 fn default_output_retries() -> u32 {
     DEFAULT_OUTPUT_RETRIES
@@ -352,6 +358,9 @@ pub struct VerifyCheck {
     /// Extra environment variables for the check.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// `off` runs this check outside the sandbox.
+    #[serde(default, skip_serializing_if = "CheckSandbox::is_on")]
+    pub sandbox: CheckSandbox,
 }
 
 /// A model table entry from the spec; unset fields keep the built-in value.
@@ -387,7 +396,7 @@ fn default_workdir() -> PathBuf {
 }
 
 /// The tools a spec without `tools:` offers, in offer order.
-pub const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
+pub(crate) const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
 
 fn default_tools() -> Vec<String> {
     DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect()

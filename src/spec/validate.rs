@@ -11,16 +11,16 @@ use super::types::{ProviderKind, TaskSpec};
 use crate::model::table;
 
 /// Longest task name (it becomes a file name).
-pub const MAX_NAME_LEN: usize = 128;
+pub(crate) const MAX_NAME_LEN: usize = 128;
 
 /// Smallest thinking budget the Anthropic API accepts.
-pub const MIN_THINKING_BUDGET: u32 = 1024;
+pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
 
 /// Output cap used when the spec sets no `max_tokens` (the model's cap, at most this).
-pub const DEFAULT_MAX_TOKENS_CAP: u32 = 32_000;
+pub(crate) const DEFAULT_MAX_TOKENS_CAP: u32 = 32_000;
 
 /// Why `name` is not a valid task name, if it is not.
-pub fn name_problem(name: &str) -> Option<String> {
+pub(crate) fn name_problem(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("`name` is empty; expected letters, digits, `-`, `_` or `.`".into());
     }
@@ -49,7 +49,7 @@ pub fn name_problem(name: &str) -> Option<String> {
 
 /// Why the name of a task expanded from `matrix:` is not valid, if it is not: parameter
 /// values may add any printable characters (the output directory uses a file-safe form).
-pub fn expanded_name_problem(name: &str) -> Option<String> {
+pub(crate) fn expanded_name_problem(name: &str) -> Option<String> {
     if name.trim().is_empty() {
         return Some(
             "the expanded task name is empty; expected a `name` with letters or digits".into(),
@@ -79,7 +79,7 @@ fn is_env_name(s: &str) -> bool {
 }
 
 /// Checks that depend only on the spec file (not on command-line overrides).
-pub fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
+pub(crate) fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
     let at = |key: &str, msg: String| SpecError::in_source(path, source, key, msg);
     check_name_and_prompt(spec, &at)?;
     check_provider(spec, &at)?;
@@ -314,7 +314,7 @@ impl LoadedSpec {
     }
 
     /// The checks that depend on fields the command line can replace (`model`, `limits`,
-    /// `permissions.mode`, `max_tokens`). [`super::load`] runs them; run them again after
+    /// `permissions.mode`, `max_tokens`). [`fn@super::load`] runs them; run them again after
     /// applying overrides. Errors point at the spec's key, or line 1 when the spec lacks it.
     pub fn check(&self) -> Result<(), SpecError> {
         let spec = &self.spec;

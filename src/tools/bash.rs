@@ -14,9 +14,9 @@ use crate::process::capture::Captured;
 use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
 /// Timeout when the call gives none, in milliseconds.
-pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout a call may ask for, in milliseconds.
-pub const MAX_TIMEOUT_MS: u64 = 600_000;
+pub(crate) const MAX_TIMEOUT_MS: u64 = 600_000;
 
 /// Commands for which exit code 1 means "no match / differs", not failure.
 const EXIT_ONE_OK: &[&str] = &["grep", "rg", "egrep", "fgrep", "diff", "test", "[", "find"];
@@ -25,11 +25,11 @@ const GIT_EXIT_ONE_OK: &[&str] = &["diff", "grep"];
 
 /// The Bash tool.
 #[derive(Clone, Copy)]
-pub struct BashTool;
+pub(crate) struct BashTool;
 
 /// The Bash tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct BashInput {
+pub(crate) struct BashInput {
     command: String,
     #[serde(default, deserialize_with = "util::de_opt_u64")]
     timeout: Option<u64>,
@@ -64,7 +64,7 @@ as an error, except exit code 1 of grep, rg, diff, test, find, git diff and git 
 - Quote paths that contain spaces. Chain dependent commands with &&.";
 
 /// A checked Bash call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     command: String,
     timeout: Duration,
 }
@@ -158,11 +158,6 @@ fn fatal(message: String) -> ToolFatal {
     }
 }
 
-/// Quote `s` for a single-quoted shell word.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     let workdir = ctx.roots.workdir.clone();
     let mut cwd = ctx
@@ -174,13 +169,14 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         cwd = workdir.clone();
     }
     let id = uuid::Uuid::new_v4();
-    let cwd_file = ctx.spill_dir.join(format!("bash-{id}.cwd"));
+    // The shell reports its final directory on the report pipe (a file would need a writable
+    // place, which a confined read-only command does not have).
     let script = format!(
-        "__runner_cwd_file={}; trap 'pwd -P >\"$__runner_cwd_file\" 2>/dev/null' EXIT\n{}",
-        shell_quote(&cwd_file.to_string_lossy()),
-        p.command
+        "trap 'pwd -P >&{fd} 2>/dev/null' EXIT\n{}",
+        p.command,
+        fd = crate::process::REPORT_FD
     );
-
+    let announce = ctx.started.clone().map(|s| move |group| s.announce(group));
     let done = run_shell(ShellRun {
         script: &script,
         cwd: &cwd,
@@ -191,6 +187,8 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         spill_dir: &ctx.spill_dir,
         spill_name: &format!("bash-{id}"),
         scope: ctx.scope,
+        report: true,
+        on_spawn: announce.as_ref().map(|f| f as &(dyn Fn(_) + Sync)),
     })
     .await;
     let done = match done {
@@ -204,13 +202,13 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         exit_code,
         stdout,
         stderr,
+        report,
     } = done;
 
     // The final working directory.
     let mut cwd_note = None;
-    if let Ok(text) = tokio::fs::read_to_string(&cwd_file).await {
-        let _ = tokio::fs::remove_file(&cwd_file).await;
-        let new_cwd = PathBuf::from(text.trim_end_matches('\n'));
+    if let Some(text) = report {
+        let new_cwd = PathBuf::from(text.lines().last().unwrap_or_default());
         let mut state = ctx.bash_cwd.lock().unwrap_or_else(|e| e.into_inner());
         if new_cwd.is_absolute() && ctx.roots.is_inside_workspace(&new_cwd) {
             *state = new_cwd;
@@ -220,7 +218,36 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         }
     }
 
-    Ok(render(p, &end, exit_code, stdout, stderr, cwd_note))
+    let hint = ctx
+        .env
+        .sandbox
+        .as_ref()
+        .filter(|_| exit_code.is_some_and(|c| c != 0))
+        .filter(|_| looks_confined(&stdout.text) || looks_confined(&stderr.text))
+        .and_then(|s| s.hint(ctx.scope));
+    let mut out = render(p, &end, exit_code, stdout, stderr, cwd_note);
+    if let Some(hint) = hint {
+        out.content.push('\n');
+        out.content.push_str(&hint);
+    }
+    Ok(out)
+}
+
+/// Whether a command's output reads like the sandbox stopped it: a permission error, a
+/// read-only file system, a refused or unreachable connection, a failed name lookup.
+fn looks_confined(text: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "Connection refused",
+        "Network is unreachable",
+        "Temporary failure in name resolution",
+        "Could not resolve host",
+        "Name or service not known",
+        "runner sandbox:",
+    ];
+    SIGNS.iter().any(|s| text.contains(s))
 }
 
 fn render(
@@ -439,8 +466,9 @@ mod tests {
         assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:+set}]\""})).await;
         assert_eq!(out.content, "[set]");
-        ctx.env = std::sync::Arc::new(crate::process::EnvPolicy {
+        ctx.env = std::sync::Arc::new(crate::process::ChildPolicy {
             remove: vec!["HOME".into()],
+            sandbox: None,
         });
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;
         assert_eq!(out.content, "[unset]");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{DynTool, Erased};
 
 /// One built-in tool.
-pub struct Builtin {
+pub(crate) struct Builtin {
     /// The name a spec's `tools:` and the model use.
     pub name: &'static str,
     /// A fresh instance.
@@ -13,7 +13,7 @@ pub struct Builtin {
 }
 
 /// Every built-in tool, in offer order.
-pub const BUILTINS: &[Builtin] = &[
+pub(crate) const BUILTINS: &[Builtin] = &[
     Builtin {
         name: "Read",
         make: || Arc::new(Erased(Arc::new(super::read::ReadTool))),

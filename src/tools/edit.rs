@@ -11,11 +11,11 @@ use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Edit tool.
 #[derive(Clone, Copy)]
-pub struct EditTool;
+pub(crate) struct EditTool;
 
 /// The Edit tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct EditInput {
+pub(crate) struct EditInput {
     file_path: String,
     old_string: String,
     new_string: String,
@@ -24,7 +24,7 @@ pub struct EditInput {
 }
 
 /// A checked Edit call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     path: PathBuf,
     old: String,
     new: String,

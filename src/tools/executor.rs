@@ -1,4 +1,4 @@
-//! Runs one message's tool calls through the pipeline (seed 001 §一): input validation →
+//! Runs one message's tool calls through the pipeline: input validation →
 //! `validate` → PreToolUse hooks → permission decision → call → PostToolUse hooks, with
 //! concurrency for consecutive concurrency-safe calls and results in the model's order.
 
@@ -13,7 +13,7 @@ use crate::permissions::{Decision, Policy, Scope, ToolCall};
 
 /// One tool_use block to execute.
 #[derive(Debug, Clone)]
-pub struct PendingCall {
+pub(crate) struct PendingCall {
     /// tool_use id.
     pub id: String,
     /// Tool name the model called.
@@ -26,7 +26,7 @@ pub struct PendingCall {
 
 /// What one call produced.
 #[derive(Debug, Clone)]
-pub struct CallOutcome {
+pub(crate) struct CallOutcome {
     /// tool_use id.
     pub id: String,
     /// The result for the model.
@@ -85,7 +85,7 @@ pub(super) fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
 
 /// Most concurrency-safe calls run at once in one batch; a longer run of consecutive safe calls
 /// is split into batches of this size, run one after another in the model's order.
-pub const MAX_CONCURRENT_CALLS: usize = 10;
+pub(crate) const MAX_CONCURRENT_CALLS: usize = 10;
 
 /// Whether an allowed call may run concurrently with its safe neighbours. A command is decided
 /// here, not in the tool, because it takes the permission engine: it is safe when the policy
@@ -229,15 +229,28 @@ async fn run_one(
         ..
     } = run;
     let input = &input;
+    // A call allowed to write is on record before it acts: a command once its shell runs
+    // (with its process group), any other call now.
+    let start = match &ctx.journal {
+        Some(j) if scope == Scope::Write => Some(j.call(&call.id, &call.name)),
+        _ => None,
+    };
+    let command = matches!(checked.access(), Access::Exec(_));
     let scoped;
-    let ctx = if ctx.scope == scope {
+    let ctx = if ctx.scope == scope && !(command && start.is_some()) {
         ctx
     } else {
         let mut c = ctx.clone();
         c.scope = scope;
+        if command {
+            c.started = start.clone();
+        }
         scoped = c;
         &scoped
     };
+    if let (Some(s), false) = (&start, command) {
+        s.announce(None);
+    }
     let started = std::time::Instant::now();
     let mut out = checked.run(ctx).await?;
     let response = out
@@ -269,7 +282,7 @@ async fn run_one(
 /// Execute `calls` in order, each through the whole pipeline. Consecutive allowed calls that
 /// are concurrency-safe run at the same time; any other call runs alone, after the calls
 /// before it. Results come back in the model's order. A [`ToolFatal`] ends the run.
-pub async fn execute(
+pub(crate) async fn execute(
     calls: &[PendingCall],
     registry: &Registry,
     policy: &Policy,
@@ -328,12 +341,12 @@ pub(super) async fn execute_from(
 
 /// Largest tool result content, in characters, sent as is. A longer one is replaced by its
 /// first [`PREVIEW_CHARS`] characters and the path of the full text under `ctx.spill_dir`.
-pub const MAX_RESULT_CHARS: usize = 50_000;
+pub(crate) const MAX_RESULT_CHARS: usize = 50_000;
 /// Largest total content, in characters, of one message's tool results. Over it, the largest
 /// results are replaced by previews first, until the total fits.
-pub const MAX_MESSAGE_CHARS: usize = 200_000;
+pub(crate) const MAX_MESSAGE_CHARS: usize = 200_000;
 /// Characters kept from the start of a replaced result.
-pub const PREVIEW_CHARS: usize = 2_000;
+pub(crate) const PREVIEW_CHARS: usize = 2_000;
 
 /// Apply the size budgets to one message's results. This is the one place result size is
 /// budgeted: once, as the results are created, so the replaced form is what the transcript
@@ -406,7 +419,7 @@ async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx:
 }
 
 /// The result a call gets when a failing Bash sibling cancelled it.
-pub const SIBLING_CANCELLED: &str = "Cancelled because a sibling Bash call failed: this call was stopped before it finished. Run it again if you still need it.";
+pub(crate) const SIBLING_CANCELLED: &str = "Cancelled because a sibling Bash call failed: this call was stopped before it finished. Run it again if you still need it.";
 
 /// One batch of concurrency-safe calls: each starts (as its own task) when it joins, and
 /// [`Batch::finish`] waits for them all. Each call gets a child token of the batch's token,

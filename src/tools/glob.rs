@@ -18,15 +18,15 @@ use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::roots::normalize_lexically;
 
 /// Most file names one call returns.
-pub const MAX_RESULTS: usize = 100;
+pub(crate) const MAX_RESULTS: usize = 100;
 
 /// The Glob tool.
 #[derive(Clone, Copy)]
-pub struct GlobTool;
+pub(crate) struct GlobTool;
 
 /// The Glob tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GlobInput {
+pub(crate) struct GlobInput {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -45,7 +45,7 @@ for the working directory (never pass \"undefined\" or \"null\").
 - Use this tool when you need to find files by name patterns; use Grep to search contents.";
 
 /// A checked Glob call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     root: PathBuf,
     /// The pattern, relative to `root`.
     pattern: String,

@@ -24,17 +24,17 @@ use super::util;
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Entries returned when the call gives no `head_limit`.
-pub const DEFAULT_HEAD_LIMIT: usize = 250;
+pub(crate) const DEFAULT_HEAD_LIMIT: usize = 250;
 /// Characters of one content line shown before it is cut.
-pub const MAX_LINE_CHARS: usize = 500;
+pub(crate) const MAX_LINE_CHARS: usize = 500;
 
 /// The Grep tool.
 #[derive(Clone, Copy)]
-pub struct GrepTool;
+pub(crate) struct GrepTool;
 
 /// The Grep tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct GrepInput {
+pub(crate) struct GrepInput {
     pattern: String,
     #[serde(default)]
     path: Option<String>,
@@ -84,7 +84,7 @@ impl Mode {
 }
 
 /// A checked Grep call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     pattern: String,
     root: PathBuf,
     globs: Vec<String>,

@@ -16,6 +16,7 @@ pub mod edit;
 pub mod executor;
 pub mod glob;
 pub mod grep;
+pub(crate) mod journal;
 pub mod read;
 pub mod streaming;
 pub mod structured_output;
@@ -36,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::model::ToolSpec;
 use crate::permissions::Scope;
-use crate::process::EnvPolicy;
+use crate::process::ChildPolicy;
 use crate::roots::SessionRoots;
 pub use access::Access;
 
@@ -119,7 +120,7 @@ pub struct ToolContext {
     /// Directory for spilled large outputs.
     pub spill_dir: PathBuf,
     /// Environment policy for child processes.
-    pub env: Arc<EnvPolicy>,
+    pub env: Arc<ChildPolicy>,
     /// Cancelled when the run is interrupted; long calls must stop promptly.
     pub cancel: CancellationToken,
     /// Bash's persistent working directory (stays inside the workdir).
@@ -131,11 +132,16 @@ pub struct ToolContext {
     /// What the current call may do (set per call from the permission decision): a command
     /// runs confined to it.
     pub scope: Scope,
+    /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
+    pub(crate) journal: Option<journal::Journal>,
+    /// The current call's announcement, when it is a command allowed to write: the command
+    /// makes it as soon as its shell runs, with its process group.
+    pub(crate) started: Option<journal::CallStart>,
 }
 
 impl ToolContext {
     /// A context for `roots` with fresh state.
-    pub fn new(roots: Arc<SessionRoots>, env: EnvPolicy, cancel: CancellationToken) -> Self {
+    pub fn new(roots: Arc<SessionRoots>, env: ChildPolicy, cancel: CancellationToken) -> Self {
         let spill_dir = roots.output_dir.join("tool-results");
         let cwd = roots.workdir.clone();
         ToolContext {
@@ -148,6 +154,8 @@ impl ToolContext {
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
+            journal: None,
+            started: None,
         }
     }
 }
@@ -225,7 +233,7 @@ pub trait CheckedCall: Send + Sync {
 }
 
 /// A [`Tool`] behind the [`DynTool`] face.
-pub struct Erased<T: Tool>(pub Arc<T>);
+pub(crate) struct Erased<T: Tool>(pub Arc<T>);
 
 impl<T: Tool> DynTool for Erased<T> {
     fn name(&self) -> &'static str {

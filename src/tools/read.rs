@@ -12,11 +12,11 @@ use super::util::{self, absolute_path};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Lines returned when no `limit` is given.
-pub const DEFAULT_LIMIT: usize = 2000;
+pub(crate) const DEFAULT_LIMIT: usize = 2000;
 /// Lines longer than this many characters are cut with a marker.
-pub const MAX_LINE_CHARS: usize = 2000;
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// Most bytes of file content one call returns.
-pub const MAX_BYTES: usize = 262_144;
+pub(crate) const MAX_BYTES: usize = 262_144;
 /// Bytes sniffed for binary content.
 const SNIFF_BYTES: usize = 8192;
 
@@ -27,11 +27,11 @@ const NON_TEXT_EXTENSIONS: &[&str] = &[
 
 /// The Read tool.
 #[derive(Clone, Copy)]
-pub struct ReadTool;
+pub(crate) struct ReadTool;
 
 /// The Read tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadInput {
+pub(crate) struct ReadInput {
     file_path: String,
     #[serde(default, deserialize_with = "util::de_opt_u64")]
     offset: Option<u64>,
@@ -40,7 +40,7 @@ pub struct ReadInput {
 }
 
 /// A checked Read call.
-pub struct Parsed {
+pub(crate) struct Parsed {
     path: PathBuf,
     offset: Option<usize>,
     limit: Option<usize>,

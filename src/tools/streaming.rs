@@ -1,5 +1,5 @@
 //! Streaming tool execution: concurrency-safe calls start while the assistant message is
-//! still streaming (seed 001 §二).
+//! still streaming.
 //!
 //! The agent loop offers each tool_use block to a [`StreamingExecutor`] as soon as its
 //! `content_block_stop` arrives. A call starts at once when all of these hold:
@@ -32,7 +32,7 @@ use super::{Registry, ToolContext, ToolFatal};
 use crate::permissions::Policy;
 
 /// The tool calls of one model response attempt that were handled while it streamed.
-pub struct StreamingExecutor {
+pub(crate) struct StreamingExecutor {
     /// Cancelled when the attempt is abandoned; the parent of every call started here.
     attempt: CancellationToken,
     /// ids of the calls handled early, in the model's order.
@@ -47,7 +47,7 @@ pub struct StreamingExecutor {
 
 impl StreamingExecutor {
     /// An executor for one attempt; its calls stop when `ctx.cancel` is cancelled.
-    pub fn new(ctx: &ToolContext) -> StreamingExecutor {
+    pub(crate) fn new(ctx: &ToolContext) -> StreamingExecutor {
         let attempt = ctx.cancel.child_token();
         StreamingExecutor {
             batch: Batch::new(attempt.clone()),
@@ -59,13 +59,14 @@ impl StreamingExecutor {
     }
 
     /// How many calls were started while the message streamed.
-    pub fn started(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn started(&self) -> usize {
         self.batch.len()
     }
 
     /// A tool_use block is complete: start the call now if it may start early (see the
     /// module doc); otherwise it, and every call after it, waits for [`Self::finish`].
-    pub async fn offer(
+    pub(crate) async fn offer(
         &mut self,
         call: &PendingCall,
         registry: &Registry,
@@ -108,7 +109,7 @@ impl StreamingExecutor {
 
     /// The message is complete: run the remaining calls through the normal pipeline and
     /// return every outcome in the model's order. `calls` are the message's tool calls.
-    pub async fn finish(
+    pub(crate) async fn finish(
         self,
         calls: &[PendingCall],
         registry: &Registry,
@@ -135,7 +136,7 @@ impl StreamingExecutor {
 
     /// The attempt is abandoned: cancel the calls started for it, wait until they stopped and
     /// discard their results.
-    pub async fn abandon(mut self) {
+    pub(crate) async fn abandon(mut self) {
         if !self.batch.is_empty() {
             tracing::info!(
                 calls = self.batch.len(),

@@ -13,19 +13,19 @@ use serde_json::Value;
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The tool's name.
-pub const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
+pub(crate) const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
 
 /// The result subtype of a task whose structured output never validated.
-pub const MAX_RETRIES_SUBTYPE: &str = "error_max_structured_output_retries";
+pub(crate) const MAX_RETRIES_SUBTYPE: &str = "error_max_structured_output_retries";
 
 /// Most validation errors listed in one tool_result.
 const MAX_LISTED_ERRORS: usize = 20;
 
 /// The reminder sent when the model ends its turn without calling the tool.
-pub const REMINDER: &str = "You ended your turn without calling the StructuredOutput tool. This task's final answer must be given by calling StructuredOutput exactly once, with input that matches its schema. Call it now.";
+pub(crate) const REMINDER: &str = "You ended your turn without calling the StructuredOutput tool. This task's final answer must be given by calling StructuredOutput exactly once, with input that matches its schema. Call it now.";
 
 /// The system prompt paragraph that tells the model how to finish.
-pub const SYSTEM_PROMPT_NOTE: &str = "# Final answer\nThis task requires a structured final answer. When the work is done, finish by calling the StructuredOutput tool once with your answer as its input; the input must match the tool's JSON Schema. That call ends the run: do not reply with plain text instead. If the call is rejected, read the listed validation errors and call it again with corrected input.";
+pub(crate) const SYSTEM_PROMPT_NOTE: &str = "# Final answer\nThis task requires a structured final answer. When the work is done, finish by calling the StructuredOutput tool once with your answer as its input; the input must match the tool's JSON Schema. That call ends the run: do not reply with plain text instead. If the call is rejected, read the listed validation errors and call it again with corrected input.";
 
 #[derive(Debug, Default)]
 struct Slot {
@@ -36,14 +36,14 @@ struct Slot {
 /// Shared state of one task's structured output: the accepted value and how many misses
 /// (invalid calls, or turns ended without a call) there were. Cheap to clone.
 #[derive(Debug, Clone)]
-pub struct StructuredOutputHandle {
+pub(crate) struct StructuredOutputHandle {
     slot: Arc<Mutex<Slot>>,
     max_retries: u32,
 }
 
 impl StructuredOutputHandle {
     /// A handle allowing `max_retries` misses before the task fails.
-    pub fn new(max_retries: u32) -> Self {
+    pub(crate) fn new(max_retries: u32) -> Self {
         StructuredOutputHandle {
             slot: Arc::new(Mutex::new(Slot::default())),
             max_retries,
@@ -56,32 +56,32 @@ impl StructuredOutputHandle {
     }
 
     /// The accepted value, once a valid call was made.
-    pub fn value(&self) -> Option<Value> {
+    pub(crate) fn value(&self) -> Option<Value> {
         self.with(|s| s.value.clone())
     }
 
     /// Count one miss (an invalid call, or a turn that ended without a call).
-    pub fn miss(&self) {
+    pub(crate) fn miss(&self) {
         self.with(|s| s.misses += 1);
     }
 
     /// Misses so far.
-    pub fn misses(&self) -> u32 {
+    pub(crate) fn misses(&self) -> u32 {
         self.with(|s| s.misses)
     }
 
     /// The configured retry limit.
-    pub fn max_retries(&self) -> u32 {
+    pub(crate) fn max_retries(&self) -> u32 {
         self.max_retries
     }
 
     /// Whether the misses went past `max_retries` (the task then fails).
-    pub fn exhausted(&self) -> bool {
+    pub(crate) fn exhausted(&self) -> bool {
         self.misses() > self.max_retries
     }
 
     /// Forget the accepted value (a verify re-entry asks for a new answer); misses are kept.
-    pub fn clear_value(&self) {
+    pub(crate) fn clear_value(&self) {
         self.with(|s| s.value = None);
     }
 
@@ -91,7 +91,7 @@ impl StructuredOutputHandle {
 }
 
 /// The tool. Built per task from the spec's (already checked) schema.
-pub struct StructuredOutputTool {
+pub(crate) struct StructuredOutputTool {
     schema: Value,
     validator: jsonschema::Validator,
     handle: StructuredOutputHandle,
@@ -100,7 +100,7 @@ pub struct StructuredOutputTool {
 impl StructuredOutputTool {
     /// A tool for `schema`, recording into `handle`. Fails when the schema does not compile
     /// (spec loading checks this first, so it only fails on a schema that bypassed it).
-    pub fn new(schema: Value, handle: StructuredOutputHandle) -> Result<Self, String> {
+    pub(crate) fn new(schema: Value, handle: StructuredOutputHandle) -> Result<Self, String> {
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| format!("the output schema is not a usable JSON Schema: {e}"))?;
         Ok(StructuredOutputTool {
@@ -111,12 +111,12 @@ impl StructuredOutputTool {
     }
 
     /// The handle the tool records into.
-    pub fn handle(&self) -> StructuredOutputHandle {
+    pub(crate) fn handle(&self) -> StructuredOutputHandle {
         self.handle.clone()
     }
 
     /// Every validation error of `input`, as `path: message` lines (`(root)` for the root).
-    pub fn errors(&self, input: &Value) -> Vec<String> {
+    pub(crate) fn errors(&self, input: &Value) -> Vec<String> {
         self.validator
             .iter_errors(input)
             .map(|e| {

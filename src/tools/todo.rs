@@ -21,13 +21,13 @@ pub struct Todo {
 
 /// The TodoWrite tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct TodoInput {
+pub(crate) struct TodoInput {
     todos: Vec<Todo>,
 }
 
 /// The TodoWrite tool.
 #[derive(Clone, Copy)]
-pub struct TodoWriteTool;
+pub(crate) struct TodoWriteTool;
 
 const DESCRIPTION: &str = "Create and update a structured todo list for this task. Use it for \
 multi-step work to plan and to track progress: send the whole list each time, with exactly one \

@@ -274,7 +274,7 @@ pub(crate) mod test_support {
 
     use serde_json::Value;
 
-    use crate::process::EnvPolicy;
+    use crate::process::ChildPolicy;
     use crate::roots::SessionRoots;
     use crate::tools::{DynTool, Erased, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -316,7 +316,7 @@ pub(crate) mod test_support {
         };
         let ctx = ToolContext::new(
             Arc::new(roots),
-            EnvPolicy::default(),
+            ChildPolicy::default(),
             CancellationToken::new(),
         );
         (dir, ctx)

@@ -11,11 +11,11 @@ use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Write tool.
 #[derive(Clone, Copy)]
-pub struct WriteTool;
+pub(crate) struct WriteTool;
 
 /// The Write tool's input.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct WriteInput {
+pub(crate) struct WriteInput {
     file_path: String,
     content: String,
 }
@@ -32,7 +32,7 @@ This tool will fail if you did not read the file first, or if it changed on disk
 - NEVER proactively create documentation files (*.md) or README files unless explicitly requested.";
 
 /// A checked Write call: the file and its new content.
-pub struct Parsed {
+pub(crate) struct Parsed {
     path: PathBuf,
     content: String,
 }

@@ -1,5 +1,6 @@
-//! JSONL transcripts in Claude Code's on-disk record shape (DESIGN.md "Transcripts").
+//! JSONL transcripts in Claude Code's on-disk record shape.
 //!
+//! [`record`] defines the records and [`RecordBuilder`] makes them from run events;
 //! [`TranscriptSink`] writes them (one record per line, appended and flushed per record, so a
 //! killed run leaves a valid prefix); [`read_transcript`] reads them back for resume.
 

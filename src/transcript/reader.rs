@@ -16,8 +16,10 @@ use serde_json::Value;
 
 use crate::events::InitInfo;
 use crate::model::{ContentBlock, Message, Role, ToolSpec};
+use crate::process::identity::GroupIdentity;
 use crate::transcript::record::{
     SUBTYPE_ATTEMPT_ABANDONED, SUBTYPE_COMPACT_BOUNDARY, SUBTYPE_INIT, SUBTYPE_RESULT,
+    SUBTYPE_TOOL_STARTED,
 };
 
 /// Why a transcript could not be read.
@@ -125,8 +127,10 @@ pub fn read_transcript(path: impl AsRef<Path>) -> Result<Transcript, TranscriptE
     parse_transcript(path, &bytes)
 }
 
-/// Parse transcript bytes (`path` only names the source in errors).
+/// Parse transcript bytes (`path` only names the source in errors). A UTF-8 byte order mark
+/// at the start (left by some editors and Windows tools) is ignored.
 pub fn parse_transcript(path: &Path, bytes: &[u8]) -> Result<Transcript, TranscriptError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let lines: Vec<(usize, &[u8])> = bytes
         .split(|b| *b == b'\n')
         .enumerate()
@@ -209,6 +213,10 @@ impl Transcript {
             git_branch: s("gitBranch").filter(|b| !b.is_empty()),
             git_base_commit: s("gitBaseCommit"),
             version: s("version").unwrap_or_default(),
+            sandbox: v
+                .get("sandbox")
+                .cloned()
+                .and_then(|x| serde_json::from_value(x).ok()),
         })
     }
 
@@ -334,6 +342,7 @@ impl Transcript {
                             assistant_uuid: uuid.clone(),
                             result_is_error: None,
                             result_timestamp: None,
+                            started: None,
                         });
                     }
                     ContentBlock::ToolResult {
@@ -370,6 +379,21 @@ impl Transcript {
                 }),
             }
         }
+        for r in &self.records {
+            if r.kind() != Some("system") || r.subtype() != Some(SUBTYPE_TOOL_STARTED) {
+                continue;
+            }
+            let Some(id) = r.value.get("toolUseId").and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(&k) = call_index.get(id) {
+                let group = r
+                    .value
+                    .get("processGroup")
+                    .and_then(|g| serde_json::from_value(g.clone()).ok());
+                calls[k].started = Some(StartedCall { group });
+            }
+        }
         conv.last_uuid = chain
             .last()
             .and_then(|&i| self.records[i].uuid())
@@ -403,7 +427,7 @@ impl Transcript {
 }
 
 /// The text of a synthetic result for a tool call the run never answered.
-pub const UNANSWERED_RESULT: &str =
+pub(crate) const UNANSWERED_RESULT: &str =
     "Not run: the run stopped before this tool call finished. Run it again if you still need it.";
 
 /// Make every tool_use answered by the next user message and every tool_result answer a
@@ -459,7 +483,11 @@ fn repair_tool_pairs(msgs: &mut Vec<Message>, calls: &[ToolCallRecord]) -> Vec<T
                 .iter()
                 .map(|id| ContentBlock::ToolResult {
                     tool_use_id: id.clone(),
-                    content: UNANSWERED_RESULT.into(),
+                    content: calls
+                        .iter()
+                        .find(|c| &c.id == id)
+                        .map_or(UNANSWERED_RESULT, ToolCallRecord::unanswered_text)
+                        .into(),
                     is_error: true,
                 })
                 .collect();
@@ -504,6 +532,31 @@ pub struct ToolCallRecord {
     pub result_is_error: Option<bool>,
     /// `timestamp` of the record holding its result.
     pub result_timestamp: Option<String>,
+    /// Whether a `runner_tool_started` record says it started (a call allowed to write), with
+    /// the process group it started, for a command.
+    pub started: Option<StartedCall>,
+}
+
+/// A call's `runner_tool_started` record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartedCall {
+    /// The process group the command started.
+    pub group: Option<GroupIdentity>,
+}
+
+/// The text of a synthetic result for a call that started and never got its result: it may
+/// have done its work.
+pub(crate) const STARTED_UNANSWERED_RESULT: &str = "Interrupted: the run stopped while this tool call was running. It was started and may have completed: check its effects before running it again.";
+
+impl ToolCallRecord {
+    /// The synthetic result text for this call when it has no result.
+    pub(crate) fn unanswered_text(&self) -> &'static str {
+        if self.started.is_some() {
+            STARTED_UNANSWERED_RESULT
+        } else {
+            UNANSWERED_RESULT
+        }
+    }
 }
 
 /// The conversation rebuilt from a transcript ([`Transcript::conversation`]).
@@ -532,6 +585,17 @@ mod tests {
     fn parse(lines: &[Value]) -> Transcript {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_ignored() {
+        let first = json!({"type": "system", "subtype": "runner_init", "uuid": "u0"});
+        let text = format!("\u{feff}{first}\n{}\n", json!({"type": "summary"}));
+        let t = parse_transcript(Path::new("t.jsonl"), text.as_bytes()).unwrap();
+        assert_eq!(t.records.len(), 2);
+        assert_eq!(t.records[0].value, first);
+        assert!(t.init_record().is_some());
+        assert!(t.skipped.is_empty() && t.truncated.is_none());
     }
 
     fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
@@ -647,6 +711,54 @@ mod tests {
         assert_eq!(c.tool_calls.len(), 4);
         assert_eq!(c.tool_calls[0].result_is_error, Some(false));
         assert_eq!(c.tool_calls[1].result_is_error, None);
+    }
+
+    #[test]
+    fn started_calls_without_a_result_may_have_completed() {
+        let started = |id: &str, group: Value| {
+            json!({"type": "system", "subtype": "runner_tool_started", "uuid": format!("s-{id}"),
+                "parentUuid": null, "toolName": "Bash", "toolUseId": id, "processGroup": group})
+        };
+        let t = parse(&[
+            user("u1", None, json!("go")),
+            // Mid-conversation: t1 started and never answered, t2 never started.
+            assistant("a1", "u1", "m1", tool_use("t1")),
+            started("t1", Value::Null),
+            assistant("a2", "a1", "m1", tool_use("t2")),
+            user("u2", Some("a2"), json!("next")),
+            // Tail: t3 started with a process group, t4 did not start.
+            assistant("a3", "u2", "m2", tool_use("t3")),
+            started("t3", json!({"pgid": 4242, "startTicks": 77, "bootId": "b"})),
+            assistant("a4", "a3", "m2", tool_use("t4")),
+        ]);
+        let c = t.conversation().unwrap();
+        let text = |id: &str| {
+            c.messages[2]
+                .content
+                .iter()
+                .find_map(|b| match b {
+                    ContentBlock::ToolResult {
+                        tool_use_id,
+                        content,
+                        ..
+                    } if tool_use_id == id => Some(content.as_str()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert_eq!(text("t1"), STARTED_UNANSWERED_RESULT);
+        assert_eq!(text("t2"), UNANSWERED_RESULT);
+        let tail: Vec<(&str, &str)> = c
+            .unanswered
+            .iter()
+            .map(|u| (u.id.as_str(), u.unanswered_text()))
+            .collect();
+        assert_eq!(
+            tail,
+            vec![("t3", STARTED_UNANSWERED_RESULT), ("t4", UNANSWERED_RESULT)]
+        );
+        let group = c.unanswered[0].started.as_ref().unwrap().group.as_ref();
+        assert_eq!(group.map(|g| (g.pgid, g.start_ticks)), Some((4242, 77)));
     }
 
     #[test]

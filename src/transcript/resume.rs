@@ -26,7 +26,7 @@ use crate::transcript::record::{SUBTYPE_PERMISSION_DENIED, SUBTYPE_WORKTREE};
 
 /// The user message a resumed run sends when the conversation ends with the model's answer
 /// and no `--prompt` was given.
-pub const DEFAULT_CONTINUATION: &str = "The run was interrupted and has been resumed. Continue the task from where it stopped; do not repeat work that is already done.";
+pub(crate) const DEFAULT_CONTINUATION: &str = "The run was interrupted and has been resumed. Continue the task from where it stopped; do not repeat work that is already done.";
 
 /// What a resumed task starts from; [`crate::task::run_task`] uses it instead of a fresh start.
 #[derive(Debug, Clone)]
@@ -379,6 +379,7 @@ mod tests {
             assistant_uuid: "a".into(),
             result_is_error: Some(false),
             result_timestamp: Some(ts.into()),
+            started: None,
         };
         let calls = vec![
             call("Read", &a, &later, serde_json::json!({"limit": 3})),
@@ -401,6 +402,7 @@ mod tests {
             assistant_uuid: "a".into(),
             result_is_error: Some(err),
             result_timestamp: None,
+            started: None,
         };
         let one =
             serde_json::json!([{"content": "one", "status": "pending", "activeForm": "doing one"}]);

@@ -95,16 +95,20 @@ done
 echo "AFTER shared.txt: $(cat shared.txt | tr '\n' ' ')"
 "#;
 
-/// Specs for `names` in `repo/tasks`, each working at the repository's root.
-fn edit_specs(repo: &TestRepo, names: &[&str]) -> PathBuf {
+/// Specs for `names` in `repo/tasks`, each working at the repository's root. Their commands
+/// run in the sandbox (where the kernel can confine them), which lets them write in their
+/// worktree and in `out/barrier` (made here) only.
+fn edit_specs(repo: &TestRepo, names: &[&str], out: &OutDir) -> PathBuf {
     let dir = repo.path().join("tasks");
     std::fs::create_dir_all(&dir).unwrap();
+    let barrier = out.path().join("barrier");
+    std::fs::create_dir_all(&barrier).unwrap();
+    let extra = format!(
+        "workdir: ..\npermissions:\n  mode: bypassPermissions\n{}",
+        sandbox_write(&barrier)
+    );
     for n in names {
-        write_spec_named(
-            &dir,
-            &format!("{n}.yaml"),
-            &named_task(n, "workdir: ..\npermissions:\n  mode: bypassPermissions\n"),
-        );
+        write_spec_named(&dir, &format!("{n}.yaml"), &named_task(n, &extra));
     }
     repo.commit_all("task specs");
     dir
@@ -166,8 +170,8 @@ fn check_patch(repo: &TestRepo, result: &Value, me: &str) {
 /// chosen. Returns runner's stderr.
 fn two_tasks_edit_the_same_files(env: &[(&str, &str)]) -> String {
     let repo = repo_to_edit();
-    let specs = edit_specs(&repo, &["alpha", "beta"]);
     let out = OutDir::new();
+    let specs = edit_specs(&repo, &["alpha", "beta"], &out);
     let barrier = out.path().join("barrier");
     let cmd = format!("sh edit.sh {} 2", barrier.display());
     let mock = MockAnthropic::start(vec![
@@ -217,6 +221,16 @@ fn two_tasks_edit_the_same_files(env: &[(&str, &str)]) -> String {
             wt.display()
         );
         assert_eq!(results[&task]["runner_git"]["isolated"], true);
+        // The edits above were made under the sandbox where the kernel confines commands: the
+        // pooled worktree is the task's writable root.
+        let sandbox = &results[&task]["runner_sandbox"];
+        assert_eq!(
+            sandbox["confined"],
+            json!(runner::sandbox::support().can_confine()),
+            "{sandbox}"
+        );
+        let writable: Vec<PathBuf> = serde_json::from_value(sandbox["writable"].clone()).unwrap();
+        assert!(writable.contains(&wt), "{sandbox}");
     }
     // The repository is untouched; no worktree, branch, mount or pool directory is left.
     assert_eq!(repo.read("shared.txt"), "original\n");
@@ -253,8 +267,8 @@ fn forced_checkout_pool_isolates_tasks_and_patches_are_exact() {
 #[test]
 fn fallback_is_logged_and_a_reused_worktree_starts_clean() {
     let repo = repo_to_edit();
-    let specs = edit_specs(&repo, &["t1", "t2", "t3"]);
     let out = OutDir::new();
+    let specs = edit_specs(&repo, &["t1", "t2", "t3"], &out);
     let transcripts = out.path().join("trans,cripts");
     let barrier = out.path().join("barrier");
     let cmd = format!("sh edit.sh {} 1", barrier.display());
@@ -319,8 +333,8 @@ fn stalled() -> MockTurn {
 #[test]
 fn a_killed_batch_leaves_nothing_a_second_run_trips_over() {
     let repo = repo_to_edit();
-    let specs = edit_specs(&repo, &["k1", "k2", "k3"]);
     let out = OutDir::new();
+    let specs = edit_specs(&repo, &["k1", "k2", "k3"], &out);
     let mock = MockAnthropic::start(vec![stalled(), stalled(), stalled()]);
     let started = exec(&mock, &repo, &out)
         .args(["--jobs", "3"])
@@ -384,8 +398,8 @@ fn a_killed_batch_leaves_nothing_a_second_run_trips_over() {
 #[test]
 fn an_interrupted_pooled_task_resumes_in_its_worktree() {
     let repo = repo_to_edit();
-    let specs = edit_specs(&repo, &["first", "second"]);
     let out = OutDir::new();
+    let specs = edit_specs(&repo, &["first", "second"], &out);
     // --jobs 1: `first` edits shared.txt, then stalls; the signal comes during the stall.
     let mock = MockAnthropic::start(vec![
         tool_turn(

@@ -1,4 +1,4 @@
-//! Context management through the real binary against the mock Anthropic server (issue 5):
+//! Context management through the real binary against the mock Anthropic server:
 //! `prompt is too long` → compaction → success, autocompact on a small configured window,
 //! three failed compactions → `context_exhausted`, and microcompact clearing old tool results
 //! from requests while the transcript keeps them.
@@ -16,11 +16,16 @@ fn run_in(mock: &MockAnthropic, repo: &TestRepo, yaml: &str) -> Run {
 }
 
 fn prompt_too_long() -> MockTurn {
+    prompt_too_long_at(210_000)
+}
+
+/// `prompt is too long` for a request the server counts at `tokens`.
+fn prompt_too_long_at(tokens: u64) -> MockTurn {
     MockTurn::Http {
         status: 400,
         body: json!({
             "type": "error",
-            "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+            "error": {"type": "invalid_request_error", "message": format!("prompt is too long: {tokens} tokens > 200000 maximum")},
             "request_id": "req_ptl"
         })
         .to_string(),
@@ -285,17 +290,47 @@ fn three_failed_compactions_end_with_context_exhausted() {
 }
 
 #[test]
+fn a_compaction_that_does_not_shrink_the_request_ends_the_task() {
+    // The task itself does not fit: after compacting, the server rejects a request as large as
+    // before. One compaction call, not three.
+    let mock = MockAnthropic::start(vec![
+        prompt_too_long_at(210_000),
+        Resp::new().text("summary").turn(),
+        prompt_too_long_at(210_000),
+    ]);
+    let repo = TestRepo::new();
+    let r = run_in(
+        &mock,
+        &repo,
+        &format!("name: t1\nprompt: \"do it\"\n{FAST_RETRY}"),
+    );
+    assert_eq!(r.code, Some(3), "stderr: {}", r.stderr);
+    assert_eq!(mock.requests().len(), 3);
+    let res = r.result_frame();
+    assert_eq!(res["runner_outcome"], "context_exhausted");
+    assert_eq!(res["terminal_reason"], "prompt_too_long");
+    let errors = res["errors"].to_string();
+    assert!(
+        errors.contains("did not shrink the request below the size the server rejected")
+            && errors.contains("210000 tokens; the model takes at most 200000"),
+        "{errors}"
+    );
+    assert_eq!(r.system("compact_boundary").len(), 1);
+    mock.assert_clean();
+}
+
+#[test]
 fn a_compaction_that_is_still_too_long_counts_as_a_failure() {
-    // Compaction works, but the compacted request is still too long, three times.
+    // Each compaction shrinks the request, but not enough, three times.
     let summary = || Resp::new().text("summary").turn();
     let mock = MockAnthropic::start(vec![
-        prompt_too_long(),
+        prompt_too_long_at(230_000),
         summary(),
-        prompt_too_long(),
+        prompt_too_long_at(220_000),
         summary(),
-        prompt_too_long(),
+        prompt_too_long_at(210_000),
         summary(),
-        prompt_too_long(),
+        prompt_too_long_at(205_000),
     ]);
     let repo = TestRepo::new();
     let r = run_in(

@@ -55,7 +55,12 @@ fn parallel_tasks_edit_the_same_file_in_separate_worktrees() {
     repo.commit_all("add shared.txt");
     let specs_dir = repo.path().join("tasks");
     std::fs::create_dir(&specs_dir).unwrap();
-    let extra = "permissions:\n  mode: bypassPermissions\n";
+    let out = OutDir::new();
+    // The two tasks meet at a barrier file outside their worktrees.
+    let extra = format!(
+        "permissions:\n  mode: bypassPermissions\n{}",
+        sandbox_write(out.path())
+    );
     write_spec_named(
         &specs_dir,
         "a.yaml",
@@ -66,7 +71,6 @@ fn parallel_tasks_edit_the_same_file_in_separate_worktrees() {
         "b.yaml",
         &named_task("beta", &format!("workdir: ..\n{extra}")),
     );
-    let out = OutDir::new();
     let barrier = out.path().join("barrier");
     let cmd = format!("sh edit.sh {} 2", barrier.display());
     // Both tasks' first requests get the Bash call; neither can finish it before the other

@@ -186,6 +186,12 @@ fn stream_json_and_transcript_of_one_full_run() {
         .collect();
     assert_eq!(frame_uuids, record_uuids);
 
+    // How the commands were confined depends on the kernel: checked here, kept out of the
+    // snapshots.
+    let sandbox = &frames[0]["runner_sandbox"];
+    assert_eq!(sandbox["mode"], "auto", "{sandbox}");
+    assert_eq!(sandbox["network"], "none", "{sandbox}");
+    assert_eq!(&frames.last().unwrap()["runner_sandbox"], sandbox);
     let mut norm = Normalizer::new(&[(repo.path(), "[REPO]"), (out.path(), "[OUT]")]);
     norm.all(&mut frames);
     insta::assert_json_snapshot!("stream_json_full_run", frames, {
@@ -194,6 +200,7 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].runner_transcript_path" => "[transcript]",
         "[].runner_version" => "[version]",
         "[].runner_git.base_commit" => "[commit]",
+        "[].runner_sandbox" => "[sandbox]",
     });
 
     norm.all(&mut transcript);
@@ -221,6 +228,8 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].result.duration_api_ms" => "[ms]",
         "[].result.runner_transcript_path" => "[transcript]",
         "[].result.runner_git.base_commit" => "[commit]",
+        "[].sandbox" => "[sandbox]",
+        "[].result.runner_sandbox" => "[sandbox]",
     });
     mock.assert_clean();
 }

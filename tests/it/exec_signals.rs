@@ -94,11 +94,9 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
     run.expect_code(130);
     let stderr = &run.stderr;
     assert!(stderr.contains("second signal"), "{stderr}");
+    // The second signal killed the hanging hook: the task finished its own reports.
     let xml = std::fs::read_to_string(out.junit()).unwrap();
-    assert!(
-        xml.contains("<error type=\"interrupted\"") && xml.contains("second signal"),
-        "{xml}"
-    );
+    assert!(xml.contains("<error type=\"interrupted\""), "{xml}");
     let r = run.result();
     assert_eq!(r["runner_outcome"], "interrupted");
     assert_eq!(r["runner_exit_code"], 130);
@@ -106,5 +104,84 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
     let t = out.transcript();
     assert_eq!(t.last().unwrap()["subtype"], "runner_result");
     assert_eq!(mock.served(), 1);
+    mock.assert_clean();
+}
+
+/// Whether the process `pid` still runs (a zombie waiting to be reaped does not).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_second_signal_kills_a_tool_that_ignores_sigterm() {
+    let repo = TestRepo::new();
+    // The tool ignores SIGTERM (so do the processes it starts) and records its pid.
+    repo.write(
+        "stubborn.sh",
+        "trap '' TERM\necho $$ > tool.pid\nsleep 60\ntouch survived\n",
+    );
+    let mock = MockAnthropic::start(vec![tool_turn(
+        "toolu_1",
+        "Bash",
+        serde_json::json!({"command": "bash stubborn.sh"}),
+    )]);
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: stubborn\nprompt: go\npermissions:\n  mode: bypassPermissions\n",
+    );
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    wait_until("tool.pid", || {
+        repo.exists("tool.pid") && !repo.read("tool.pid").trim().is_empty()
+    });
+    let pid: i32 = repo.read("tool.pid").trim().parse().unwrap();
+    started.signal(Signal::SIGTERM);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    started.signal(Signal::SIGTERM);
+    let run = started.wait();
+    run.expect_code(143);
+    // SIGKILL is delivered at once; give the kernel a moment to take the process down.
+    wait_until("the tool's process gone", || !alive(pid));
+    // Its transcript still ends with the result record.
+    let t = out.transcript();
+    assert_eq!(
+        t.last().unwrap()["subtype"],
+        "runner_result",
+        "{}",
+        run.stderr
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn a_signal_stops_a_running_hook_instead_of_waiting_for_it() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![tool_turn(
+        "toolu_1",
+        "Bash",
+        serde_json::json!({"command": "true"}),
+    )]);
+    let out = OutDir::new();
+    // A PreToolUse hook that would hold the run for 30 s.
+    let spec = write_spec(
+        repo.path(),
+        "name: hooked\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
+    );
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    wait_until("hook.marker", || repo.exists("hook.marker"));
+    let signalled = std::time::Instant::now();
+    started.signal(Signal::SIGTERM);
+    let run = started.wait();
+    run.expect_code(143);
+    // Well under the hook's 30 s: it was stopped with the run (SIGTERM, then SIGKILL).
+    assert!(
+        signalled.elapsed() < std::time::Duration::from_secs(15),
+        "runner waited {:?} for the hook",
+        signalled.elapsed()
+    );
+    assert!(out.junit().exists());
     mock.assert_clean();
 }

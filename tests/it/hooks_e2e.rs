@@ -24,7 +24,13 @@ fn stop_hook_blocks_once_then_allows() {
         log = log.display(),
         m = marker.display()
     );
-    let spec = write_spec(repo.path(), &spec_with_hook("Stop", &hook));
+    // The hook keeps its log and marker outside the workdir: the sandbox must allow it.
+    let yaml = format!(
+        "{}{}",
+        spec_with_hook("Stop", &hook),
+        sandbox_write(out.path())
+    );
+    let spec = write_spec(repo.path(), &yaml);
     let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);
     let result = run.result();
@@ -153,7 +159,7 @@ fn session_start_and_prompt_context_reach_the_model_and_session_end_runs() {
         "name: hooks\nprompt: \"do it\"\nmodel: claude-sonnet-4-5\nhooks:\n  SessionStart:\n    - matcher: startup\n      hooks:\n        - type: command\n          command: \"echo 'node is 20'\"\n  UserPromptSubmit:\n    - hooks:\n        - type: command\n          command: {submit:?}\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: {end_cmd:?}\n",
         submit = r#"echo '{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"branch is main"}}'"#,
         end_cmd = format!("cat > {}", end.display()),
-    );
+    ) + &sandbox_write(out.path());
     let spec = write_spec(repo.path(), &yaml);
     let run = exec(&mock, &repo, &out).json().arg(&spec).run();
     run.expect_code(0);

@@ -3,6 +3,16 @@
 //! once for all of them. A new test file is `tests/it/NAME.rs` with `use crate::support::*;`
 //! and a `mod NAME;` line here; run one with `cargo test --test it NAME::`.
 
+// Test and benchmark code may unwrap, panic and print (the library may not: Cargo.toml [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
 mod support;
 
 mod anthropic_http;
@@ -26,6 +36,7 @@ mod exec_signals;
 mod exec_spec;
 mod exec_streaming_tools;
 mod exec_verify;
+mod fuzz_parsers;
 mod hooks_e2e;
 mod init;
 mod install;
@@ -35,9 +46,11 @@ mod openai_fixtures;
 mod permissions_e2e;
 mod prompt_caching;
 mod provider_fixtures;
+mod reliability;
 mod replay_strict;
 mod reports;
 mod resume;
 mod retry;
+mod sandbox_e2e;
 mod schema_sync;
 mod structured_output;

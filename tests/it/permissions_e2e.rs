@@ -86,7 +86,8 @@ fn pre_tool_use_hook_blocks_a_call_with_its_stderr() {
         log = log.display()
     );
     let yaml = spec(&format!(
-        "secrets: [HOOK_SECRET]\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: {hook:?}\n"
+        "secrets: [HOOK_SECRET]\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: {hook:?}\n{}",
+        sandbox_write(out.path())
     ));
     let spec = write_spec(repo.path(), &yaml);
     let run = exec(&mock, &repo, &out)

@@ -178,12 +178,17 @@ async fn every_fixture_assembles_as_the_summary_says() {
             let out = run(&bytes, chunk).await;
             let ctx = format!("{name} chunk {chunk}");
             if name.contains("ELIDED") {
+                // Data that is not JSON is a corrupt stream: a transport fault, retried.
                 match &out.error {
-                    Some(ProviderError::Malformed(msg)) => {
-                        assert!(msg.contains("content_block_start"), "{ctx}: {msg}");
-                        assert!(msg.contains("not valid JSON"), "{ctx}: {msg}");
+                    Some(ProviderError::Transport {
+                        message,
+                        before_response: false,
+                    }) => {
+                        assert!(message.starts_with("corrupt stream"), "{ctx}: {message}");
+                        assert!(message.contains("content_block_start"), "{ctx}: {message}");
+                        assert!(message.contains("not valid JSON"), "{ctx}: {message}");
                     }
-                    other => panic!("{ctx}: expected Malformed, got {other:?}"),
+                    other => panic!("{ctx}: expected a corrupt stream, got {other:?}"),
                 }
                 continue;
             }

@@ -40,8 +40,10 @@ fn one_turn_run(mock: &MockAnthropic, repo: &TestRepo, out: &OutDir) -> Value {
     r
 }
 
-#[test]
-fn sigint_mid_tool_then_resume_to_completion() {
+/// A task whose first response runs a slow command (it touches
+/// `started.marker`, sleeps 30 s, touches `finished.marker`) and then a Write of `after.txt`
+/// (not concurrency-safe, so it waits for the command), and whose second response ends.
+fn slow_command_then_write() -> (TestRepo, MockAnthropic, OutDir, PathBuf, PathBuf) {
     let repo = TestRepo::new();
     let after = repo.path().join("after.txt");
     let mock = MockAnthropic::start(vec![
@@ -51,7 +53,6 @@ fn sigint_mid_tool_then_resume_to_completion() {
                 "Bash",
                 json!({"command": "touch started.marker && sleep 30 && touch finished.marker"}),
             )
-            // Runs after the Bash call (not concurrency-safe): the signal comes first.
             .tool_use(
                 "toolu_write",
                 "Write",
@@ -60,11 +61,16 @@ fn sigint_mid_tool_then_resume_to_completion() {
             .turn(),
         text_turn("all done"),
     ]);
-    let out = OutDir::new();
     let spec = write_spec(
         repo.path(),
-        "name: sig\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\", \"Edit\"]\n",
+        "name: slow\nprompt: run the slow thing\npermissions:\n  allow: [\"Bash\", \"Edit\"]\n",
     );
+    (repo, mock, OutDir::new(), spec, after)
+}
+
+#[test]
+fn sigint_mid_tool_then_resume_to_completion() {
+    let (repo, mock, out, spec, after) = slow_command_then_write();
     let started = spawn_exec(&mock, &repo, &out, &spec);
     // Wait until the Bash command is really running (a readiness poll, not a timing claim).
     wait_until("the Bash command's start", || repo.exists("started.marker"));
@@ -450,4 +456,68 @@ fn resume_continues_in_the_recorded_worktree() {
     run.expect_code(2);
     assert!(run.stderr.contains("no longer exists"), "{}", run.stderr);
     mock.assert_clean();
+}
+
+#[test]
+fn kill_9_during_a_command_then_resume_says_it_may_have_run_and_stops_its_group() {
+    let (repo, mock, out, spec, after) = slow_command_then_write();
+    let started = spawn_exec(&mock, &repo, &out, &spec);
+    wait_until("the Bash command's start", || repo.exists("started.marker"));
+    started.signal(Signal::SIGKILL);
+    started.wait();
+
+    // The command was on record, with its process group, before the run died.
+    let path = find_transcript(&out.transcripts()).expect("a transcript");
+    let t = read_json_lines(&path);
+    let marks: Vec<&Value> = t
+        .iter()
+        .filter(|r| r["subtype"] == "runner_tool_started")
+        .collect();
+    assert_eq!(marks.len(), 1, "only the started call is marked: {marks:?}");
+    assert_eq!(marks[0]["toolUseId"], "toolu_slow");
+    assert_eq!(marks[0]["toolName"], "Bash");
+    let pgid = marks[0]["processGroup"]["pgid"].as_i64().expect("a pgid") as i32;
+    assert!(
+        group_running(pgid),
+        "the command's group outlives a runner killed with SIGKILL"
+    );
+
+    let run = runner_in(
+        &mock,
+        &repo,
+        &["resume", path.to_str().unwrap(), "--output-format", "json"],
+    );
+    run.expect_code(0);
+    assert_eq!(run.result()["result"], "all done");
+    let b = mock.request(1);
+    let slow = b.tool_result_text("toolu_slow").unwrap();
+    assert!(
+        slow.contains("started and may have completed"),
+        "a started call is not re-offered as not run: {slow}"
+    );
+    let write = b.tool_result_text("toolu_write").unwrap();
+    assert!(
+        write.contains("Not run"),
+        "a call that never started may run again: {write}"
+    );
+    wait_until("the leftover group to be killed", || !group_running(pgid));
+    assert!(!repo.exists("finished.marker"));
+    assert!(!after.exists());
+    mock.assert_clean();
+}
+
+/// Whether a process of group `pgid` runs (zombies, which a container's init may never reap,
+/// do not count).
+fn group_running(pgid: i32) -> bool {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| {
+            let Some((_, rest)) = stat.rsplit_once(") ") else {
+                return false;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            f.len() > 2 && f[0] != "Z" && f[2] == pgid.to_string()
+        })
 }

@@ -1,5 +1,5 @@
 //! Retries, budgets, max_tokens recovery and cancellation, through the real binary against
-//! the mock Anthropic server (issue 5). Retry delays are configured to milliseconds in the
+//! the mock Anthropic server. Retry delays are configured to milliseconds in the
 //! specs, so these run fast; no test asserts an upper time bound.
 
 use std::time::{Duration, Instant};

@@ -5,11 +5,17 @@
 //! (omitted when empty), `stream: true`, `thinking` (when set). Blocks are written as
 //! [`ContentBlock::to_value`] writes them.
 //!
-//! With prompt caching on, up to three `cache_control: {"type":"ephemeral"}` breakpoints are
-//! added (the API allows four): the system prompt (sent as one text block), the last tool, and
-//! the last cacheable block of the last message (thinking, redacted thinking and empty text
-//! blocks cannot carry one; they are skipped). They exist only in the bytes sent: the stored
-//! messages, transcripts and cassette digests never see them.
+//! With prompt caching on, `cache_control: {"type":"ephemeral"}` breakpoints are added: the
+//! system prompt (sent as one text block), the last tool, and the last cacheable block of the
+//! last message (thinking, redacted thinking and empty text blocks cannot carry one; they are
+//! skipped). The API looks for an earlier cache write only about 20 blocks back from a
+//! breakpoint, so after a wide turn (ten parallel tool calls and their results are over twenty
+//! blocks) the last-message breakpoint cannot reach the previous request's write and the whole
+//! conversation would be written to the cache again. So when more than [`BRIDGE_AFTER_BLOCKS`]
+//! blocks follow the previous request's last block (the last cacheable block before the latest
+//! assistant message), it gets the fourth breakpoint the API allows, where the previous write
+//! is found exactly. Breakpoints exist only in the bytes sent: the stored messages,
+//! transcripts and cassette digests never see them.
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
@@ -46,16 +52,43 @@ pub fn request_body(req: &ModelRequest, prompt_caching: bool) -> Value {
     serde_json::to_value(RequestBody::new(req, prompt_caching)).unwrap_or(Value::Null)
 }
 
-/// Where the message breakpoint goes: (message index, block index).
-fn message_breakpoint(messages: &[Message]) -> Option<(usize, usize)> {
-    let last = messages.len().checked_sub(1)?;
-    let block = messages[last].content.iter().rposition(|b| match b {
+/// More blocks than this after the previous request's last block get it a breakpoint of its
+/// own (the API's cache lookup reaches about 20 blocks back; a little margin).
+pub(crate) const BRIDGE_AFTER_BLOCKS: usize = 18;
+
+/// Whether a block can carry `cache_control`.
+fn cacheable(b: &ContentBlock) -> bool {
+    match b {
         ContentBlock::Text { text, .. } => !text.trim().is_empty(),
         ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. } => false,
         ContentBlock::ToolUse { .. } | ContentBlock::ToolResult { .. } => true,
         ContentBlock::Other(v) => v.is_object(),
-    })?;
-    Some((last, block))
+    }
+}
+
+/// The last cacheable block of `messages[index]`: (message index, block index).
+fn last_cacheable(messages: &[Message], index: usize) -> Option<(usize, usize)> {
+    let block = messages.get(index)?.content.iter().rposition(cacheable)?;
+    Some((index, block))
+}
+
+/// Where the message breakpoint goes: (message index, block index).
+fn message_breakpoint(messages: &[Message]) -> Option<(usize, usize)> {
+    last_cacheable(messages, messages.len().checked_sub(1)?)
+}
+
+/// Where the bridge breakpoint goes, if the request needs one: the previous request's last
+/// block (the last cacheable block before the latest assistant message), when more than
+/// [`BRIDGE_AFTER_BLOCKS`] blocks follow it.
+fn bridge_breakpoint(messages: &[Message]) -> Option<(usize, usize)> {
+    let assistant = messages.iter().rposition(|m| m.role == Role::Assistant)?;
+    let (mi, bi) = last_cacheable(messages, assistant.checked_sub(1)?)?;
+    let after = messages[mi].content.len() - bi - 1
+        + messages[mi + 1..]
+            .iter()
+            .map(|m| m.content.len())
+            .sum::<usize>();
+    (after > BRIDGE_AFTER_BLOCKS).then_some((mi, bi))
 }
 
 impl Serialize for RequestBody<'_> {
@@ -71,16 +104,19 @@ impl Serialize for RequestBody<'_> {
                 m.serialize_entry("system", &req.system)?;
             }
         }
-        let breakpoint = if self.prompt_caching {
-            message_breakpoint(&req.messages)
+        let breakpoints = if self.prompt_caching {
+            [
+                bridge_breakpoint(&req.messages),
+                message_breakpoint(&req.messages),
+            ]
         } else {
-            None
+            [None, None]
         };
         m.serialize_entry(
             "messages",
             &Messages {
                 messages: &req.messages,
-                breakpoint,
+                breakpoints,
             },
         )?;
         if !req.tools.is_empty() {
@@ -115,15 +151,18 @@ impl Serialize for CachedText<'_> {
 
 struct Messages<'a> {
     messages: &'a [Message],
-    breakpoint: Option<(usize, usize)>,
+    /// (message index, block index) of each message breakpoint (bridge, last message).
+    breakpoints: [Option<(usize, usize)>; 2],
 }
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.messages.len()))?;
         for (i, msg) in self.messages.iter().enumerate() {
-            let cached_block = self.breakpoint.and_then(|(mi, bi)| (mi == i).then_some(bi));
-            seq.serialize_element(&MessageBody { msg, cached_block })?;
+            let cached = self
+                .breakpoints
+                .map(|b| b.and_then(|(mi, bi)| (mi == i).then_some(bi)));
+            seq.serialize_element(&MessageBody { msg, cached })?;
         }
         seq.end()
     }
@@ -131,7 +170,8 @@ impl Serialize for Messages<'_> {
 
 struct MessageBody<'a> {
     msg: &'a Message,
-    cached_block: Option<usize>,
+    /// Indexes of this message's blocks that carry a breakpoint.
+    cached: [Option<usize>; 2],
 }
 
 impl Serialize for MessageBody<'_> {
@@ -146,7 +186,7 @@ impl Serialize for MessageBody<'_> {
             "content",
             &Blocks {
                 blocks: &self.msg.content,
-                cached: self.cached_block,
+                cached: self.cached,
             },
         )?;
         m.end()
@@ -155,14 +195,14 @@ impl Serialize for MessageBody<'_> {
 
 struct Blocks<'a> {
     blocks: &'a [ContentBlock],
-    cached: Option<usize>,
+    cached: [Option<usize>; 2],
 }
 
 impl Serialize for Blocks<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(self.blocks.len()))?;
         for (i, block) in self.blocks.iter().enumerate() {
-            if self.cached == Some(i) {
+            if self.cached.contains(&Some(i)) {
                 seq.serialize_element(&CachedBlock(block))?;
             } else {
                 seq.serialize_element(block)?;
@@ -390,6 +430,80 @@ mod tests {
         }];
         let text = serde_json::to_string(&request_body(&r, true)).unwrap();
         assert!(!text.contains("cache_control"));
+    }
+
+    /// A conversation whose last turn made `calls` parallel tool calls.
+    fn wide_turn(calls: usize) -> ModelRequest {
+        let mut r = req();
+        r.messages.truncate(1);
+        let ids: Vec<String> = (0..calls).map(|i| format!("toolu_{i}")).collect();
+        r.messages.push(Message {
+            role: Role::Assistant,
+            content: ids
+                .iter()
+                .map(|id| ContentBlock::ToolUse {
+                    id: id.clone(),
+                    name: "Read".into(),
+                    input: json!({"file_path": id}),
+                })
+                .collect(),
+            id: Some("msg_w".into()),
+        });
+        r.messages.push(Message {
+            role: Role::User,
+            content: ids
+                .iter()
+                .map(|id| ContentBlock::ToolResult {
+                    tool_use_id: id.clone(),
+                    content: "x".into(),
+                    is_error: false,
+                })
+                .collect(),
+            id: None,
+        });
+        r
+    }
+
+    #[test]
+    fn a_wide_turn_gets_a_breakpoint_on_the_previous_requests_last_block() {
+        // 11 calls and 11 results after the prompt: the lookup from the last result cannot
+        // reach the prompt's cache write, so the prompt carries the fourth breakpoint.
+        let v = request_body(&wide_turn(11), true);
+        let eph = json!({"type":"ephemeral"});
+        let msgs = v["messages"].as_array().unwrap();
+        assert_eq!(msgs[0]["content"][0]["cache_control"], eph);
+        assert_eq!(msgs[2]["content"][10]["cache_control"], eph);
+        let text = serde_json::to_string(&v).unwrap();
+        assert_eq!(text.matches("cache_control").count(), 4, "{text}");
+        // 9 calls (18 blocks after the prompt): the lookup reaches it; three breakpoints.
+        let v = request_body(&wide_turn(9), true);
+        assert!(
+            v["messages"][0]["content"][0]
+                .get("cache_control")
+                .is_none()
+        );
+        assert_eq!(
+            serde_json::to_string(&v)
+                .unwrap()
+                .matches("cache_control")
+                .count(),
+            3
+        );
+        // The bridge skips uncacheable blocks, and there is none without caching.
+        let mut r = wide_turn(11);
+        r.messages[0].content.push(ContentBlock::text(" "));
+        let v = request_body(&r, true);
+        assert_eq!(v["messages"][0]["content"][0]["cache_control"], eph);
+        assert!(
+            v["messages"][0]["content"][1]
+                .get("cache_control")
+                .is_none()
+        );
+        assert!(
+            !serde_json::to_string(&request_body(&r, false))
+                .unwrap()
+                .contains("cache_control")
+        );
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Anthropic SSE events → provider-neutral [`StreamEvent`]s.
 //!
 //! [`parse_event`] maps one decoded SSE event; [`event_stream`] drives a whole response body:
-//! it ends after `message_stop`, turns `event: error` into [`ProviderError::StreamError`], and
-//! an EOF before `message_stop` into [`ProviderError::Incomplete`]. After an error it yields
-//! nothing more.
+//! it ends after `message_stop`, turns `event: error` into [`ProviderError::StreamError`], an
+//! EOF before `message_stop` into [`ProviderError::Incomplete`], and a `data:` line that is not
+//! JSON into a transport fault (a corrupt stream, retried like a dropped one). After an error
+//! it yields nothing more.
 
 use std::error::Error as StdError;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use crate::model::provider::{EventStream, ProviderError, StreamEvent};
-use crate::model::sse::SseEvents;
+use crate::model::sse::{SseEvents, corrupt};
 use crate::model::types::{StopReason, Usage};
 
 fn malformed(event: &str, what: impl std::fmt::Display) -> ProviderError {
@@ -81,7 +82,8 @@ const KNOWN: &[&str] = &[
 /// Map one SSE event (its `event:` name and `data:`) to a [`StreamEvent`].
 ///
 /// `Ok(None)` means "ignore" (unknown event or delta type, an event without data).
-/// `event: error` yields `Err(StreamError)`; bad JSON or missing fields yield `Err(Malformed)`.
+/// `event: error` yields `Err(StreamError)`; data that is not JSON yields `Err(Transport)` (a
+/// corrupt stream); JSON without the expected fields yields `Err(Malformed)`.
 pub fn parse_event(
     name: Option<&str>,
     data: Option<&str>,
@@ -110,10 +112,10 @@ pub fn parse_event(
             });
         }
         (Err(e), n) => {
-            return Err(malformed(
-                n.unwrap_or("(unnamed)"),
-                format!("data is not valid JSON: {e}"),
-            ));
+            return Err(corrupt(format!(
+                "`{}` event: data is not valid JSON: {e}",
+                n.unwrap_or("(unnamed)")
+            )));
         }
     };
     let name = match name {
@@ -245,8 +247,9 @@ enum State {
 /// Turn an Anthropic response body into provider-neutral events.
 ///
 /// Ends after `MessageStop`. Ends with one `Err` on: `event: error` (`StreamError`), a bad
-/// event (`Malformed`), EOF before `message_stop` (`Incomplete`), a transport failure
-/// (`Transport { before_response: false }`) or no bytes for `idle_timeout` (`Stalled`).
+/// event (`Malformed`), EOF before `message_stop` (`Incomplete`), a transport failure or a
+/// corrupt stream (`Transport { before_response: false }`) or no bytes for `idle_timeout`
+/// (`Stalled`).
 pub fn event_stream<S, E>(bytes: S, idle_timeout: Duration) -> EventStream
 where
     S: Stream<Item = Result<Bytes, E>> + Send + 'static,
@@ -390,16 +393,34 @@ mod tests {
                 r#"{"index":0}"#,
                 "`content_block_start` event: missing `content_block`",
             ),
-            (
-                "message_delta",
-                "{\"delta\": {}, ...",
-                "`message_delta` event: data is not valid JSON",
-            ),
         ];
         for (name, data, needle) in cases {
             match parse_event(Some(name), Some(data)) {
                 Err(ProviderError::Malformed(m)) => assert!(m.contains(needle), "{m}"),
                 other => panic!("{name}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn data_that_is_not_json_is_a_corrupt_stream() {
+        for (name, data) in [
+            (Some("message_delta"), "{\"delta\": {}, ..."),
+            (
+                Some("content_block_delta"),
+                "{\"index\":0,\"delta\":{\"type\":\"text_d",
+            ),
+            (None, "garbage"),
+        ] {
+            match parse_event(name, Some(data)) {
+                Err(ProviderError::Transport {
+                    message,
+                    before_response: false,
+                }) => {
+                    assert!(message.starts_with("corrupt stream: "), "{message}");
+                    assert!(message.contains("data is not valid JSON"), "{message}");
+                }
+                other => panic!("{name:?}: {other:?}"),
             }
         }
     }

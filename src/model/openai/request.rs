@@ -54,7 +54,7 @@ pub fn request_body(req: &ModelRequest, include_usage: bool, max_field: MaxToken
 ///
 /// Key order: `model`, `messages`, `tools` (omitted when empty), the token cap field,
 /// `stream: true`, `stream_options` (with `include_usage`).
-pub fn encode(
+pub(crate) fn encode(
     req: &ModelRequest,
     include_usage: bool,
     max_field: MaxTokensField,

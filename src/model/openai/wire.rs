@@ -20,7 +20,8 @@
 //!
 //! A stream that ends without `[DONE]` after a `finish_reason` is accepted (some servers omit
 //! it); one that ends before any `finish_reason`, or whose last chunk was cut off mid-JSON, is
-//! [`ProviderError::Incomplete`] (retryable, like a dropped Anthropic stream). A chunk
+//! [`ProviderError::Incomplete`] (retryable, like a dropped Anthropic stream). A chunk that is
+//! not JSON before that is a corrupt stream: a transport fault, retried the same way. A chunk
 //! carrying `{"error": {...}}` (vLLM, gateways) or an `event: error` is
 //! [`ProviderError::StreamError`].
 
@@ -33,11 +34,11 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
 use crate::model::provider::{EventStream, ProviderError, StreamEvent};
-use crate::model::sse::SseEvents;
+use crate::model::sse::{SseEvents, corrupt};
 use crate::model::types::{StopReason, Usage};
 
 /// Characters per token for the usage estimate when the server reports none.
-pub const CHARS_PER_TOKEN: usize = 4;
+pub(crate) const CHARS_PER_TOKEN: usize = 4;
 
 /// How to fill in usage when the stream carries none.
 #[derive(Debug, Clone, Copy, Default)]
@@ -89,7 +90,7 @@ fn malformed(what: impl std::fmt::Display) -> ProviderError {
 
 /// The `finish_reason` → runner stop reason mapping. `had_tools`: the response holds tool
 /// calls (some servers say `stop` even then; the calls must still run).
-pub fn map_finish_reason(reason: &str, had_tools: bool) -> StopReason {
+pub(crate) fn map_finish_reason(reason: &str, had_tools: bool) -> StopReason {
     match reason {
         "tool_calls" | "function_call" => StopReason::ToolUse,
         "stop" | "eos" | "end_turn" if had_tools => StopReason::ToolUse,
@@ -195,7 +196,11 @@ impl ChunkMapper {
                     message: data.to_string(),
                 });
             }
-            Err(e) => return Err(malformed(format!("data is not valid JSON: {e}"))),
+            Err(e) => {
+                return Err(corrupt(format!(
+                    "chat.completion.chunk: data is not valid JSON: {e}"
+                )));
+            }
         };
         if let Some(e) = stream_error(&v) {
             return Err(e);
@@ -559,8 +564,11 @@ where
                             Ok(done) => done,
                             // A chunk cut off by a dropped connection is the stream's
                             // last event (the SSE layer flushes it at EOF): that is an
-                            // incomplete stream, not a malformed one.
-                            Err(ProviderError::Malformed(m)) if sse.next().await.is_none() => {
+                            // incomplete stream, not a malformed or corrupt one.
+                            Err(
+                                ProviderError::Malformed(m)
+                                | ProviderError::Transport { message: m, .. },
+                            ) if sse.next().await.is_none() => {
                                 tracing::debug!(error = %m, "last chunk cut off at EOF");
                                 let e = ProviderError::Incomplete { after_bytes: true };
                                 return Some((Err(e), State::Done));
@@ -701,9 +709,11 @@ mod tests {
             "{e}"
         );
         assert!(m.push_sse(None, Some("[DONE]"), &mut Vec::new()).unwrap());
+        // Not JSON: a corrupt stream (retried), not a protocol error.
         assert!(matches!(
             m.push_sse(None, Some("{not json"), &mut Vec::new()),
-            Err(ProviderError::Malformed(_))
+            Err(ProviderError::Transport { ref message, before_response: false })
+                if message.starts_with("corrupt stream: ")
         ));
     }
 

@@ -35,6 +35,7 @@ pub fn init() -> InitInfo {
         git_branch: Some("main".into()),
         git_base_commit: Some("a".repeat(40)),
         version: "0.1.0".into(),
+        sandbox: None,
     }
 }
 
@@ -98,6 +99,8 @@ pub fn result(outcome: Outcome) -> RunResult {
         checks: vec![],
         structured_output: None,
         git: None,
+        sandbox: None,
+        network: Default::default(),
     }
 }
 

@@ -125,6 +125,12 @@ impl Default for TestRepo {
     }
 }
 
+/// The spec lines that make `dir` writable for the task's confined commands (for tests whose
+/// hooks or commands keep files outside the workdir on purpose).
+pub fn sandbox_write(dir: &Path) -> String {
+    format!("sandbox:\n  write: [{:?}]\n", dir.display().to_string())
+}
+
 /// Write a task spec to `dir/task.yaml`; returns its path.
 pub fn write_spec(dir: &Path, yaml: &str) -> PathBuf {
     write_spec_named(dir, "task.yaml", yaml)

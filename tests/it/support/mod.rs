@@ -28,6 +28,7 @@ pub mod mock_anthropic;
 pub mod mock_openai;
 pub mod mock_server;
 pub mod mock_turn;
+pub mod prompt_cache;
 pub mod sinks;
 pub mod sse_builder;
 
@@ -41,5 +42,6 @@ pub use mock_anthropic::{MockAnthropic, MockOptions};
 pub use mock_openai::*;
 pub use mock_server::CapturedRequest;
 pub use mock_turn::{Gate, Hold, MockTurn};
+pub use prompt_cache::*;
 pub use sinks::*;
 pub use sse_builder::*;

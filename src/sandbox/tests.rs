@@ -1,0 +1,367 @@
+//! The sandbox on this machine's kernel: real commands, confined as the Bash tool's are.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::process::ChildPolicy;
+use crate::process::run::{End, ShellRun, run_shell};
+
+/// A workdir, an outside directory and a home with credentials, in one temporary directory.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for d in [
+            "work/.git/hooks",
+            "outside",
+            "home/.ssh",
+            "home/.config/gh",
+            "out",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("home/.ssh/id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::write(root.join("home/.config/gh/hosts.yml"), "oauth_token: gho_x").unwrap();
+        std::fs::write(root.join("home/notes.txt"), "public").unwrap();
+        std::fs::write(root.join("work/a.txt"), "hello").unwrap();
+        Fixture { _dir: dir, root }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    async fn sandbox(
+        &self,
+        network: NetworkSetting,
+    ) -> (Arc<Sandbox>, UnboundedReceiver<NetworkAttempt>) {
+        let (tx, rx) = unbounded_channel();
+        let sb = Sandbox::start(SandboxRequest {
+            mode: SandboxMode::Enforce,
+            network: &network,
+            workdir: &self.p("work"),
+            write: vec![],
+            read_deny: vec![],
+            home: Some(self.p("home")),
+            attempts: tx,
+        })
+        .await
+        .unwrap();
+        (Arc::new(sb), rx)
+    }
+
+    /// Run `script` in the workdir, confined for `scope`: (exit code, stdout, stderr).
+    async fn run(&self, sb: &Arc<Sandbox>, scope: Scope, script: &str) -> (i32, String, String) {
+        let policy = ChildPolicy {
+            remove: vec![],
+            sandbox: Some(sb.clone()),
+        };
+        let done = run_shell(ShellRun {
+            script,
+            cwd: &self.p("work"),
+            env: &policy,
+            extra_env: &[],
+            timeout: Duration::from_secs(30),
+            cancel: &CancellationToken::new(),
+            spill_dir: &self.p("out/spill"),
+            spill_name: "t",
+            scope,
+            report: false,
+            on_spawn: None,
+        })
+        .await
+        .unwrap();
+        assert!(matches!(done.end, End::Exited(_)));
+        (
+            done.exit_code.unwrap_or(-1),
+            done.stdout.text,
+            done.stderr.text,
+        )
+    }
+}
+
+fn confinable() -> bool {
+    let ok = support().can_confine();
+    if !ok {
+        eprintln!("skipped: this kernel cannot confine (no Landlock or seccomp)");
+    }
+    ok
+}
+
+#[tokio::test]
+async fn writes_only_inside_the_writable_roots_and_only_when_allowed_to_write() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let outside = fx.p("outside/x");
+    let (code, _, err) = fx
+        .run(&sb, Scope::Write, &format!("touch '{}'", outside.display()))
+        .await;
+    assert_ne!(code, 0);
+    assert!(err.contains("Permission denied"), "{err}");
+    assert!(!outside.exists());
+    let (code, _, err) = fx
+        .run(&sb, Scope::Write, "echo made > new.txt && cat new.txt")
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(fx.p("work/new.txt")).unwrap(),
+        "made\n"
+    );
+    // The private TMPDIR is writable; /tmp itself is not.
+    let (code, out, err) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            "f=\"$TMPDIR/t\" && echo t > \"$f\" && cat \"$f\"",
+        )
+        .await;
+    assert_eq!((code, out.as_str()), (0, "t"), "{err}");
+    // Allowed as read-only: no write anywhere, the workdir included.
+    let (code, _, _) = fx.run(&sb, Scope::ReadOnly, "touch ro.txt").await;
+    assert_ne!(code, 0);
+    assert!(!fx.p("work/ro.txt").exists());
+    let (code, out, _) = fx.run(&sb, Scope::ReadOnly, "cat a.txt").await;
+    assert_eq!((code, out.as_str()), (0, "hello"));
+}
+
+#[tokio::test]
+async fn links_planted_in_the_workdir_do_not_lead_out() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (code, _, _) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &format!(
+                "ln -s '{}' esc && echo x > esc/planted",
+                fx.p("outside").display()
+            ),
+        )
+        .await;
+    assert_ne!(code, 0);
+    assert!(!fx.p("outside/planted").exists());
+    // A hard link to a file outside (which a write through it would change) cannot be made.
+    let (_, out, _) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &format!(
+                "ln '{}' hard 2>/dev/null && echo linked; echo x >> hard",
+                fx.p("home/notes.txt").display()
+            ),
+        )
+        .await;
+    assert!(!out.contains("linked"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(fx.p("home/notes.txt")).unwrap(),
+        "public"
+    );
+}
+
+#[tokio::test]
+async fn credentials_are_unreadable_and_the_rest_of_home_is_not() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    for secret in ["home/.ssh/id_rsa", "home/.config/gh/hosts.yml"] {
+        let (code, out, _) = fx
+            .run(
+                &sb,
+                Scope::Write,
+                &format!("cat '{}'", fx.p(secret).display()),
+            )
+            .await;
+        assert_ne!(code, 0, "{secret}");
+        assert!(!out.contains("PRIVATE") && !out.contains("gho_"), "{out}");
+    }
+    // Through a symlink in the workdir as well.
+    let (code, out, _) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &format!("ln -s '{}' k && cat k/id_rsa", fx.p("home/.ssh").display()),
+        )
+        .await;
+    assert_ne!(code, 0);
+    assert!(!out.contains("PRIVATE"));
+    let (code, out, _) = fx
+        .run(
+            &sb,
+            Scope::ReadOnly,
+            &format!("cat '{}'", fx.p("home/notes.txt").display()),
+        )
+        .await;
+    assert_eq!((code, out.as_str()), (0, "public"));
+}
+
+#[tokio::test]
+async fn no_network_means_no_tcp_and_no_udp() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (code, _, err) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+        )
+        .await;
+    assert_ne!(code, 0);
+    assert!(!err.contains("connected"));
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "nothing connected");
+    let (code, _, _) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            "exec 3<>/dev/udp/127.0.0.1/53 && echo sent >&3",
+        )
+        .await;
+    assert_ne!(code, 0);
+}
+
+#[tokio::test]
+async fn the_parent_process_is_out_of_reach() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    // The shell's parent is this test process: its memory is out of reach. (Its environment
+    // is readable through /proc for a process of the same user; runner itself wipes its
+    // initial environment block, which an end-to-end test checks.)
+    let (code, _, _) = fx
+        .run(&sb, Scope::Write, "head -c 16 /proc/$PPID/mem >/dev/null")
+        .await;
+    assert_ne!(code, 0);
+    // Signals to processes outside the sandbox are refused (Landlock ABI 6).
+    if support().landlock_scope() {
+        let (code, _, _) = fx.run(&sb, Scope::Write, "kill -0 $PPID").await;
+        assert_ne!(code, 0);
+    }
+}
+
+#[tokio::test]
+async fn setuid_programs_do_not_lift_the_sandbox() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (_, out, _) = fx
+        .run(&sb, Scope::Write, "cat /proc/self/status | grep NoNewPrivs")
+        .await;
+    assert!(out.contains("NoNewPrivs:\t1"), "{out}");
+    let (code, _, _) = fx.run(&sb, Scope::Write, "sudo -n true").await;
+    assert_ne!(code, 0);
+}
+
+/// A listener on 127.0.0.1 that answers one HTTP request with `body`.
+fn one_shot_server(body: &'static str) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        if let Ok((mut s, _)) = listener.accept() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn the_egress_proxy_lets_listed_hosts_through_and_records_every_attempt() {
+    if !confinable() || !support().landlock_net() {
+        return;
+    }
+    let fx = Fixture::new();
+    let port = one_shot_server("hello from upstream");
+    let (sb, mut rx) = fx
+        .sandbox(NetworkSetting::Hosts(vec!["localhost".into()]))
+        .await;
+    // A client that speaks CONNECT through $HTTPS_PROXY, in bash alone.
+    let connect = |host: &str| {
+        format!(
+            r#"p=${{HTTPS_PROXY##*:}}; exec 3<>/dev/tcp/127.0.0.1/$p || exit 9
+printf 'CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n' >&3
+IFS= read -r status <&3; echo "$status"
+while IFS= read -r l <&3 && [ "$l" != $'\r' ]; do :; done
+printf 'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n' >&3
+cat <&3"#
+        )
+    };
+    let (code, out, err) = fx.run(&sb, Scope::Write, &connect("localhost")).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.contains("hello from upstream"), "{out}");
+    let (_, out, _) = fx.run(&sb, Scope::Write, &connect("example.com")).await;
+    assert!(out.starts_with("HTTP/1.1 403"), "{out}");
+    // Straight to the listener, past the proxy: refused by the kernel.
+    let (code, _, _) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &format!("exec 3<>/dev/tcp/127.0.0.1/{port}"),
+        )
+        .await;
+    assert_ne!(code, 0);
+    let mut seen = Vec::new();
+    while let Ok(Some(a)) = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+        seen.push((a.host.clone(), a.allowed));
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            ("localhost".to_string(), true),
+            ("example.com".to_string(), false)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn enforce_refuses_where_the_kernel_cannot_confine() {
+    // What `prepare` and `Sandbox::start` check, on a simulated kernel without Landlock.
+    let sup = Support {
+        landlock_abi: None,
+        seccomp: true,
+    };
+    assert!(!sup.can_confine());
+    let e = SandboxError::Unsupported(unsupported_reason(&sup));
+    assert!(e.to_string().contains("no Landlock"), "{e}");
+    let fx = Fixture::new();
+    let off = Sandbox::off("sandbox.mode is off");
+    assert!(!off.confines());
+    assert!(off.confine(Scope::Write).unwrap().is_none());
+    let _ = Path::new(&fx.root);
+}

@@ -1,0 +1,375 @@
+//! The sandbox through the real binary: a scripted model runs commands that try to write
+//! outside the workdir, read credentials and runner's own environment, reach the network,
+//! and escape through the repository's git configuration; the tests check none of it works and
+//! that the reports say how commands were confined.
+
+use std::path::Path;
+
+use crate::support::*;
+use serde_json::{Value, json};
+
+const GITHUB_TOKEN: &str = "ghs_sandboxtestsecretvalue1234";
+const DECLARED: &str = "declared-secret-value-5678";
+
+fn spec(extra: &str) -> String {
+    format!(
+        "name: sbx\nprompt: \"do it\"\nmodel: claude-sonnet-4-5\nsecrets: [DECLARED_SECRET]\n{extra}"
+    )
+}
+
+/// Whether this kernel can confine (the tests that need it say so and pass trivially where it
+/// cannot; CI's kernel can).
+fn confinable() -> bool {
+    let ok = runner::sandbox::support().can_confine();
+    if !ok {
+        eprintln!("skipped: this kernel cannot confine commands");
+    }
+    ok
+}
+
+/// A home directory with an SSH key and a GitHub CLI token in it.
+fn home_with_credentials(out: &OutDir) -> std::path::PathBuf {
+    let home = out.path().join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join(".config/gh")).unwrap();
+    std::fs::write(
+        home.join(".ssh/id_rsa"),
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".config/gh/hosts.yml"),
+        "oauth_token: gho_hoststoken",
+    )
+    .unwrap();
+    home
+}
+
+fn run_one_command(
+    mock: &MockAnthropic,
+    repo: &TestRepo,
+    out: &OutDir,
+    yaml: &str,
+    extra_args: &[&str],
+) -> Run {
+    let spec = write_spec(repo.path(), yaml);
+    let home = home_with_credentials(out);
+    exec(mock, repo, out)
+        .json()
+        .junit(out.junit())
+        .args(extra_args)
+        .arg(&spec)
+        .env("HOME", &home)
+        .env("GITHUB_TOKEN", GITHUB_TOKEN)
+        .env("DECLARED_SECRET", DECLARED)
+        .run()
+}
+
+fn assert_no_secret(text: &str) {
+    for secret in [GITHUB_TOKEN, DECLARED, "OPENSSH PRIVATE", "gho_hoststoken"] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+}
+
+#[test]
+fn commands_cannot_write_outside_read_credentials_or_runners_environment() {
+    if !confinable() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let outside = out.path().join("outside.txt");
+    // A script the policy cannot look into (as `cargo test` runs build scripts): only the
+    // sandbox stands between it and the machine.
+    repo.write(
+        "probe.sh",
+        &format!(
+            "touch {o}\necho wrote-inside > inside.txt\ncat ~/.ssh/id_rsa\ncat ~/.config/gh/hosts.yml\n\
+             tr '\\0' '\\n' < /proc/$PPID/environ | grep -E 'TOKEN|SECRET|KEY'\n\
+             sudo -n true && echo sudo-ok\nexit 1\n",
+            o = outside.display()
+        ),
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(
+        &mock,
+        &repo,
+        &out,
+        &spec("permissions:\n  mode: bypassPermissions\n"),
+        &[],
+    );
+    run.expect_code(0);
+    assert!(!outside.exists(), "wrote outside the workdir");
+    assert_eq!(repo.read("inside.txt"), "wrote-inside\n");
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert_no_secret(&text);
+    assert!(!text.contains("sudo-ok"), "{text}");
+    assert!(text.contains("Permission denied"), "{text}");
+    // The model is told why, in one line.
+    assert!(
+        text.contains("[sandbox] writes are allowed only under"),
+        "{text}"
+    );
+    assert!(text.contains("network is off"), "{text}");
+    // The reports say how commands were confined.
+    let result = run.result();
+    let sandbox = &result["runner_sandbox"];
+    assert_eq!(sandbox["confined"], json!(true), "{result}");
+    assert_eq!(sandbox["mode"], json!("auto"));
+    assert_eq!(sandbox["network"], json!("none"));
+    let init = &read_json_lines(Path::new(
+        result["runner_transcript_path"].as_str().unwrap(),
+    ))[0];
+    assert_eq!(init["sandbox"]["confined"], json!(true), "{init}");
+    let junit = std::fs::read_to_string(out.junit()).unwrap();
+    assert!(
+        junit.contains(r#"name="sandbox.confined" value="true""#),
+        "{junit}"
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn runners_own_environment_shows_no_secret_even_unsandboxed() {
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    repo.write(
+        "probe.sh",
+        "tr '\\0' '\\n' < /proc/$PPID/environ\necho end\n",
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(
+        &mock,
+        &repo,
+        &out,
+        &spec("permissions:\n  mode: bypassPermissions\n"),
+        &["--sandbox", "off"],
+    );
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(text.contains("end"), "{text}");
+    assert_no_secret(&text);
+    assert!(!text.contains("mock-key"), "{text}");
+    assert_eq!(run.result()["runner_sandbox"]["confined"], json!(false));
+    mock.assert_clean();
+}
+
+#[test]
+fn no_network_means_a_local_listener_is_never_reached() {
+    if !confinable() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    repo.write(
+        "probe.sh",
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected\n"),
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(
+        &mock,
+        &repo,
+        &out,
+        &spec("permissions:\n  mode: bypassPermissions\n"),
+        &[],
+    );
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(!text.contains("connected"), "{text}");
+    assert!(listener.accept().is_err(), "the listener was reached");
+    mock.assert_clean();
+}
+
+/// A one-request HTTP server on 127.0.0.1.
+fn upstream(body: &'static str) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        if let Ok((mut s, _)) = listener.accept() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn listed_hosts_go_through_the_proxy_and_every_attempt_is_recorded() {
+    if !confinable() || !runner::sandbox::support().landlock_net() {
+        return;
+    }
+    let port = upstream("through the proxy");
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    // A CONNECT through $HTTPS_PROXY in plain bash, to an allowed and a refused host.
+    let connect = |host: &str| {
+        format!(
+            "exec 3<>/dev/tcp/127.0.0.1/${{HTTPS_PROXY##*:}}\nprintf 'CONNECT {host}:{port} HTTP/1.1\\r\\n\\r\\n' >&3\n\
+             IFS= read -r s <&3; echo \"{host}: $s\"\n\
+             while IFS= read -r l <&3 && [ \"$l\" != $'\\r' ]; do :; done\n\
+             printf 'GET / HTTP/1.1\\r\\nHost: {host}\\r\\n\\r\\n' >&3; cat <&3; exec 3>&-\n"
+        )
+    };
+    repo.write(
+        "probe.sh",
+        &format!("{}echo\n{}", connect("localhost"), connect("example.com")),
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(
+        &mock,
+        &repo,
+        &out,
+        &spec("permissions:\n  mode: bypassPermissions\nsandbox:\n  network: [localhost]\n"),
+        &[],
+    );
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(text.contains("localhost: HTTP/1.1 200"), "{text}");
+    assert!(text.contains("through the proxy"), "{text}");
+    assert!(text.contains("example.com: HTTP/1.1 403"), "{text}");
+    let result = run.result();
+    assert_eq!(
+        result["runner_network"],
+        json!({"allowed": 1, "denied": 1}),
+        "{result}"
+    );
+    let records = read_json_lines(Path::new(
+        result["runner_transcript_path"].as_str().unwrap(),
+    ));
+    let network: Vec<(Value, Value)> = records
+        .iter()
+        .filter(|r| r["subtype"] == "runner_network")
+        .map(|r| (r["host"].clone(), r["allowed"].clone()))
+        .collect();
+    assert_eq!(
+        network,
+        [
+            (json!("localhost"), json!(true)),
+            (json!("example.com"), json!(false))
+        ]
+    );
+    let junit = std::fs::read_to_string(out.junit()).unwrap();
+    assert!(
+        junit.contains(r#"name="network.denied" value="1""#),
+        "{junit}"
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn a_read_only_command_writes_nothing_even_through_planted_git_config() {
+    if !confinable() {
+        return;
+    }
+    let repo = TestRepo::new();
+    // A pull request can plant configuration that `git status` runs.
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+    };
+    git(&[
+        "config",
+        "core.fsmonitor",
+        "touch pwned-by-fsmonitor; false",
+    ]);
+    let out = OutDir::new();
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "git status --short"})),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(&mock, &repo, &out, &spec(""), &[]);
+    run.expect_code(0);
+    assert!(
+        !repo.exists("pwned-by-fsmonitor"),
+        "the planted program wrote in the workdir"
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn a_rule_allowed_command_writes_in_the_workdir() {
+    if !confinable() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let mock = MockAnthropic::start(vec![
+        tool_turn(
+            "t1",
+            "Bash",
+            json!({"command": "mkdir -p build && touch build/out.o"}),
+        ),
+        text_turn("done"),
+    ]);
+    let run = run_one_command(
+        &mock,
+        &repo,
+        &out,
+        &spec("permissions:\n  allow: [\"Bash(mkdir:*)\", \"Bash(touch:*)\"]\n"),
+        &[],
+    );
+    run.expect_code(0);
+    assert!(repo.exists("build/out.o"));
+    mock.assert_clean();
+}
+
+#[test]
+fn enforce_on_a_kernel_without_landlock_exits_2_before_any_request() {
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let mock = MockAnthropic::start(vec![text_turn("never")]);
+    let spec_path = write_spec(repo.path(), &spec("sandbox:\n  mode: enforce\n"));
+    let run = exec(&mock, &repo, &out)
+        .arg(&spec_path)
+        .env("RUNNER_TEST_LANDLOCK_ABI", "0")
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("sandbox.mode is enforce"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mock.served(), 0);
+    // `auto` on the same kernel runs, unconfined, and says so.
+    let spec_path = write_spec(repo.path(), &spec(""));
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec_path)
+        .env("RUNNER_TEST_LANDLOCK_ABI", "0")
+        .run();
+    run.expect_code(0);
+    assert!(run.stderr.contains("UNCONFINED"), "{}", run.stderr);
+    let sandbox = &run.result()["runner_sandbox"];
+    assert_eq!(sandbox["confined"], json!(false));
+    assert!(
+        sandbox["unconfined_because"]
+            .as_str()
+            .is_some_and(|s| s.contains("no Landlock")),
+        "{sandbox}"
+    );
+    mock.assert_clean();
+}
