@@ -18,6 +18,8 @@
 //! - `BENCH_REPO_DIR` (default: the system temp directory): where that repository goes;
 //! - `BENCH_BATCH_TASKS` (default 100): tasks in the batch;
 //! - `BENCH_BATCH_VARIANTS` (default both): `worktrees`, `in place` or both;
+//! - `BENCH_WORKTREES` (default unset = `auto`): `RUNNER_WORKTREES` for the batch's runner
+//!   (`checkout`: the pool's fallback; `own`: no pool, a checkout per task);
 //! - `BENCH_GIT_COST=0`: skip the per-task git cost measured through the library;
 //! - `BENCH_OUT_DIR` (default: the system temp directory): where the batch's transcript
 //!   directories, and so its worktrees, go (e.g. `/dev/shm` to take the disk out);

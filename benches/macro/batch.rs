@@ -304,6 +304,11 @@ pub fn bench_batch() {
                     .arg(jobs.to_string())
                     .arg("--transcript-dir")
                     .arg(out_dir.path());
+                // How the pool makes worktrees: `auto` (overlays where runner can mount),
+                // `checkout` (the fallback) or `own` (no pool: a checkout per task, as before).
+                if let Ok(mode) = std::env::var("BENCH_WORKTREES") {
+                    cmd.env("RUNNER_WORKTREES", mode);
+                }
                 let mut cmd = timed(&cmd);
                 loads.push(load_average().split(' ').next().unwrap_or("?").to_string());
                 let spawned = Instant::now();
