@@ -142,8 +142,8 @@ fn bench_sandbox() {
     };
     let plain = ChildPolicy::default();
     let boxed = ChildPolicy {
-        remove: vec![],
         sandbox: Some(sandbox.clone()),
+        ..ChildPolicy::default()
     };
     let mut t = Table::new(&["command `true` (spawn, wait, reap)", "median"]);
     let (d0, _) = time_per_iter(SAMPLES, TARGET, || one(&plain, Scope::Write));

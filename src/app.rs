@@ -13,14 +13,60 @@ use crate::outcome::combined_exit_code;
 use crate::prepare::{self, Overrides, PreparedTask};
 use crate::report::{SharedOut, github, progress};
 use crate::session::RunOptions;
-use crate::spec::{self, LoadedSpec};
+use crate::spec::{self, LoadedSpec, SpecError};
 
 /// Exit code for invalid input (nothing ran).
 pub(crate) const EXIT_INVALID: i32 = 2;
 
+/// The exit code when every task succeeded but a report could not be written.
+const EXIT_REPORT_FAILED: i32 = 1;
+
+/// Why a run cannot start (exit 2, nothing runs): a spec error, shown with its source line, or
+/// another problem (a flag, a key, git, a path).
+#[derive(Debug)]
+enum Problem {
+    /// A spec error (positioned, perhaps with a suggestion).
+    Spec(Box<SpecError>),
+    /// Anything else, as one message.
+    Other(String),
+}
+
+impl From<SpecError> for Problem {
+    fn from(e: SpecError) -> Problem {
+        Problem::Spec(Box::new(e))
+    }
+}
+
+impl From<String> for Problem {
+    fn from(e: String) -> Problem {
+        Problem::Other(e)
+    }
+}
+
+impl From<prepare::PrepareError> for Problem {
+    fn from(e: prepare::PrepareError) -> Problem {
+        match e {
+            prepare::PrepareError::Spec(e) => e.into(),
+            other => Problem::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<crate::git::GitError> for Problem {
+    fn from(e: crate::git::GitError) -> Problem {
+        match e {
+            crate::git::GitError::Spec(e) => e.into(),
+            other => Problem::Other(other.to_string()),
+        }
+    }
+}
+
+/// Everything wrong with the input, collected (not just the first problem).
+type Problems = Vec<Problem>;
+
 fn stdout_writer() -> SharedOut {
     Arc::new(Mutex::new(
-        Box::new(std::io::stdout()) as Box<dyn Write + Send>
+        Box::new(progress::Stdout::new()) as Box<dyn Write + Send>
     ))
 }
 
@@ -34,26 +80,31 @@ fn write_out(out: &SharedOut, text: &str) {
 }
 
 /// Load every spec under `paths`; all errors are collected, not just the first.
-fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Vec<String>> {
-    let files = spec::discover(paths).map_err(|e| vec![e.to_string()])?;
+fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Problems> {
+    let files = spec::discover(paths).map_err(|e| vec![e.into()])?;
     let mut loaded = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Problems = Vec::new();
     for f in &files {
         match spec::load_all(f) {
             Ok(l) => loaded.extend(l),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e.into()),
         }
     }
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
     for l in &loaded {
         if let Some(prev) = seen.insert(l.spec.name.clone(), l.path.clone()) {
-            errors.push(format!(
-                "{}:{}:1: task name `{}` is also used by {}; task names must be unique in one run",
-                l.path.display(),
-                l.name_line,
-                l.spec.name,
-                prev.display()
-            ));
+            errors.push(
+                SpecError::at(
+                    l,
+                    "name",
+                    format!(
+                        "task name `{}` is also used by {}; task names must be unique in one run",
+                        l.spec.name,
+                        prev.display()
+                    ),
+                )
+                .into(),
+            );
         }
     }
     if errors.is_empty() {
@@ -63,9 +114,30 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Vec<String>> {
     }
 }
 
-fn report_errors(errors: &[String]) -> i32 {
+/// Report why nothing runs, and return exit code 2. Spec errors are shown as a compiler shows
+/// them (the source line, a caret under the token, a suggestion); with `RUNNER_LOG_FORMAT=json`
+/// each is one JSON log event instead.
+fn report_errors(errors: &[Problem]) -> i32 {
+    let json = crate::log::format() == crate::log::LogFormat::Json;
+    let color = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none();
     for e in errors {
-        tracing::error!("{e}");
+        match e {
+            Problem::Spec(e) if json => tracing::error!(
+                file = %e.file.display(),
+                line = e.line.unwrap_or(0),
+                column = e.column.unwrap_or(0),
+                flag = e.flag().unwrap_or(""),
+                help = e.help().unwrap_or(""),
+                "{}",
+                e.message
+            ),
+            Problem::Spec(e) => {
+                // Dropped if stderr cannot take it, like every log line.
+                let _ = crate::log::write_log(e.render(color).as_bytes());
+            }
+            Problem::Other(e) => tracing::error!("{e}"),
+        }
     }
     let n = errors.len();
     tracing::error!(
@@ -217,30 +289,89 @@ impl GitOutputs {
     }
 }
 
-/// Every task of a `runner exec`, prepared and with its git plan; or every error found (exit
-/// 2, nothing runs).
-fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Vec<String>> {
+/// The tasks of `exec -p PROMPT` (one, built from the flags) or of the spec PATHs.
+fn load_tasks(args: &ExecArgs) -> Result<Vec<LoadedSpec>, Problems> {
+    let Some(inline) = args.inline_task() else {
+        return load_all(&args.paths);
+    };
+    if !args.paths.is_empty() {
+        return Err(vec![Problem::Other(format!(
+            "-p/--prompt runs one task built from the flags; it takes no spec PATH (got {}). \
+             Drop -p to run the specs, or the PATHs to run the prompt",
+            args.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ))]);
+    }
+    let cwd = std::env::current_dir().map_err(|e| {
+        vec![Problem::Other(format!(
+            "cannot read the current directory: {e}"
+        ))]
+    })?;
+    inline
+        .load(&cwd)
+        .map(|l| vec![l])
+        .map_err(|e| vec![e.into()])
+}
+
+/// Every task of a `runner exec`, prepared and with its git plan, and every output path checked
+/// writable; or every error found (exit 2, nothing runs).
+fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Problems> {
     let o = overrides(args);
+    let flag_errors = prepare::check_overrides(&o);
+    if !flag_errors.is_empty() {
+        return Err(flag_errors.into_iter().map(Problem::Other).collect());
+    }
     let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
     let prepared = if let Some(transcript) = &args.resume {
-        let task = resume_task(args, transcript, &o).map_err(|e| vec![e])?;
+        let task = resume_task(args, transcript, &o).map_err(|e| vec![e.into()])?;
         let mut tasks = vec![task];
         plan_git(&mut tasks, &outputs, false)?;
         tasks
     } else {
-        check_tasks(load_all(&args.paths)?, &o, &outputs, prepare::prepare)?
+        check_tasks(load_tasks(args)?, &o, &outputs, prepare::prepare)?
     };
     if args.output_file.is_some() && !prepared.iter().any(|p| p.loaded.spec.output.is_some()) {
         tracing::warn!(
-            "--output-file: no task sets `output:`, so the file will hold only null (see README \"Structured output\")"
+            "--output-file: no task sets `output:`, so the file will hold only null (see the book's \"Structured output\")"
         );
     }
     if args.record.is_some() && prepared.len() > 1 {
-        return Err(vec![
+        return Err(vec![Problem::Other(
             "--record records one task; give a single task spec".to_string(),
-        ]);
+        )]);
+    }
+    let unwritable = check_output_paths(args, &outputs);
+    if !unwritable.is_empty() {
+        return Err(unwritable.into_iter().map(Problem::Other).collect());
     }
     Ok(prepared)
+}
+
+/// Every output path of the run that cannot be written (see [`crate::report::preflight`]).
+fn check_output_paths(args: &ExecArgs, outputs: &GitOutputs) -> Vec<String> {
+    use crate::report::preflight::{OutputPaths, check};
+    let mut paths = OutputPaths {
+        dirs: vec![("--transcript-dir", args.transcript_dir.as_path())],
+        ..Default::default()
+    };
+    if outputs.patch_dir != args.transcript_dir.join("patches") {
+        paths
+            .dirs
+            .push(("--patch-dir", outputs.patch_dir.as_path()));
+    }
+    if let Some(j) = &args.junit {
+        paths.replaced.push(("--junit", j.as_path()));
+    }
+    if let Some(f) = &args.output_file {
+        paths.written.push(("--output-file", f.as_path()));
+    }
+    if let Some(r) = &args.record {
+        paths.written.push(("--record", r.as_path()));
+    }
+    check(&paths)
 }
 
 /// Prepare each loaded spec with `prepare` (exec: [`prepare::prepare`]; validate:
@@ -250,14 +381,14 @@ fn check_tasks(
     o: &Overrides,
     outputs: &GitOutputs,
     prepare: fn(LoadedSpec, &Overrides) -> Result<PreparedTask, prepare::PrepareError>,
-) -> Result<Vec<PreparedTask>, Vec<String>> {
+) -> Result<Vec<PreparedTask>, Problems> {
     let mut tasks = Vec::new();
-    let mut errors = Vec::new();
+    let mut errors: Problems = Vec::new();
     let total = loaded.len();
     for l in loaded {
         match prepare(l, o) {
             Ok(p) => tasks.push(p),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e.into()),
         }
     }
     if let Err(e) = plan_git(&mut tasks, outputs, total > 1) {
@@ -276,22 +407,28 @@ fn plan_git(
     tasks: &mut [PreparedTask],
     outputs: &GitOutputs,
     several: bool,
-) -> Result<(), Vec<String>> {
-    let mut errors = Vec::new();
+) -> Result<(), Problems> {
+    let mut errors: Problems = Vec::new();
     let mut branches: HashMap<String, String> = HashMap::new();
     let mut planner = crate::git::Planner::default();
     for p in tasks.iter_mut() {
         match planner.plan(&p.loaded, several, &outputs.patch_dir, &outputs.dirs) {
             Ok(g) => p.git = g,
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.push(e.into()),
         }
         if let Some(b) = &p.git.branch
             && let Some(other) = branches.insert(b.clone(), p.loaded.spec.name.clone())
         {
-            errors.push(format!(
-                "{}: git.branch `{b}` is also the branch of task `{other}`; each task needs its own",
-                p.loaded.path.display()
-            ));
+            errors.push(
+                SpecError::at(
+                    &p.loaded,
+                    "git.branch",
+                    format!(
+                        "git.branch `{b}` is also the branch of task `{other}`; each task needs its own"
+                    ),
+                )
+                .into(),
+            );
         }
     }
     if errors.is_empty() {
@@ -326,7 +463,10 @@ pub async fn exec(args: ExecArgs) -> i32 {
     };
     let tasks = match batch::plan(prepared, &batch_options(&args)) {
         Ok(p) => p,
-        Err(errors) => return report_errors(&errors),
+        Err(errors) => {
+            let errors: Problems = errors.into_iter().map(Problem::Other).collect();
+            return report_errors(&errors);
+        }
     };
     crate::model::anthropic::install_crypto_provider();
     let github = github::GithubEnv::detect();
@@ -339,7 +479,8 @@ pub async fn exec(args: ExecArgs) -> i32 {
     if show_progress {
         progress::start(tasks.len());
     }
-    let format = args.output_format;
+    crate::log::human::show_task(multi && args.jobs > 1);
+    let format = args.format();
     let printer = out.clone();
     let schedule = batch::Schedule {
         jobs: args.jobs,
@@ -373,25 +514,37 @@ pub async fn exec(args: ExecArgs) -> i32 {
             end.results.len()
         );
     }
-    write_reports(&args, &end.results);
+    let mut report_failures = write_reports(&args, &end.results);
     if show_progress {
         progress::finish();
     }
     if let (Some(env), Some(groups)) = (&github, &groups) {
         github::resume_commands(&groups.token());
-        github::finish(
+        if let Err(e) = github::finish(
             env,
             &end.results,
             args.junit.as_deref(),
             &args.transcript_dir,
-        );
+        ) {
+            report_failures.push(e);
+        }
     }
     for r in &end.results {
         if let Some(t) = &r.transcript_path {
-            tracing::info!(task = %r.task_name, outcome = r.outcome.name(), transcript = %t.display(), "result");
+            tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), transcript = %t.display(), "result");
         }
+        report_failures.extend(r.report_errors.iter().cloned());
     }
-    combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()))
+    let code = combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()));
+    if report_failures.is_empty() {
+        return code;
+    }
+    tracing::error!(
+        "{} report file(s) could not be written: {}",
+        report_failures.len(),
+        report_failures.join("; ")
+    );
+    if code == 0 { EXIT_REPORT_FAILED } else { code }
 }
 
 /// The batch options of `args`.
@@ -403,16 +556,23 @@ fn batch_options(args: &ExecArgs) -> batch::BatchOptions {
     }
 }
 
-/// The run's files: the JUnit report and the structured output file.
-fn write_reports(args: &ExecArgs, finished: &[RunResult]) {
+/// The run's files: the JUnit report and the structured output file. Returns what could not
+/// be written, each naming its file.
+fn write_reports(args: &ExecArgs, finished: &[RunResult]) -> Vec<String> {
+    let mut failed = Vec::new();
     if let Some(path) = &args.junit
         && let Err(e) = crate::report::junit::write_junit(path, finished)
     {
-        tracing::error!("cannot write the JUnit report {}: {e}", path.display());
+        let why = format!("cannot write the JUnit report {}: {e}", path.display());
+        tracing::error!("{why}");
+        failed.push(why);
     }
     if let Some(path) = &args.output_file
         && let Err(e) = crate::report::structured::write_output_file(path, finished)
     {
-        tracing::error!("cannot write the output file {}: {e}", path.display());
+        let why = format!("cannot write the output file {}: {e}", path.display());
+        tracing::error!("{why}");
+        failed.push(why);
     }
+    failed
 }

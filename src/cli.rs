@@ -8,6 +8,8 @@ use crate::spec::{NetworkSetting, PermissionMode, ReplayMode, SandboxMode, SpecD
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
+  runner exec -p \"Fix the failing tests\" --allowed-tools \"Edit,Bash(cargo test:*)\"
+      Run one task given inline: a spec built from the flags, in the current directory.
   runner exec tasks/examples/hello-replay.yaml
       Run the offline example (replay provider, no API key needed).
   runner exec task.yaml --junit junit.xml --output-format stream-json
@@ -53,6 +55,20 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// How much runner says on stderr.
+    #[command(flatten)]
+    pub verbosity: Verbosity,
+}
+
+/// `-v`/`-q`: how much runner logs on stderr (`RUNNER_LOG` overrides both).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct Verbosity {
+    /// More log detail on stderr: -v for debug logs of runner, -vv for trace logs.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only warnings and errors on stderr, and no progress line.
+    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
 }
 
 /// Subcommands.
@@ -116,9 +132,67 @@ pub enum OutputFormat {
 /// `runner exec` arguments.
 #[derive(Debug, Args)]
 pub struct ExecArgs {
-    /// Task spec files or directories of them (with --resume: at most one spec file).
-    #[arg(required_unless_present = "resume", value_name = "PATH")]
+    /// Task spec files or directories of them (with --resume: at most one spec file; with -p:
+    /// none).
+    #[arg(required_unless_present_any = ["resume", "prompt"], value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Run PROMPT as a one-task spec built from the flags (--name, --cd, --tools,
+    /// --allowed-tools, --append-system-prompt, --add-dir, --output-schema, ...) instead of spec
+    /// files. With --resume: the user message to continue with (default: none when the run
+    /// stopped mid-task; a short "continue" note when it stopped after the model's answer).
+    #[arg(short = 'p', long, value_name = "PROMPT")]
+    pub prompt: Option<String>,
+    /// Inline task (-p): its name (default `inline`).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub name: Option<String>,
+    /// Inline task (-p): the working directory (default: the current directory).
+    #[arg(
+        short = 'C',
+        long = "cd",
+        value_name = "DIR",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub cd: Option<PathBuf>,
+    /// Inline task (-p): the tools offered, e.g. "Read,Grep,Bash" (commas or spaces; default
+    /// Read, Write, Edit, Bash, Glob, Grep).
+    #[arg(
+        long,
+        value_name = "TOOLS",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub tools: Option<String>,
+    /// Inline task (-p): text appended to runner's system prompt.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub append_system_prompt: Option<String>,
+    /// Inline task (-p): an extra directory the agent may read (repeatable).
+    #[arg(
+        long = "add-dir",
+        value_name = "DIR",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub add_dirs: Vec<PathBuf>,
+    /// Inline task (-p): the final answer must be JSON valid against the JSON Schema in FILE
+    /// (structured output; see --output-file).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub output_schema: Option<PathBuf>,
     /// Continue the run recorded in TRANSCRIPT instead of starting fresh (see `runner resume`).
     #[arg(long, value_name = "TRANSCRIPT")]
     pub resume: Option<PathBuf>,
@@ -126,13 +200,12 @@ pub struct ExecArgs {
     /// (default: the run's recorded spec).
     #[arg(long, requires = "resume")]
     pub use_current_spec: bool,
-    /// With --resume: the user message to continue with (default: none when the run stopped
-    /// mid-task; a short "continue" note when it stopped after the model's answer).
-    #[arg(long, requires = "resume", value_name = "TEXT")]
-    pub prompt: Option<String>,
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -163,10 +236,10 @@ pub struct ExecArgs {
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
     /// Allow rules added to every spec's, e.g. "Read,Bash(git diff *)" (commas or spaces outside parentheses separate rules; repeatable).
-    #[arg(long, alias = "allowedTools", value_name = "RULES")]
+    #[arg(long, visible_alias = "allowedTools", value_name = "RULES")]
     pub allowed_tools: Vec<String>,
     /// Deny rules added to every spec's (same syntax; repeatable).
-    #[arg(long, alias = "disallowedTools", value_name = "RULES")]
+    #[arg(long, visible_alias = "disallowedTools", value_name = "RULES")]
     pub disallowed_tools: Vec<String>,
     /// Claude Code settings.json whose permissions (allow/deny/ask rules, additionalDirectories,
     /// defaultMode) and hooks are added to every spec's. Settings in the workdir are never read.
@@ -240,11 +313,14 @@ pub struct ResumeArgs {
     #[arg(long)]
     pub use_current_spec: bool,
     /// The user message to continue with.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(short = 'p', long, value_name = "TEXT")]
     pub prompt: Option<String>,
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
+    /// Same as --output-format json.
+    #[arg(long, conflicts_with = "output_format")]
+    pub json: bool,
     /// Write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -287,7 +363,7 @@ pub struct LimitArgs {
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
     /// Cost limit in USD (replaces the spec's).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, visible_alias = "max-budget-usd", value_name = "USD")]
     pub max_cost_usd: Option<f64>,
     /// Token limit: input + cache + output over all requests (replaces the spec's).
     #[arg(long, value_name = "N")]
@@ -317,10 +393,39 @@ impl ResumeArgs {
         e.use_current_spec = self.use_current_spec;
         e.prompt = self.prompt;
         e.output_format = self.output_format;
+        e.json = self.json;
         e.junit = self.junit;
         e.limits = self.limits;
         e.sandbox = self.sandbox;
         Ok(e)
+    }
+}
+
+impl ExecArgs {
+    /// What stdout carries (`--json` is `--output-format json`).
+    pub fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else {
+            self.output_format
+        }
+    }
+
+    /// The inline task of `-p PROMPT` (not with --resume, where the prompt continues the run).
+    pub fn inline_task(&self) -> Option<crate::spec::inline::InlineTask> {
+        if self.resume.is_some() {
+            return None;
+        }
+        let prompt = self.prompt.clone()?;
+        Some(crate::spec::inline::InlineTask {
+            prompt,
+            name: self.name.clone(),
+            cd: self.cd.clone(),
+            tools: self.tools.as_deref().map(crate::spec::inline::split_tools),
+            append_system_prompt: self.append_system_prompt.clone(),
+            add_dirs: self.add_dirs.clone(),
+            output_schema: self.output_schema.clone(),
+        })
     }
 }
 

@@ -194,6 +194,10 @@ pub struct RunResult {
     /// Connection attempts through the sandbox's egress proxy.
     #[serde(default, skip_serializing_if = "NetworkTally::is_empty")]
     pub network: NetworkTally,
+    /// Reports of this task that could not be written (the transcript, `result.json`), each
+    /// naming its file; any makes the process exit non-zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub report_errors: Vec<String>,
 }
 
 /// How many connection attempts the egress proxy let through and refused.
@@ -254,6 +258,7 @@ impl RunResult {
             git: None,
             sandbox: None,
             network: NetworkTally::default(),
+            report_errors: vec![],
         }
     }
 }

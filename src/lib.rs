@@ -4,13 +4,13 @@
 //! to an exit code. `docs/src/architecture.md` maps the modules and the data flow of a run.
 //!
 //! The public modules are what the binary, the integration tests and the benchmarks drive:
-//! the commands ([`app`], [`cli`], [`init`]), the contracts runner writes ([`events`],
+//! the commands ([`app`], [`cli`], [`init`], [`log`]), the contracts runner writes ([`events`],
 //! [`outcome`], [`report`], [`transcript`]), the spec ([`spec`]), the model providers
 //! ([`model`]), the tools and the policy that decides them ([`tools`], [`permissions`]), how
 //! processes start and are confined ([`process`], [`sandbox`], [`roots`]), git isolation
 //! ([`git`]), preparation and resume ([`prepare`]), redaction ([`redact`]) and the loop's
 //! request view ([`agent`]). Everything else is crate-private: the session that assembles a
-//! run, the batch scheduler, hooks, retries, verify checks and the log routing.
+//! run, the batch scheduler, hooks, retries and verify checks.
 
 #![deny(clippy::print_stdout)]
 #![warn(missing_docs)]
@@ -24,7 +24,7 @@ pub mod events;
 pub mod git;
 pub(crate) mod hooks;
 pub mod init;
-pub(crate) mod log;
+pub mod log;
 pub mod model;
 pub mod outcome;
 pub mod permissions;

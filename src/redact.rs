@@ -1,14 +1,21 @@
 //! Secret redaction for every output (`[REDACTED:NAME]`).
 //!
 //! A [`Redactor`] holds the values of the task's secrets (the spec's `secrets:`, the provider's
-//! API-key variable, `GITHUB_TOKEN`) and replaces each occurrence in text with
-//! `[REDACTED:NAME]`. Sinks (transcript, stream-json, json) redact everything they write;
-//! reports rendered from a [`RunResult`] (text, JUnit) are given an already redacted result
+//! API-key variable, `GITHUB_TOKEN`, a credential `actions/checkout` left in `.git/config`) and
+//! replaces each occurrence in text with `[REDACTED:NAME]`: the value itself, each line of a
+//! multi-line value, and its common encodings — base64 (standard and URL-safe, at any offset
+//! inside a longer encoded text such as a `basic` authorization header), hex, URL encoding.
+//! Tool results are redacted before they go to the model; sinks (transcript, stream-json,
+//! json) redact everything they write, spill files are redacted when written, and reports
+//! rendered from a [`RunResult`] (text, JUnit) are given an already redacted result
 //! ([`Redactor::redact_result`]).
 
 use std::borrow::Cow;
+use std::path::Path;
 
 use aho_corasick::{AhoCorasick, MatchKind};
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -17,6 +24,57 @@ use crate::events::RunResult;
 /// Values shorter than this are never redacted: redacting `"1"` or `"ab"` would mangle
 /// every output while protecting nothing.
 pub const MIN_SECRET_LEN: usize = 4;
+
+/// Derived forms (one line of a multi-line value, an encoding) shorter than this are not
+/// redacted on their own: they would match unrelated text.
+const MIN_DERIVED_LEN: usize = 8;
+
+/// The forms a secret value may take in output: itself, each line of it, and its encodings.
+fn forms(value: &str) -> Vec<String> {
+    let mut out = vec![value.to_string()];
+    let mut derived: Vec<String> = Vec::new();
+    if value.contains('\n') {
+        derived.extend(value.lines().map(|l| l.trim().to_string()));
+    }
+    let bytes = value.as_bytes();
+    // Base64 at each of the three offsets a value can start at inside a longer encoded text:
+    // the characters that depend on the value's bytes alone.
+    for pad in 0..3usize {
+        let mut buf = vec![0u8; pad];
+        buf.extend_from_slice(bytes);
+        let full = (buf.len() / 3) * 4;
+        let skip = if pad == 0 { 0 } else { 4 };
+        let std = STANDARD_NO_PAD.encode(&buf);
+        if full > skip {
+            let core = &std[skip..full.min(std.len())];
+            derived.push(core.to_string());
+            derived.push(core.replace('+', "-").replace('/', "_"));
+        }
+    }
+    derived.push(STANDARD.encode(bytes));
+    derived.push(URL_SAFE.encode(bytes));
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    derived.push(hex.to_ascii_uppercase());
+    derived.push(hex);
+    derived.push(
+        percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC)
+            .to_string(),
+    );
+    derived.push(percent_encoding::utf8_percent_encode(value, URL_RESERVED).to_string());
+    for d in derived {
+        if d.len() >= MIN_DERIVED_LEN && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// What URL encoders escape: everything but RFC 3986's unreserved characters.
+const URL_RESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// Replaces secret values with `[REDACTED:NAME]`.
 ///
@@ -40,10 +98,14 @@ impl Redactor {
     pub fn new(secrets: Vec<(String, String)>) -> Self {
         let mut out: Vec<(String, String)> = Vec::with_capacity(secrets.len());
         for (name, value) in secrets {
-            if value.len() < MIN_SECRET_LEN || out.iter().any(|(v, _)| *v == value) {
+            if value.len() < MIN_SECRET_LEN {
                 continue;
             }
-            out.push((value, format!("[REDACTED:{name}]")));
+            for form in forms(&value) {
+                if !out.iter().any(|(v, _)| *v == form) {
+                    out.push((form, format!("[REDACTED:{name}]")));
+                }
+            }
         }
         Self::from_pairs(out)
     }
@@ -75,10 +137,16 @@ impl Redactor {
     /// A redactor for the named environment variables' current values. Unset, non-UTF-8,
     /// empty and short (< [`MIN_SECRET_LEN`]) values are ignored.
     pub fn from_env(names: &[String]) -> Self {
-        let pairs = names
+        Self::from_env_and(names, Vec::new())
+    }
+
+    /// [`Redactor::from_env`] plus `more` (name, value) pairs (credentials found elsewhere).
+    pub fn from_env_and(names: &[String], more: Vec<(String, String)>) -> Self {
+        let mut pairs: Vec<(String, String)> = names
             .iter()
             .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), v)))
             .collect();
+        pairs.extend(more);
         Self::new(pairs)
     }
 
@@ -218,6 +286,88 @@ impl Redactor {
             }
         }
     }
+}
+
+/// Credentials a git checkout left in the repository's configuration: the token of an
+/// `http.*.extraheader` authorization header (what `actions/checkout` writes unless
+/// `persist-credentials: false`), and passwords in remote URLs. Returned as (name, value)
+/// pairs to redact; a warning is logged when there are any.
+pub fn git_credentials(repo_root: &Path) -> Vec<(String, String)> {
+    let dotgit = repo_root.join(".git");
+    let config = if dotgit.is_file() {
+        std::fs::read_to_string(&dotgit)
+            .ok()
+            .and_then(|t| t.strip_prefix("gitdir:").map(|p| repo_root.join(p.trim())))
+            .map(|d| {
+                let common = std::fs::read_to_string(d.join("commondir"))
+                    .map(|c| d.join(c.trim()))
+                    .unwrap_or(d);
+                common.join("config")
+            })
+    } else {
+        Some(dotgit.join("config"))
+    };
+    let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        let lower = l.to_ascii_lowercase();
+        if lower.starts_with("extraheader") {
+            let value = l.split_once('=').map(|(_, v)| v.trim()).unwrap_or_default();
+            let value = value.trim_matches('"');
+            let mut words = value.split_whitespace().rev();
+            if let Some(cred) = words.next() {
+                out.push(("GIT_EXTRAHEADER".to_string(), cred.to_string()));
+                if let Ok(decoded) = STANDARD.decode(cred)
+                    && let Ok(text) = String::from_utf8(decoded)
+                    && let Some((_, token)) = text.split_once(':')
+                {
+                    out.push(("GIT_EXTRAHEADER".to_string(), token.to_string()));
+                }
+            }
+        } else if lower.starts_with("url")
+            && let Some((_, url)) = l.split_once('=')
+            && let Some((scheme_user, rest)) = url.trim().split_once('@')
+            && let Some((_, pass)) = scheme_user.rsplit_once(':')
+            && !pass.starts_with("//")
+            && !rest.is_empty()
+        {
+            out.push(("GIT_REMOTE_PASSWORD".to_string(), pass.to_string()));
+        }
+    }
+    if !out.is_empty() {
+        tracing::warn!(
+            "{} holds a credential (an extraheader or a password in a remote URL) that any command in the workdir can read; runner redacts it from everything it writes and sends. In GitHub Actions, check out with `persist-credentials: false`.",
+            repo_root.join(".git/config").display()
+        );
+    }
+    out
+}
+
+/// A redactor for every secret registered so far ([`register_for_logs`]): for output that is
+/// written outside a task's own sinks (spill files).
+pub fn registered() -> Redactor {
+    let secrets = match LOG_SECRETS.read() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    secrets.clone().unwrap_or_default()
+}
+
+/// Redact the file at `path` in place with every registered secret (a spill file).
+pub fn redact_file(path: &Path) -> std::io::Result<()> {
+    let red = registered();
+    if red.is_empty() {
+        return Ok(());
+    }
+    let bytes = std::fs::read(path)?;
+    if !red.occurs_in(&bytes) {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    std::fs::write(path, red.redact(&text).as_bytes())
 }
 
 /// Secrets of every task started so far, for the log writer ([`LogWriter`]).
@@ -402,6 +552,53 @@ mod tests {
             "x[REDACTED:C] [REDACTED:B] [REDACTED:A]z [REDACTED:D]ab"
         );
         assert_eq!(red.redact("zbcdefgh"), "z[REDACTED:B]h");
+    }
+
+    #[test]
+    fn every_line_and_common_encoding_is_redacted() {
+        let secret = "first-line-secret\nsecond-line-secret";
+        let red = r(&[("PEM", secret)]);
+        assert_eq!(
+            red.redact("only second-line-secret here"),
+            "only [REDACTED:PEM] here"
+        );
+        let token = "tok/en+val=ue-1234";
+        let red = r(&[("T", token)]);
+        for prefix in ["", "a", "ab", "abc", "x-access-token:", "user:"] {
+            let encoded = STANDARD.encode(format!("{prefix}{token}"));
+            let out = red.redact(&encoded);
+            assert!(out.contains("[REDACTED:T]"), "{prefix:?}: {out}");
+            let url_safe = URL_SAFE.encode(format!("{prefix}{token}"));
+            assert!(red.redact(&url_safe).contains("[REDACTED:T]"), "{prefix:?}");
+        }
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(red.redact(&hex), "[REDACTED:T]");
+        assert_eq!(red.redact(&hex.to_uppercase()), "[REDACTED:T]");
+        assert_eq!(red.redact("tok%2Fen%2Bval%3Due-1234"), "[REDACTED:T]");
+    }
+
+    #[test]
+    fn checkout_credentials_are_found_and_redacted() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        let header = STANDARD.encode("x-access-token:ghs_abcdefghijklmnop");
+        std::fs::write(
+            d.path().join(".git/config"),
+            format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {header}\n[remote \"o\"]\n\turl = https://me:hunter2pass@example.com/x.git\n"),
+        )
+        .unwrap();
+        let creds = git_credentials(d.path());
+        let values: Vec<&str> = creds.iter().map(|(_, v)| v.as_str()).collect();
+        assert!(values.contains(&"ghs_abcdefghijklmnop"), "{values:?}");
+        assert!(values.contains(&header.as_str()), "{values:?}");
+        assert!(values.contains(&"hunter2pass"), "{values:?}");
+        let red = Redactor::new(creds);
+        let config = std::fs::read_to_string(d.path().join(".git/config")).unwrap();
+        let out = red.redact(&config);
+        assert!(
+            !out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -145,7 +145,16 @@ pub(crate) async fn run_checks(
         if result.passed {
             tracing::info!(check = %name, "verify check passed");
         } else {
-            tracing::warn!(check = %name, exit_code = ?result.exit_code, "verify check failed");
+            match result.exit_code {
+                Some(code) => {
+                    tracing::warn!(check = %name, exit_code = code, "verify check failed")
+                }
+                None => tracing::warn!(
+                    check = %name,
+                    timed_out = result.timed_out,
+                    "verify check failed without an exit code"
+                ),
+            }
         }
         results.push(result);
         if cancel.is_cancelled() {
@@ -243,6 +252,7 @@ mod tests {
             run: run.into(),
             timeout: None,
             env: BTreeMap::new(),
+            trusted: false,
             sandbox: Default::default(),
         }
     }

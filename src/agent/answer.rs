@@ -49,7 +49,14 @@ pub(super) async fn answer_calls(
     // Connection attempts the calls made through the egress proxy come before their results.
     agent.drain_network();
     let mut content = Vec::with_capacity(outcomes.len());
-    for out in outcomes {
+    let redactor = agent.tool_ctx.redactor.clone();
+    for mut out in outcomes {
+        // The model provider is a third party, and a model can copy what it sees into a file:
+        // no secret reaches it in a tool result.
+        out.output.content = redactor.redact(&out.output.content).into_owned();
+        if let Some(s) = out.output.structured.as_mut() {
+            redactor.redact_value(s);
+        }
         if let Some(d) = out.denial {
             agent.emit(RunEvent::PermissionDenied(d.clone()));
             state.denials.push(d);

@@ -143,7 +143,10 @@ pub(super) async fn compact(
         thinking: None,
     };
     tracing::info!(
-        ?trigger,
+        trigger = match trigger {
+            Trigger::Threshold => "threshold",
+            Trigger::PromptTooLong => "prompt_too_long",
+        },
         pre_tokens,
         input_bytes = rendered.len(),
         "compacting the conversation"

@@ -92,6 +92,8 @@ pub struct Agent {
     pub(crate) network: Option<UnboundedReceiver<NetworkAttempt>>,
     /// The attempts recorded so far.
     pub(crate) network_tally: NetworkTally,
+    /// Distinct errors of the sinks (a transcript that cannot be written), for the result.
+    output_errors: Vec<String>,
 }
 
 /// What starts or resumes the loop.
@@ -131,6 +133,7 @@ impl Agent {
             structured,
             network: None,
             network_tally: NetworkTally::default(),
+            output_errors: Vec::new(),
         }
     }
 
@@ -157,11 +160,21 @@ impl Agent {
         &self.tool_ctx
     }
 
-    /// Send an event to every sink (output errors are logged, not fatal).
+    /// Send an event to every sink (output errors are logged and kept for the result, not
+    /// fatal).
     pub fn emit(&mut self, ev: RunEvent) {
         if let Err(e) = self.sinks.emit(&ev) {
-            tracing::error!("writing run output failed: {e}");
+            let e = e.to_string();
+            if !self.output_errors.contains(&e) {
+                tracing::error!("writing run output failed: {e}");
+                self.output_errors.push(e);
+            }
         }
+    }
+
+    /// The output errors since the last call (each distinct message once).
+    pub(crate) fn take_output_errors(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.output_errors)
     }
 
     pub(crate) fn push_user_text(&mut self, state: &mut State, text: String) {

@@ -74,7 +74,7 @@ fn meta(id: &str, request: Option<&str>, usage: Usage, stop: Option<StopReason>)
     }
 }
 
-fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
+pub(crate) fn check(name: &str, passed: bool, attempt: u32) -> CheckResult {
     CheckResult {
         name: name.into(),
         command: format!("{name} --quiet"),
@@ -130,6 +130,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        report_errors: vec![],
     }
 }
 

@@ -81,6 +81,10 @@ pub struct ResultMessage<'a> {
     /// Connection attempts through the sandbox's egress proxy (absent when there were none).
     #[serde(skip_serializing_if = "NetworkTally::is_empty")]
     pub runner_network: NetworkTally,
+    /// Reports of the task that could not be written, each naming its file (absent when all
+    /// were).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub runner_report_errors: &'a [String],
 }
 
 impl<'a> ResultMessage<'a> {
@@ -114,6 +118,7 @@ impl<'a> ResultMessage<'a> {
             runner_git: r.git.as_ref(),
             runner_sandbox: r.sandbox.as_ref(),
             runner_network: r.network,
+            runner_report_errors: &r.report_errors,
         }
     }
 }

@@ -56,6 +56,12 @@ pub struct HookHandler {
     /// environments) this hook receives. Only the spec or a settings file it names can set it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_passthrough: Vec<String>,
+    /// runner extension: the hook runs a file inside the workdir (a script the agent or the
+    /// pull request can change) and that is intended. Without it such a hook is refused at
+    /// load; with it the hook still gets no `env_passthrough` secret and the script is
+    /// protected from the agent's writes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
     /// Shown in Claude Code's UI; accepted and ignored.
     #[serde(
         default,

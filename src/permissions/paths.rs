@@ -1,42 +1,75 @@
 //! Path handling for permission decisions: resolving a tool's path the way the OS will see it,
 //! and the protected-path list (writes there are denied in every mode, bypass included).
 
+use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use crate::roots::{SessionRoots, normalize_lexically};
+use crate::roots::SessionRoots;
 
-/// Resolve `path` against `base`: lexical `.`/`..` normalisation, then symlinks of the longest
-/// existing prefix, so a symlink inside the workdir pointing at `/etc` resolves to `/etc`.
+/// Resolve `path` against `base` the way the kernel walks it: component by component, a
+/// symlink (dangling or not) replaced by its target as it is met, and `..` taken after the
+/// symlinks before it (`dir/link/../x` is next to the link's target, not in `dir`). Past the
+/// first component that does not exist the rest is taken as written (`..` pops it), which is
+/// where a file created there would land. A symlink loop stops the walk where it is.
 pub fn resolve(base: &Path, path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
         base.join(path)
     };
-    let lexical = normalize_lexically(&joined);
-    // Canonicalize the deepest existing ancestor and re-append the rest.
-    let mut existing = lexical.clone();
-    let mut rest: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if let Ok(canon) = std::fs::canonicalize(&existing) {
-            let mut out = canon;
-            for part in rest.iter().rev() {
-                out.push(part);
-            }
-            return normalize_lexically(&out);
-        }
-        match (
-            existing.file_name().map(|n| n.to_os_string()),
-            existing.parent(),
-        ) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent.to_path_buf();
-            }
-            _ => return lexical,
+    let mut queue: VecDeque<OsString> = VecDeque::new();
+    for c in joined.components() {
+        match c {
+            Component::Normal(s) => queue.push_back(s.to_os_string()),
+            Component::ParentDir => queue.push_back("..".into()),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
         }
     }
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    let mut missing = false;
+    while let Some(c) = queue.pop_front() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        out.push(&c);
+        if missing {
+            continue;
+        }
+        match std::fs::symlink_metadata(&out) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                let Ok(target) = std::fs::read_link(&out) else {
+                    continue;
+                };
+                if hops > MAX_SYMLINK_HOPS {
+                    // The kernel gives up too (ELOOP): nothing is opened.
+                    missing = true;
+                    continue;
+                }
+                out.pop();
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                for t in target.components().rev() {
+                    match t {
+                        Component::Normal(s) => queue.push_front(s.to_os_string()),
+                        Component::ParentDir => queue.push_front("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(_) => missing = true,
+        }
+    }
+    out
 }
+
+/// Symlinks followed in one path before the walk gives up (Linux's limit).
+const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Resolve a path from a file tool's input relative to the workdir.
 pub fn resolve_in(roots: &SessionRoots, path: &Path) -> PathBuf {
@@ -54,10 +87,23 @@ const PROTECTED_DIRS: &[&[&str]] = &[
     &[".runner"],
     &[".github", "workflows"],
     &[".github", "actions"],
+    &[".gitea", "workflows"],
+    &[".gitea", "actions"],
+    &[".forgejo", "workflows"],
+    &[".forgejo", "actions"],
+    &[".gitlab"],
+    &[".circleci"],
+    &[".buildkite"],
+    &[".woodpecker"],
+    &[".semaphore"],
+    &[".tekton"],
+    &[".azure-pipelines"],
     &[".config", "git"],
     &[".vscode"],
     &[".idea"],
     &[".husky"],
+    &[".githooks"],
+    &[".git-hooks"],
     &[".cargo"],
     &[".devcontainer"],
     &[".yarn"],
@@ -87,7 +133,39 @@ const PROTECTED_FILES: &[&str] = &[
     "bunfig.toml",
     ".bazelrc",
     ".pre-commit-config.yaml",
+    ".pre-commit-config.yml",
+    ".pre-commit-hooks.yaml",
     "lefthook.yml",
+    "lefthook.yaml",
+    ".lefthook.yml",
+    ".lefthook.yaml",
+    "lefthook-local.yml",
+    "lefthook-local.yaml",
+    ".lefthook-local.yml",
+    ".lefthook-local.yaml",
+    ".overcommit.yml",
+    ".simple-git-hooks.json",
+    ".simple-git-hooks.js",
+    ".simple-git-hooks.cjs",
+    ".gitlab-ci.yml",
+    ".gitlab-ci.yaml",
+    "Jenkinsfile",
+    "azure-pipelines.yml",
+    "azure-pipelines.yaml",
+    ".azure-pipelines.yml",
+    ".travis.yml",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".woodpecker.yml",
+    ".woodpecker.yaml",
+    "appveyor.yml",
+    ".appveyor.yml",
+    ".cirrus.yml",
+    "cloudbuild.yaml",
+    "cloudbuild.yml",
+    "codemagic.yaml",
+    "buildspec.yml",
+    ".gitpod.yml",
     "gradle-wrapper.properties",
     "maven-wrapper.properties",
     ".devcontainer.json",
@@ -98,20 +176,28 @@ const PROTECTED_FILES: &[&str] = &[
 ];
 
 /// If `path` is protected, the marker that makes it so (e.g. `.git`, `.github/workflows`,
-/// `.bashrc`).
+/// `.bashrc`). Names are compared without case and without the invisible characters a
+/// case-insensitive or normalising file system ignores (`.GIT`, `.g\u{200c}it` are `.git` on
+/// macOS), so the check holds wherever the file system folds them.
 pub fn protected_marker(path: &Path) -> Option<String> {
-    let comps: Vec<&str> = path
+    let comps: Vec<String> = path
         .components()
         .filter_map(|c| match c {
-            Component::Normal(s) => s.to_str(),
+            Component::Normal(s) => Some(fold(&s.to_string_lossy())),
             _ => None,
         })
         .collect();
     for (i, _) in comps.iter().enumerate() {
         for dir in PROTECTED_DIRS {
-            if comps.len() >= i + dir.len() && comps[i..i + dir.len()] == **dir {
+            if comps.len() >= i + dir.len()
+                && comps[i..i + dir.len()]
+                    .iter()
+                    .zip(dir.iter())
+                    .all(|(a, b)| a.as_str() == fold(b))
+            {
                 // `.claude/worktrees` is where agents keep worktrees; not protected.
-                if dir == &[".claude"] && comps.get(i + 1) == Some(&"worktrees") {
+                if dir == &[".claude"] && comps.get(i + 1).map(String::as_str) == Some("worktrees")
+                {
                     continue;
                 }
                 return Some(dir.join("/"));
@@ -121,8 +207,27 @@ pub fn protected_marker(path: &Path) -> Option<String> {
     let name = comps.last()?;
     PROTECTED_FILES
         .iter()
-        .find(|f| *f == name)
+        .find(|f| fold(f) == *name)
         .map(|f| f.to_string())
+}
+
+/// A path component as a case-insensitive, normalising file system compares it: lower case,
+/// without the characters HFS+ and APFS ignore.
+pub fn fold(name: &str) -> String {
+    name.chars()
+        .filter(|c| {
+            !matches!(
+                *c,
+                '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+            )
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether `path` is `/dev/tcp/...` or `/dev/udp/...`: bash opens a network connection there.
+pub fn is_network(path: &Path) -> bool {
+    path.starts_with("/dev/tcp") || path.starts_with("/dev/udp")
 }
 
 #[cfg(test)]
@@ -146,6 +251,20 @@ mod tests {
             ("/w/.mcp.json", Some(".mcp.json")),
             ("/w/src/main.rs", None),
             ("/w/.gitignore", None),
+            ("/w/.GIT/config", Some(".git")),
+            ("/w/.Git/hooks/x", Some(".git")),
+            ("/w/.g\u{200c}it/hooks/x", Some(".git")),
+            ("/w/.GitHub/Workflows/ci.yml", Some(".github/workflows")),
+            ("/w/.gitlab-ci.yml", Some(".gitlab-ci.yml")),
+            ("/w/.circleci/config.yml", Some(".circleci")),
+            ("/w/.buildkite/pipeline.yml", Some(".buildkite")),
+            ("/w/Jenkinsfile", Some("Jenkinsfile")),
+            ("/w/azure-pipelines.yml", Some("azure-pipelines.yml")),
+            ("/w/.husky/pre-commit", Some(".husky")),
+            ("/w/.lefthook.yml", Some(".lefthook.yml")),
+            ("/w/.devcontainer/devcontainer.json", Some(".devcontainer")),
+            ("/w/.gitea/workflows/ci.yml", Some(".gitea/workflows")),
+            ("/w/.travis.yml", Some(".travis.yml")),
         ];
         for (p, want) in cases {
             assert_eq!(protected_marker(Path::new(p)).as_deref(), *want, "path {p}");
@@ -167,5 +286,29 @@ mod tests {
             resolve(&root, Path::new("a/../b/c")),
             root.join("b").join("c")
         );
+        // `..` after a symlink climbs from its target.
+        std::fs::create_dir_all(outside_root.join("deep/er")).unwrap();
+        std::os::unix::fs::symlink(outside_root.join("deep/er"), root.join("dl")).unwrap();
+        assert_eq!(
+            resolve(&root, Path::new("dl/../x")),
+            outside_root.join("deep/x")
+        );
+        // A dangling symlink resolves to where a write through it lands.
+        std::os::unix::fs::symlink(outside_root.join("nothing/yet"), root.join("dangling"))
+            .unwrap();
+        assert_eq!(
+            resolve(&root, Path::new("dangling")),
+            outside_root.join("nothing/yet")
+        );
+        // Relative targets, chains, loops.
+        std::os::unix::fs::symlink("dl", root.join("chain")).unwrap();
+        assert_eq!(
+            resolve(&root, Path::new("chain/f")),
+            outside_root.join("deep/er/f")
+        );
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        let _ = resolve(&root, Path::new("loop/x"));
+        // /dev/fd/.. climbs through /proc.
+        assert!(resolve(Path::new("/"), Path::new("/dev/fd/../environ")).starts_with("/proc"));
     }
 }

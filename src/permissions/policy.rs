@@ -5,12 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::args;
+use super::args::{self, Risk};
 use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
 use super::mode::PermissionMode;
-use super::paths;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
+use super::variables::{self, HARMLESS_ENV};
+use super::{git, globs, matchtext, paths, walk, wrappers};
 use crate::roots::SessionRoots;
 use crate::tools::Access;
 
@@ -96,28 +97,6 @@ fn deny(reason: impl Into<String>) -> Decision {
     }
 }
 
-/// Environment variables a leading `NAME=value` may set on an allowed command.
-const HARMLESS_ENV: &[&str] = &[
-    "CI",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "CLICOLOR",
-    "TERM",
-    "LANG",
-    "LC_ALL",
-    "TZ",
-    "RUST_BACKTRACE",
-    "RUST_LOG",
-    "CARGO_TERM_COLOR",
-    "CARGO_INCREMENTAL",
-    "NODE_ENV",
-    "PYTHONUNBUFFERED",
-    "PYTHONDONTWRITEBYTECODE",
-    "GOFLAGS",
-    "DEBUG",
-    "VERBOSE",
-];
-
 /// The permission policy of one task.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -126,6 +105,8 @@ pub struct Policy {
     /// Deny rules, then ask rules (tagged), in the order they are checked.
     blockers: Vec<(Rule, Block)>,
     home: Option<PathBuf>,
+    /// More protected paths, relative to the workdir (the scripts of trusted hooks and checks).
+    protected: Vec<PathBuf>,
 }
 
 /// Which kind of rule blocks a call.
@@ -175,12 +156,32 @@ impl Policy {
         let mut blockers: Vec<(Rule, Block)> =
             parse(deny)?.into_iter().map(|r| (r, Block::Deny)).collect();
         blockers.extend(parse(ask)?.into_iter().map(|r| (r, Block::Ask)));
+        let allow = parse(allow)?;
+        for r in &allow {
+            if let Specifier::Bash(p) = &r.spec
+                && let Some(prog) = p.program()
+                && wrappers::is_wrapper(prog)
+            {
+                tracing::warn!(
+                    "the allow rule `{}` allows `{prog}` itself, not the commands it runs: each command `{prog}` wraps needs its own rule",
+                    r.raw
+                );
+            }
+        }
         Ok(Policy {
             mode,
-            allow: parse(allow)?,
+            allow,
             blockers,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            protected: Vec::new(),
         })
+    }
+
+    /// Protect `paths` (relative to the workdir) too: no tool call writes them, whatever
+    /// allows it (the scripts trusted hooks and checks run).
+    pub fn with_protected(mut self, paths: Vec<PathBuf>) -> Self {
+        self.protected = paths;
+        self
     }
 
     /// The first deny or ask rule (deny rules first) for which `pred` holds.
@@ -230,52 +231,52 @@ impl Policy {
     }
 
     /// Whether the Bash `command`, run in `cwd`, is entirely read-only and leaves the working
-    /// directory alone: it analyses cleanly, writes no file by redirection, and every simple
-    /// command is in the read-only set (with only harmless static assignments, no `xargs`
-    /// stdin arguments, file operands readable without a rule) and none is `cd`/`pushd`/`popd`.
-    /// The executor uses this to run such calls concurrently; it does not decide permission.
+    /// directory alone: it analyses cleanly, writes no file by redirection, opens no network
+    /// connection, sets no variable that steers later commands, and every simple command is in
+    /// the read-only set (with only harmless static assignments, no arguments runner cannot
+    /// see, file operands readable without a rule) and none is `cd`/`pushd`/`popd`. The
+    /// executor uses this to run such calls concurrently; it does not decide permission.
     pub fn is_read_only_bash(&self, command: &str, cwd: &Path, roots: &SessionRoots) -> bool {
         let Ok(a) = bash::analyse(command, cwd) else {
             return false;
         };
-        if !a.writes.is_empty() || self.bash_deny_rules(&preview(command), &a).is_some() {
+        if !a.writes.is_empty()
+            || !a.network.is_empty()
+            || self.bash_deny_rules(&preview(command), &a).is_some()
+            || !a.loop_variables.iter().all(variables::shell_variable_ok)
+        {
             return false;
         }
         let what = "Bash command";
         let commands_ok = a.commands.iter().all(|c| {
-            if c.assignments
-                .iter()
-                .any(|x| !x.static_value || !HARMLESS_ENV.contains(&x.name.as_str()))
-            {
+            if self.variables(what, c).is_some() {
                 return false;
             }
-            if c.words.is_empty() || c.shell_wrapper {
-                // Only assignments, or a `bash -c` whose own commands are in the analysis.
+            if c.words.is_empty() {
                 return true;
             }
-            if c.args_from_stdin
-                || matches!(
-                    c.argv().first().map(|w| w.text.as_str()),
-                    Some("cd" | "pushd" | "popd")
-                )
-            {
+            if c.layers.iter().any(|l| l.needs_rule) || c.foreign_shell.is_some() {
                 return false;
             }
-            let reads_ok = readonly::read_paths(c.argv())
-                .unwrap_or_default()
-                .iter()
-                .all(|w| {
-                    matches!(
-                        self.bash_read(what, w, &c.cwd, c.alt_cwd.as_deref(), roots, false),
-                        ReadCheck::Ok
-                    )
-                });
-            reads_ok && readonly::check(c.argv(), &c.cwd, roots).is_ok()
+            if c.shell_wrapper {
+                // A `bash -c` whose own commands are in the analysis.
+                return c.wrapper_writes.is_empty();
+            }
+            if matches!(
+                c.argv().first().map(|w| w.text.as_str()),
+                Some("cd" | "pushd" | "popd" | "chdir")
+            ) {
+                return false;
+            }
+            matches!(self.read_only(what, c, roots, false), Ok(None))
         });
         commands_ok
             && a.reads.iter().all(|r| {
+                let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
+                    .chain(r.other_cwds.iter().map(PathBuf::as_path))
+                    .collect();
                 matches!(
-                    self.bash_read(what, &r.word, &r.cwd, r.alt_cwd.as_deref(), roots, false),
+                    self.bash_read(what, &r.word, &cwds, roots, false),
                     ReadCheck::Ok
                 )
             })
@@ -348,6 +349,11 @@ impl Policy {
         if let Some((r, b)) = self.path_blocker(&covering, path, roots, false) {
             return deny(format!("{tool} of {shown} denied {}.", b.because(r)));
         }
+        if is_kernel_fs(path) {
+            return deny(format!(
+                "{tool} of {shown} denied: it exposes process and system state (such as runner's own environment); runner never allows that."
+            ));
+        }
         if roots.is_inside_workspace(path) {
             return allow_read(format!("{tool} of {shown} allowed: inside the workspace"));
         }
@@ -401,7 +407,8 @@ impl Policy {
             }
     }
 
-    /// The first deny or ask path rule for `tools` that matches `path`.
+    /// The first deny or ask path rule for `tools` that matches `path`, compared without case
+    /// (a case-insensitive file system opens `.ENV` for `.env`).
     fn path_blocker(
         &self,
         tools: &[&str],
@@ -410,7 +417,59 @@ impl Policy {
         bare: bool,
     ) -> Option<(&Rule, Block)> {
         let home = self.home.as_deref();
-        self.blocker(|r| Self::path_rule_matches(r, tools, path, roots, home, bare))
+        self.blocker(|r| {
+            tools.contains(&r.tool.as_str())
+                && match &r.spec {
+                    Specifier::Any => bare,
+                    Specifier::Path(p) => p.matches_folded(path, roots, home),
+                    _ => false,
+                }
+        })
+    }
+
+    /// Whether a write of `path` is blocked whatever allows it: a deny or ask rule (Edit, the
+    /// tool's own, or Read), a protected path no allow rule names, a kernel file system.
+    fn write_blocked(
+        &self,
+        covering: &[&str],
+        path: &Path,
+        roots: &SessionRoots,
+        what: &str,
+    ) -> Option<Decision> {
+        let home = self.home.as_deref();
+        if let Some((r, b)) = self
+            .path_blocker(covering, path, roots, true)
+            .or_else(|| self.path_blocker(&["Read"], path, roots, false))
+        {
+            return Some(deny(format!("{what} denied {}.", b.because(r))));
+        }
+        if is_kernel_fs(path) {
+            return Some(deny(format!(
+                "{what} denied: {} is process and system state; runner never writes there.",
+                path.display()
+            )));
+        }
+        let folded = paths::fold(&path.to_string_lossy());
+        let marker = paths::protected_marker(path).or_else(|| {
+            self.protected.iter().find_map(|rel| {
+                let p = paths::fold(&roots.workdir.join(rel).to_string_lossy());
+                (folded == p || folded.starts_with(&format!("{p}/")))
+                    .then(|| rel.display().to_string())
+            })
+        });
+        if let Some(marker) = marker {
+            let named = self.allow.iter().find(|r| {
+                covering.contains(&r.tool.as_str())
+                    && matches!(&r.spec, Specifier::Path(p) if p.names(&marker, path, roots, home))
+            });
+            if named.is_none() {
+                return Some(deny(format!(
+                    "{what} denied: `{marker}` is a protected path; runner never writes there in any mode (bypassPermissions included) unless an allow rule names the path, such as Edit({}).",
+                    rule_path(path, roots)
+                )));
+            }
+        }
+        None
     }
 
     // ---------------------------------------------------------------- file writes
@@ -430,24 +489,8 @@ impl Policy {
         } else {
             &[tool, "Edit"]
         };
-        if let Some((r, b)) = self
-            .path_blocker(covering, path, roots, true)
-            .or_else(|| self.path_blocker(&["Read"], path, roots, false))
-        {
-            return deny(format!("{what} denied {}.", b.because(r)));
-        }
-        if let Some(marker) = paths::protected_marker(path) {
-            let named = self.allow.iter().find(|r| {
-                covering.contains(&r.tool.as_str())
-                    && matches!(&r.spec, Specifier::Path(p)
-                        if p.raw.contains(marker.as_str()) && p.matches(path, roots, home))
-            });
-            if named.is_none() {
-                return deny(format!(
-                    "{what} denied: `{marker}` is a protected path; runner never writes there in any mode (bypassPermissions included) unless an allow rule names the path, such as Edit({}).",
-                    rule_path(path, roots)
-                ));
-            }
+        if let Some(d) = self.write_blocked(covering, path, roots, what) {
+            return d;
         }
         if grant {
             return allow(format!("{what} allowed by a PreToolUse hook"));
@@ -548,6 +591,25 @@ impl Policy {
         }
         let mut reasons = Vec::new();
         let mut scope = Scope::ReadOnly;
+        if let Some(target) = analysis.network.first() {
+            if !(grant || self.mode == PermissionMode::BypassPermissions) {
+                return deny(format!(
+                    "Bash command \"{shown}\" denied: the redirection `{target}` opens a network connection (bash's /dev/tcp and /dev/udp are sockets, not files). Use a tool made for the request, with a rule that allows it."
+                ));
+            }
+            reasons.push(format!("`{target}` is a network connection"));
+            scope = Scope::Write;
+        }
+        if let Some(v) = analysis
+            .loop_variables
+            .iter()
+            .find(|v| !variables::shell_variable_ok(v))
+        {
+            return deny(format!(
+                "Bash command \"{shown}\" denied: the loop sets the variable {}, which changes how later commands run (use a lower-case name).",
+                v.name
+            ));
+        }
         for c in &analysis.commands {
             match self.bash_command(&shown, c, roots, grant) {
                 Decision::Allow { reason, scope: s } => {
@@ -571,7 +633,10 @@ impl Policy {
                 "Bash command \"{shown}\" (its input redirection from `{}`)",
                 r.word.raw
             );
-            match self.bash_read(&what, &r.word, &r.cwd, r.alt_cwd.as_deref(), roots, grant) {
+            let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
+                .chain(r.other_cwds.iter().map(PathBuf::as_path))
+                .collect();
+            match self.bash_read(&what, &r.word, &cwds, roots, grant) {
                 ReadCheck::Ok => reasons.push(format!("the input `{}` is readable", r.word.raw)),
                 ReadCheck::Hard(d) => return d,
                 ReadCheck::Soft(why) => {
@@ -590,14 +655,13 @@ impl Policy {
         }
     }
 
-    /// Deny and ask rules, checked for every simple command first (past assignments, with and
-    /// without wrappers; a dynamic word counts as matching if any expansion could match).
+    /// Deny and ask rules, checked for every simple command first: with and without each
+    /// wrapper, past leading options, with aliases spelled out (see [`matchtext`]); a text that
+    /// stops at a dynamic word, or before arguments runner cannot see, matches if any
+    /// continuation could.
     fn bash_deny_rules(&self, shown: &str, a: &Analysis) -> Option<Decision> {
         for c in &a.commands {
-            for (text, dynamic) in deny_texts(c) {
-                if text.is_empty() {
-                    continue;
-                }
+            for (text, dynamic) in matchtext::candidates(c) {
                 let tail = if dynamic {
                     Tail::SomeContinuation
                 } else {
@@ -627,21 +691,39 @@ impl Policy {
         None
     }
 
-    /// Check one word naming a file a Bash command reads.
+    /// Whether a Read deny or ask rule exists (any run-time path might be one it covers).
+    fn has_read_blockers(&self) -> bool {
+        self.blockers
+            .iter()
+            .any(|(r, _)| r.tool == "Read" && matches!(r.spec, Specifier::Path(_) | Specifier::Any))
+    }
+
+    /// Check one word naming a file a Bash command reads, run in any of `cwds`.
     fn bash_read(
         &self,
         what: &str,
         w: &ArgWord,
-        cwd: &Path,
-        alt_cwd: Option<&Path>,
+        cwds: &[&Path],
         roots: &SessionRoots,
         grant: bool,
     ) -> ReadCheck {
-        let mut candidates: Vec<PathBuf> = Vec::new();
         if w.raw == bash::PROCESS_SUBSTITUTION {
             // `<(...)`: a pipe from commands that are analysed themselves.
             return ReadCheck::Ok;
         }
+        if let Some(pattern) = &w.glob {
+            let owned: Vec<PathBuf> = cwds.iter().map(|p| p.to_path_buf()).collect();
+            if let Some(words) = globs::expand(pattern, &owned) {
+                for word in words {
+                    match self.bash_read(what, &ArgWord::literal(&word), cwds, roots, grant) {
+                        ReadCheck::Ok => {}
+                        other => return other,
+                    }
+                }
+                return ReadCheck::Ok;
+            }
+        }
+        let mut candidates: Vec<PathBuf> = Vec::new();
         if let Some(rest) = &w.home_rest {
             match &self.home {
                 Some(h) => {
@@ -661,7 +743,7 @@ impl Policy {
                 Some(i) => &w.text[..i],
                 None => ".",
             };
-            for base in std::iter::once(cwd).chain(alt_cwd) {
+            for base in cwds {
                 let p = paths::resolve(base, Path::new(dir));
                 if is_kernel_fs(&p) {
                     return ReadCheck::Hard(deny(format!(
@@ -670,6 +752,12 @@ impl Policy {
                         p.display()
                     )));
                 }
+            }
+            if self.has_read_blockers() {
+                return ReadCheck::Hard(deny(format!(
+                    "{what} denied: runner cannot tell which file `{}` reads, and a Read deny or ask rule may cover it. Name the file in the command.",
+                    w.raw
+                )));
             }
             if w.expands {
                 return ReadCheck::Soft(format!(
@@ -680,57 +768,320 @@ impl Policy {
             if w.raw.contains("..") {
                 return ReadCheck::Soft(format!("the pattern `{}` can climb out with `..`", w.raw));
             }
-            candidates.extend(
-                std::iter::once(cwd)
-                    .chain(alt_cwd)
-                    .map(|b| paths::resolve(b, Path::new(dir))),
-            );
+            candidates.extend(cwds.iter().map(|b| paths::resolve(b, Path::new(dir))));
         } else {
             if w.text.is_empty() {
                 return ReadCheck::Ok;
             }
-            candidates.extend(
-                std::iter::once(cwd)
-                    .chain(alt_cwd)
-                    .map(|b| paths::resolve(b, Path::new(&w.text))),
-            );
+            candidates.extend(cwds.iter().map(|b| paths::resolve(b, Path::new(&w.text))));
         }
         for p in candidates {
-            if is_kernel_fs(&p) {
-                return ReadCheck::Hard(deny(format!(
-                    "{what} denied: `{}` reads {}, which exposes process and system state (such as runner's own environment); runner never allows that.",
-                    w.raw,
-                    p.display()
-                )));
-            }
-            if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
-                return ReadCheck::Hard(deny(format!(
-                    "{what} denied: it reads {} {}.",
-                    p.display(),
-                    b.because(r)
-                )));
-            }
-            let ok = roots.is_inside_workspace(&p)
-                || self.mode == PermissionMode::BypassPermissions
-                || grant
-                || Self::path_rule(
-                    &self.allow,
-                    &["Read"],
-                    &p,
-                    roots,
-                    self.home.as_deref(),
-                    true,
-                )
-                .is_some();
-            if !ok {
-                return ReadCheck::Soft(format!(
-                    "`{}` reads {}, outside the workdir and additional directories",
-                    w.raw,
-                    p.display()
-                ));
+            if let Some(c) = self.read_path(what, &w.raw, &p, roots, grant) {
+                return c;
             }
         }
         ReadCheck::Ok
+    }
+
+    /// One resolved path a Bash command reads: kernel file systems and Read deny or ask rules
+    /// deny; outside the workspace, without a Read rule or bypass mode, it is not read-only.
+    fn read_path(
+        &self,
+        what: &str,
+        raw: &str,
+        p: &Path,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Option<ReadCheck> {
+        if is_kernel_fs(p) {
+            return Some(ReadCheck::Hard(deny(format!(
+                "{what} denied: `{raw}` reads {}, which exposes process and system state (such as runner's own environment); runner never allows that.",
+                p.display()
+            ))));
+        }
+        if let Some((r, b)) = self.path_blocker(&["Read"], p, roots, false) {
+            return Some(ReadCheck::Hard(deny(format!(
+                "{what} denied: it reads {} {}.",
+                p.display(),
+                b.because(r)
+            ))));
+        }
+        let ok = roots.is_inside_workspace(p)
+            || self.mode == PermissionMode::BypassPermissions
+            || grant
+            || Self::path_rule(&self.allow, &["Read"], p, roots, self.home.as_deref(), true)
+                .is_some();
+        (!ok).then(|| {
+            ReadCheck::Soft(format!(
+                "`{raw}` reads {}, outside the workdir and additional directories",
+                p.display()
+            ))
+        })
+    }
+
+    /// A recursive read of the directory `w`: a Read deny or ask rule covering anything inside
+    /// denies it, and so does a symlink it follows (`follow`) to a denied or kernel path; a
+    /// symlink it follows out of the workspace makes it not read-only.
+    fn recursive_read(
+        &self,
+        what: &str,
+        w: &ArgWord,
+        follow: bool,
+        cwds: &[&Path],
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> ReadCheck {
+        if w.dynamic {
+            // Handled as an ordinary read (it cannot be confined).
+            return ReadCheck::Ok;
+        }
+        for base in cwds {
+            let dir = paths::resolve(base, Path::new(&w.text));
+            if !dir.is_dir() {
+                continue;
+            }
+            let overlapping = self.read_blockers_overlap(&dir, roots);
+            if !overlapping && !follow {
+                continue;
+            }
+            let found = walk::find(&dir, |e| {
+                if overlapping
+                    && let Some(c) = self.read_path(what, &w.raw, e.path, roots, grant)
+                    && matches!(c, ReadCheck::Hard(_))
+                {
+                    return Some(c);
+                }
+                if follow && e.symlink {
+                    let target = paths::resolve(Path::new("/"), e.path);
+                    if let Some(c) = self.read_path(what, &w.raw, &target, roots, grant) {
+                        return Some(match c {
+                            ReadCheck::Soft(_) => ReadCheck::Soft(format!(
+                                "`{}` follows the symlink {} out of the workspace (to {})",
+                                w.raw,
+                                e.path.display(),
+                                target.display()
+                            )),
+                            other => other,
+                        });
+                    }
+                    if target.is_dir() && self.read_blockers_overlap(&target, roots) {
+                        return Some(ReadCheck::Hard(deny(format!(
+                            "{what} denied: `{}` follows the symlink {} into {}, which holds paths a Read deny or ask rule covers.",
+                            w.raw,
+                            e.path.display(),
+                            target.display()
+                        ))));
+                    }
+                }
+                None
+            });
+            match found {
+                Ok(Some(c)) => return c,
+                Ok(None) => {}
+                Err(walk::TooLarge) if overlapping => {
+                    return ReadCheck::Hard(deny(format!(
+                        "{what} denied: `{}` reads a tree of more than {} entries recursively, too large to check against the Read deny and ask rules. Search a narrower directory.",
+                        w.raw,
+                        walk::MAX_ENTRIES
+                    )));
+                }
+                Err(walk::TooLarge) => {
+                    return ReadCheck::Soft(format!(
+                        "`{}` follows symlinks through a tree too large to check",
+                        w.raw
+                    ));
+                }
+            }
+        }
+        ReadCheck::Ok
+    }
+
+    /// Whether a Read deny or ask rule may cover something at or below `dir` (or `dir` lies
+    /// below what one covers).
+    fn read_blockers_overlap(&self, dir: &Path, roots: &SessionRoots) -> bool {
+        let home = self.home.as_deref();
+        let folded = |p: &Path| paths::fold(&p.to_string_lossy());
+        let dir_f = folded(dir);
+        self.blockers.iter().any(|(r, _)| {
+            r.tool == "Read"
+                && match &r.spec {
+                    Specifier::Path(p) => p.base(roots, home).is_some_and(|b| {
+                        let b = folded(&b);
+                        b.starts_with(&dir_f) || dir_f.starts_with(&b)
+                    }),
+                    _ => false,
+                }
+        })
+    }
+
+    /// The variables a command sets: its own environment (`FOO=1 cmd`, `env FOO=1 cmd`) only
+    /// harmless static ones; shell variables (`x=1` alone, `read`, `declare`, `printf -v` ...)
+    /// only names that steer nothing.
+    fn variables(&self, shown: &str, c: &SimpleCmd) -> Option<Decision> {
+        let display = c.display();
+        let statement = c.words.is_empty();
+        if let Some(a) = c.assignments.iter().find(|a| {
+            if statement {
+                !variables::shell_variable_ok(a)
+            } else {
+                !variables::env_ok(a)
+            }
+        }) {
+            return Some(deny(format!(
+                "Bash command \"{shown}\" denied: \"{display}\" sets the variable {} (only static values of {} are allowed{}). Run the command without the assignment.",
+                a.name,
+                HARMLESS_ENV.join(", "),
+                if statement {
+                    ", or shell variables with lower-case names"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if let Some(a) = c.sets.iter().find(|a| !variables::shell_variable_ok(a)) {
+            return Some(deny(format!(
+                "Bash command \"{shown}\" denied: \"{display}\" sets the variable {}, which changes how later commands run (shell variables may have lower-case names only, or be one of {}).",
+                a.name,
+                HARMLESS_ENV.join(", ")
+            )));
+        }
+        None
+    }
+
+    /// Whether `c` is read-only (no rule needed). `Ok(None)`: it is; `Ok(Some(why))`: it is not
+    /// (the reason); `Err`: something in it is denied whatever allows the command.
+    fn read_only(
+        &self,
+        what: &str,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Result<Option<String>, Decision> {
+        let cwds: Vec<&Path> = c.cwds().collect();
+        let argv = expand_argv(c);
+        let mut not: Option<String> = None;
+        if c.unseen_args {
+            not = Some(format!(
+                "`{}` gets arguments runner cannot see",
+                c.argv()
+                    .first()
+                    .map(|w| w.text.as_str())
+                    .unwrap_or_default()
+            ));
+        }
+        if let Err(why) = readonly::check(&argv, &c.cwd, roots) {
+            not.get_or_insert(why);
+        }
+        if c.env_cleared {
+            not.get_or_insert(
+                "`env -i`/`env -u` removes the environment runner sets for read-only commands (it keeps git from running programs its configuration names)".into(),
+            );
+        }
+        // Files it reads: confinement for the read-only set; hard denials (kernel file
+        // systems, Read deny and ask rules) whatever rule allows the command.
+        let mut reads = readonly::copy_reads(&argv).unwrap_or_else(|| {
+            readonly::reads(&argv).unwrap_or_else(|_| readonly::Reads {
+                paths: readonly::lenient_paths(&argv),
+                recursive: None,
+            })
+        });
+        // `git grep` searches the tree under its directory.
+        if argv.first().is_some_and(|w| w.text == "git")
+            && git::globals(&argv[1..])
+                .sub
+                .is_some_and(|s| argv.get(s + 1).is_some_and(|w| w.text == "grep"))
+        {
+            reads.paths.push(ArgWord::literal("."));
+            reads.recursive = Some(false);
+        }
+        for w in &reads.paths {
+            match self.bash_read(what, w, &cwds, roots, grant) {
+                ReadCheck::Ok => {}
+                ReadCheck::Hard(d) => return Err(d),
+                ReadCheck::Soft(why) => {
+                    not.get_or_insert(why);
+                }
+            }
+            if let Some(follow) = reads.recursive {
+                match self.recursive_read(what, w, follow, &cwds, roots, grant) {
+                    ReadCheck::Ok => {}
+                    ReadCheck::Hard(d) => return Err(d),
+                    ReadCheck::Soft(why) => {
+                        not.get_or_insert(why);
+                    }
+                }
+            }
+        }
+        if argv.first().is_some_and(|w| w.text == "git") {
+            // A read that names files outside the repository, or a repository whose own
+            // configuration runs programs, is not read-only.
+            for w in git::outside_candidates(&argv[1..]) {
+                match self.bash_read(what, &w, &cwds, roots, grant) {
+                    ReadCheck::Ok => {}
+                    ReadCheck::Hard(d) => return Err(d),
+                    ReadCheck::Soft(why) => {
+                        not.get_or_insert(why);
+                    }
+                }
+            }
+            // `git show REV:PATH` reads the blob of PATH: Read deny rules hold for it.
+            let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+            for w in argv[1..].iter().filter(|w| !w.text.starts_with('-')) {
+                if let Some((_, path)) = w.text.split_once(':')
+                    && !path.is_empty()
+                {
+                    let base = if path.starts_with("./") || path.starts_with("../") {
+                        c.cwd.as_path()
+                    } else {
+                        root
+                    };
+                    let p = paths::resolve(base, Path::new(path.trim_start_matches('/')));
+                    if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                        return Err(deny(format!(
+                            "{what} denied: `{}` reads {} from the repository {}.",
+                            w.raw,
+                            p.display(),
+                            b.because(r)
+                        )));
+                    }
+                }
+            }
+            // Pathspecs (`git log -p -- .env`, `git diff .env`): the history and changes of a
+            // path a Read deny rule covers are its contents.
+            let dashdash = argv.iter().position(|w| w.text == "--");
+            for (i, w) in argv.iter().enumerate().skip(1) {
+                if w.dynamic || w.text.starts_with('-') || w.text.is_empty() {
+                    continue;
+                }
+                let after = dashdash.is_some_and(|d| i > d);
+                for cwd in &cwds {
+                    let p = paths::resolve(cwd, Path::new(w.text.trim_start_matches(":/")));
+                    if !(after || p.exists()) {
+                        continue;
+                    }
+                    if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                        return Err(deny(format!(
+                            "{what} denied: `{}` names {} {}.",
+                            w.raw,
+                            p.display(),
+                            b.because(r)
+                        )));
+                    }
+                }
+            }
+            if not.is_none() {
+                let mut ceilings: Vec<&Path> =
+                    vec![roots.repo_root.as_deref().unwrap_or(&roots.workdir)];
+                ceilings.extend(roots.additional_dirs.iter().map(PathBuf::as_path));
+                for cwd in &cwds {
+                    if let Some(why) = git::config_risk(cwd, &ceilings) {
+                        not = Some(why);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(not)
     }
 
     fn bash_command(
@@ -741,59 +1092,84 @@ impl Policy {
         grant: bool,
     ) -> Decision {
         let display = c.display();
-        // Leading assignments: only a known-harmless set with static values.
-        if let Some(a) = c
-            .assignments
-            .iter()
-            .find(|a| !a.static_value || !HARMLESS_ENV.contains(&a.name.as_str()))
-        {
-            return deny(format!(
-                "Bash command \"{shown}\" denied: \"{display}\" sets the variable {} (only static values of {} are allowed). Run the command without the assignment.",
-                a.name,
-                HARMLESS_ENV.join(", ")
-            ));
+        if let Some(d) = self.variables(shown, c) {
+            return d;
         }
         if c.words.is_empty() {
             return allow_read(format!("\"{display}\" only sets harmless variables"));
         }
-        if c.shell_wrapper {
-            return allow_read(format!(
-                "\"{display}\" runs a script whose commands are checked one by one"
-            ));
-        }
-        // File operands of known readers: confinement for the read-only set, hard denials
-        // (kernel filesystems, Read deny/ask rules) whatever rule allows the command.
-        let what = format!("Bash command \"{shown}\"");
-        let mut outside: Option<String> = None;
-        for w in readonly::read_paths(c.argv()).unwrap_or_default() {
-            match self.bash_read(&what, &w, &c.cwd, c.alt_cwd.as_deref(), roots, grant) {
-                ReadCheck::Ok => {}
-                ReadCheck::Hard(d) => return d,
-                ReadCheck::Soft(why) => {
-                    outside.get_or_insert(why);
+        let unrestricted = grant || self.mode == PermissionMode::BypassPermissions;
+        // A shell runner does not parse: only a rule that names it.
+        if let Some(sh) = &c.foreign_shell {
+            return match self.rule_for(c, c.start, true) {
+                Some(r) if matches!(&r.spec, Specifier::Bash(p) if p.program() == Some(sh.as_str())) => {
+                    allow(format!(
+                        "\"{display}\" allowed by the rule `{}`, which names {sh}",
+                        r.raw
+                    ))
                 }
+                _ => deny(format!(
+                    "Bash command \"{shown}\" denied: `{sh}` runs code runner does not analyse (another shell's language, where zsh glob qualifiers and fish substitutions run code, or commands from a pipe or file). Use `bash -c 'COMMANDS'`, or add an allow rule that names the shell, such as Bash({sh}:*)."
+                )),
+            };
+        }
+        // Wrappers that change what the wrapped command may do need a rule of their own.
+        for l in c.layers.iter().filter(|l| l.needs_rule) {
+            if !unrestricted && self.rule_for(c, l.at, false).is_none() {
+                return deny(format!(
+                    "Bash command \"{shown}\" denied: `{}` changes what the command it wraps may do, and no allow rule matches \"{}\". Add a rule that names it, such as Bash({}:*); the wrapped command needs its own rule too.",
+                    l.name,
+                    c.match_text(l.at).0.trim_end(),
+                    l.name
+                ));
             }
         }
-        let read_only = if c.args_from_stdin {
-            Err("`xargs` adds arguments runner cannot see".to_string())
-        } else if let Some(why) = &outside {
-            Err(why.clone())
-        } else {
-            readonly::check(c.argv(), &c.cwd, roots)
+        let mut scope = Scope::ReadOnly;
+        for w in &c.wrapper_writes {
+            let d = self.modified_files(shown, w, c, roots, grant);
+            if !d.is_allow() {
+                return d;
+            }
+            scope = Scope::Write;
+        }
+        if c.layers.iter().any(|l| l.needs_rule) {
+            scope = Scope::Write;
+        }
+        if c.shell_wrapper {
+            return Decision::Allow {
+                reason: format!(
+                    "\"{display}\" runs a script whose commands are checked one by one"
+                ),
+                scope,
+            };
+        }
+        let what = format!("Bash command \"{shown}\"");
+        let read_only = match self.read_only(&what, c, roots, grant) {
+            Ok(r) => r,
+            Err(d) => return d,
         };
-        if read_only.is_ok() {
-            return allow_read(format!("\"{display}\" is read-only"));
+        let Some(not_ro) = read_only else {
+            return Decision::Allow {
+                reason: format!("\"{display}\" is read-only"),
+                scope,
+            };
+        };
+        if c.unseen_args
+            && let Some(risk) = args::unseen_risk(c.argv())
+            && let Risk::Exec { flag, .. } = risk
+        {
+            return deny(format!(
+                "Bash command \"{shown}\" denied: \"{display}\" gives `{flag}` arguments runner cannot see (from its input or `find`), and an argument of `{flag}` can write files, protected paths included, or run commands. List the arguments in the command itself."
+            ));
         }
         if self.mode == PermissionMode::AcceptEdits
             && let Some(d) = self.accept_edits_file_command(shown, c, roots)
         {
             return d;
         }
-        let unrestricted = grant || self.mode == PermissionMode::BypassPermissions;
         if self.mode == PermissionMode::Plan && !grant {
             return deny(format!(
-                "Bash command \"{shown}\" denied: permission mode plan allows read-only commands only, and \"{display}\" is not read-only ({}).",
-                read_only.err().unwrap_or_default()
+                "Bash command \"{shown}\" denied: permission mode plan allows read-only commands only, and \"{display}\" is not read-only ({not_ro})."
             ));
         }
         if unrestricted {
@@ -807,29 +1183,13 @@ impl Policy {
                 None => allow(format!("\"{display}\" allowed by {by}")),
             };
         }
-        for from in [c.start, 0] {
-            let (text, dynamic) = c.match_text(from);
-            let tail = if dynamic {
-                Tail::AnyContinuation
-            } else {
-                Tail::Exact
+        if let Some(r) = self.rule_for(c, c.start, true) {
+            return match self.check_risks(shown, c, Some(r), roots, grant) {
+                Some(d) => d,
+                None => allow(format!("\"{display}\" allowed by the rule `{}`", r.raw)),
             };
-            if let Some(r) = self.allow.iter().find(|r| {
-                r.tool == "Bash"
-                    && match &r.spec {
-                        Specifier::Any => true,
-                        Specifier::Bash(p) => p.matches(&text, tail),
-                        _ => false,
-                    }
-            }) {
-                return match self.check_risks(shown, c, Some(r), roots, grant) {
-                    Some(d) => d,
-                    None => allow(format!("\"{display}\" allowed by the rule `{}`", r.raw)),
-                };
-            }
         }
         let argv: Vec<&str> = c.argv().iter().map(|w| w.raw.as_str()).collect();
-        let not_ro = read_only.err().unwrap_or_default();
         let not_ro = if not_ro.contains("is not in the read-only command set") {
             String::new()
         } else {
@@ -843,9 +1203,57 @@ impl Policy {
         ))
     }
 
+    /// The allow rule that matches `c`'s words from `from` on (the command after its wrappers,
+    /// or a wrapper). `harmless_globals`: git's harmless global options (`--no-pager`) may be
+    /// skipped for the match.
+    fn rule_for(&self, c: &SimpleCmd, from: usize, harmless_globals: bool) -> Option<&Rule> {
+        let (text, dynamic) = c.match_text(from);
+        let mut texts = vec![(text, dynamic)];
+        let words = c.words.get(from..).unwrap_or(&[]);
+        if harmless_globals && words.first().is_some_and(|w| w.text == "git") {
+            let g = git::globals(&words[1..]);
+            if let (Some(sub), true) = (g.sub, g.harmless)
+                && sub > 0
+            {
+                let mut t = String::from("git");
+                let mut dynamic = false;
+                for w in &words[1 + sub..] {
+                    t.push(' ');
+                    t.push_str(&w.text);
+                    if w.dynamic {
+                        dynamic = true;
+                        break;
+                    }
+                }
+                if c.unseen_args && !dynamic {
+                    t.push(' ');
+                    dynamic = true;
+                }
+                texts.push((t, dynamic));
+            }
+        }
+        self.allow.iter().find(|r| {
+            r.tool == "Bash"
+                && texts.iter().any(|(text, dynamic)| {
+                    let tail = if *dynamic {
+                        Tail::AnyContinuation
+                    } else {
+                        Tail::Exact
+                    };
+                    match &r.spec {
+                        Specifier::Any => true,
+                        Specifier::Bash(p) => p.matches(text, tail),
+                        _ => false,
+                    }
+                })
+        })
+    }
+
     /// Risky arguments of a command that a rule (`rule`), bypass mode or a hook allows:
     /// file-writing flags are checked as Edits of their targets; code-running flags need a
-    /// rule that names the flag (a bare `Bash` rule, bypass mode and hooks allow them).
+    /// rule that names the flag (a bare `Bash` rule, bypass mode and hooks allow them); what
+    /// the command writes by design keeps protected paths and Edit deny rules; writes runner
+    /// cannot see need a rule that names the command.
     fn check_risks(
         &self,
         shown: &str,
@@ -855,11 +1263,12 @@ impl Policy {
         grant: bool,
     ) -> Option<Decision> {
         let display = c.display();
-        for risk in args::risks(c.argv()) {
+        let argv = expand_argv(c);
+        for risk in args::risks(&argv) {
             match risk {
-                args::Risk::Exec { flag, what } => {
+                Risk::Exec { flag, what } => {
                     let Some(r) = rule else { continue };
-                    if r.is_bare() || r.raw.contains(flag.as_str()) {
+                    if r.is_bare() || rule_names_flag(r, &flag) {
                         continue;
                     }
                     let prefix = match &r.spec {
@@ -872,14 +1281,14 @@ impl Policy {
                         r.raw
                     )));
                 }
-                args::Risk::Write { flag, target } => {
+                Risk::Write { flag, target } => {
                     let what = format!("Bash command \"{shown}\" (`{flag}` writes a file)");
                     let Some(t) = target.filter(|t| !t.dynamic && !t.text.is_empty()) else {
                         return Some(deny(format!(
                             "{what} denied: runner cannot tell which file `{flag}` writes."
                         )));
                     };
-                    for base in std::iter::once(c.cwd.as_path()).chain(c.alt_cwd.as_deref()) {
+                    for base in c.cwds() {
                         let path = paths::resolve(base, Path::new(&t.text));
                         let d = self.decide_write("Edit", &path, roots, &what, grant);
                         if !d.is_allow() {
@@ -887,9 +1296,253 @@ impl Policy {
                         }
                     }
                 }
+                Risk::Modifies { what, target } => {
+                    if let Some(d) = self.operand_write(shown, what, &target, c, roots) {
+                        return Some(d);
+                    }
+                }
+                Risk::Tree {
+                    what,
+                    target,
+                    dest,
+                    only,
+                } => {
+                    let tree = TreeWrite {
+                        what,
+                        target: &target,
+                        dest: dest.as_ref(),
+                        only: &only,
+                    };
+                    if let Some(d) = self.tree_write(shown, tree, c, roots) {
+                        return Some(d);
+                    }
+                }
+                Risk::UnknownWrites { what } => {
+                    let named = rule.is_some_and(|r| !r.is_bare());
+                    if !named {
+                        let by = match (rule, grant) {
+                            (Some(r), _) => format!("the rule `{}`", r.raw),
+                            (None, true) => "a PreToolUse hook".to_string(),
+                            (None, false) => "permission mode bypassPermissions".to_string(),
+                        };
+                        let name = c
+                            .argv()
+                            .first()
+                            .map(|w| w.text.as_str())
+                            .unwrap_or_default();
+                        return Some(deny(format!(
+                            "Bash command \"{shown}\" denied: \"{display}\" {what}, and any of them may be a protected path (.git, CI configuration), so {by} does not allow it. Add an allow rule that names the command, such as Bash({name}:*), to accept that."
+                        )));
+                    }
+                }
             }
         }
         None
+    }
+
+    /// A path a command writes by design (`cp`'s destination, `chmod`'s files): protected
+    /// paths, kernel file systems and Edit deny or ask rules hold whatever allows the command.
+    /// A target runner cannot see is refused.
+    fn operand_write(
+        &self,
+        shown: &str,
+        what: &str,
+        target: &ArgWord,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Option<Decision> {
+        let name = c.argv().first().map(|w| w.raw.as_str()).unwrap_or_default();
+        let desc = format!(
+            "Bash command \"{shown}\" (`{name}` {what} `{}`)",
+            target.raw
+        );
+        let unknown = || {
+            Some(deny(format!(
+                "{desc} denied: runner cannot tell which file that is (it is only known at run time), and it could be a protected path. Name the file in the command."
+            )))
+        };
+        if target.expands && target.home_rest.is_none() {
+            return unknown();
+        }
+        let Some(paths) = self.operand_paths(target, c) else {
+            return unknown();
+        };
+        for path in paths {
+            if let Some(d) = self.write_blocked(&["Edit"], &path, roots, &desc) {
+                return Some(d);
+            }
+        }
+        None
+    }
+
+    /// Where `target` resolves, for each directory `c` may run in (a glob expanded, with the
+    /// name as written; for another dynamic word, the directory its static part names). `None`
+    /// when a glob cannot be expanded.
+    fn operand_paths(&self, target: &ArgWord, c: &SimpleCmd) -> Option<Vec<PathBuf>> {
+        let owned: Vec<PathBuf> = c.cwds().map(Path::to_path_buf).collect();
+        let words: Vec<String> = if let Some(rest) = &target.home_rest {
+            return Some(
+                self.home
+                    .iter()
+                    .map(|h| paths::resolve(h, Path::new(rest.trim_start_matches('/'))))
+                    .collect(),
+            );
+        } else if let Some(g) = &target.glob {
+            let mut w = globs::expand(g, &owned)?;
+            // The static part too: a glob that matches nothing is the name written.
+            w.push(target.text.clone());
+            w
+        } else if target.dynamic {
+            // Only the static prefix is known: check its directory, which holds the target.
+            let dir = match target.text.rfind('/') {
+                Some(0) => "/".to_string(),
+                Some(i) => target.text[..i].to_string(),
+                None => ".".to_string(),
+            };
+            vec![dir]
+        } else {
+            vec![target.text.clone()]
+        };
+        let mut out = Vec::new();
+        for w in words {
+            for base in c.cwds() {
+                out.push(paths::resolve(base, Path::new(&w)));
+            }
+        }
+        Some(out)
+    }
+
+    /// Everything under `target` that a command removes, changes or copies into `dest` (a
+    /// recursive `rm`, `chmod -R`, `cp -r`): the tree is walked for protected paths and paths
+    /// Edit deny rules cover.
+    fn tree_write(
+        &self,
+        shown: &str,
+        tree: TreeWrite<'_>,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Option<Decision> {
+        let TreeWrite {
+            what,
+            target,
+            dest,
+            only,
+        } = tree;
+        let name = c.argv().first().map(|w| w.raw.as_str()).unwrap_or_default();
+        let filters: Vec<globset::GlobMatcher> = only
+            .iter()
+            .filter_map(|p| {
+                globset::GlobBuilder::new(p)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+                    .map(|g| g.compile_matcher())
+            })
+            .collect();
+        if filters.len() != only.len() {
+            return Some(deny(format!(
+                "Bash command \"{shown}\" denied: runner cannot read the name patterns of `{name}`."
+            )));
+        }
+        let selected = |p: &Path| {
+            p.file_name()
+                .is_some_and(|n| filters.iter().all(|f| f.is_match(n)))
+        };
+        let desc = format!(
+            "Bash command \"{shown}\" (`{name}` {what} `{}`)",
+            target.raw
+        );
+        if target.expands || dest.is_some_and(|d| d.expands) {
+            return Some(deny(format!(
+                "{desc} denied: runner cannot tell which files it touches (the path is expanded at run time); name the path in the command."
+            )));
+        }
+        let unknown = || {
+            Some(deny(format!(
+                "{desc} denied: runner cannot expand the path to check what it touches; name the path in the command."
+            )))
+        };
+        let Some(sources) = self.operand_paths(target, c) else {
+            return unknown();
+        };
+        let dests = match dest {
+            Some(d) => match self.operand_paths(d, c) {
+                Some(p) => p,
+                None => return unknown(),
+            },
+            None => Vec::new(),
+        };
+        for src in sources {
+            // Where the tree lands: under `dest` (into it when it is a directory), or itself.
+            let landing: Vec<PathBuf> = if dests.is_empty() {
+                vec![src.clone()]
+            } else {
+                dests
+                    .iter()
+                    .map(|d| match (d.is_dir(), src.file_name()) {
+                        (true, Some(n)) => d.join(n),
+                        _ => d.clone(),
+                    })
+                    .collect()
+            };
+            for root in landing.iter().filter(|r| only.is_empty() || selected(r)) {
+                if let Some(d) = self.write_blocked(&["Edit"], root, roots, &desc) {
+                    return Some(d);
+                }
+            }
+            let found = walk::find(&src, |e| {
+                let Ok(rel) = e.path.strip_prefix(&src) else {
+                    return None;
+                };
+                if !selected(e.path) {
+                    return None;
+                }
+                landing
+                    .iter()
+                    .find_map(|root| self.write_blocked(&["Edit"], &root.join(rel), roots, &desc))
+            });
+            match found {
+                Ok(Some(d)) => return Some(d),
+                Ok(None) => {}
+                Err(walk::TooLarge) => {
+                    return Some(deny(format!(
+                        "{desc} denied: the tree has more than {} entries, too many to check for protected paths.",
+                        walk::MAX_ENTRIES
+                    )));
+                }
+            }
+        }
+        None
+    }
+
+    /// A file a wrapper itself writes (`flock`'s lock file, `script`'s typescript): decided
+    /// like a redirection.
+    fn modified_files(
+        &self,
+        shown: &str,
+        w: &ArgWord,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Decision {
+        if w.dynamic {
+            return deny(format!(
+                "Bash command \"{shown}\" denied: runner cannot tell which file `{}` names.",
+                w.raw
+            ));
+        }
+        let what = format!("Bash command \"{shown}\" (a wrapper writes `{}`)", w.raw);
+        for base in c.cwds() {
+            let path = paths::resolve(base, Path::new(&w.text));
+            let d = self.decide_write("Edit", &path, roots, &what, grant);
+            if !d.is_allow() {
+                return d;
+            }
+        }
+        allow(format!(
+            "the wrapper's file `{}` is an allowed write",
+            w.raw
+        ))
     }
 
     /// acceptEdits: `mkdir`, `touch`, `mv`, `cp` with static operands that all lie inside the
@@ -929,6 +1582,9 @@ impl Policy {
             ),
             _ => return None,
         };
+        if c.unseen_args {
+            return None;
+        }
         let mut operands = Vec::new();
         let mut end = false;
         for w in &argv[1..] {
@@ -955,7 +1611,7 @@ impl Policy {
         }
         let what = format!("Bash command \"{shown}\" (`{name}` writes its operands)");
         for op in operands {
-            for base in std::iter::once(c.cwd.as_path()).chain(c.alt_cwd.as_deref()) {
+            for base in c.cwds() {
                 let path = paths::resolve(base, Path::new(op));
                 if !paths::inside_workdir(roots, &path) {
                     return None;
@@ -965,6 +1621,10 @@ impl Policy {
                     return Some(d);
                 }
             }
+        }
+        // The trees `cp -r`/`mv` carry along keep protected paths protected.
+        if let Some(d) = self.check_risks(shown, c, None, roots, false) {
+            return Some(d);
         }
         Some(allow(format!(
             "\"{}\" allowed: `{name}` inside the workdir in permission mode acceptEdits",
@@ -984,7 +1644,7 @@ impl Policy {
             w.target,
             w.path.display()
         );
-        for path in std::iter::once(&w.path).chain(w.alt_path.iter()) {
+        for path in std::iter::once(&w.path).chain(w.other_paths.iter()) {
             let d = self.decide_write("Edit", path, roots, &what, grant);
             if !d.is_allow() {
                 return d;
@@ -995,6 +1655,44 @@ impl Policy {
             w.target
         ))
     }
+}
+
+/// The command's words (after wrappers) with glob and brace words expanded against the file
+/// system (as bash will before the command runs), so that every checked word is one the
+/// program will see. A pattern that cannot be expanded stays as it is (dynamic, and checked
+/// as unknown).
+fn expand_argv(c: &SimpleCmd) -> std::borrow::Cow<'_, [ArgWord]> {
+    let argv = c.argv();
+    if !argv.iter().skip(1).any(|w| w.glob.is_some()) {
+        return std::borrow::Cow::Borrowed(argv);
+    }
+    let cwds: Vec<PathBuf> = c.cwds().map(Path::to_path_buf).collect();
+    let cwds = cwds.as_slice();
+    let mut out = Vec::with_capacity(argv.len());
+    for (i, w) in argv.iter().enumerate() {
+        match (&w.glob, i) {
+            (Some(pattern), 1..) => match globs::expand(pattern, cwds) {
+                Some(words) => out.extend(words.iter().map(|t| ArgWord {
+                    raw: w.raw.clone(),
+                    ..ArgWord::literal(t)
+                })),
+                None => out.push(ArgWord {
+                    expands: true,
+                    ..w.clone()
+                }),
+            },
+            _ => out.push(w.clone()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A tree a command removes, changes or copies ([`Risk::Tree`]).
+struct TreeWrite<'a> {
+    what: &'a str,
+    target: &'a ArgWord,
+    dest: Option<&'a ArgWord>,
+    only: &'a [String],
 }
 
 /// The outcome of checking one file a Bash command reads.
@@ -1030,44 +1728,6 @@ fn preview(command: &str) -> String {
     } else {
         one_line
     }
-}
-
-/// The texts a deny rule is matched against: with and without wrappers, past a leading `env`
-/// and its assignments, and with a path-qualified command name reduced to its file name
-/// (`/bin/rm` → `rm`).
-fn deny_texts(c: &SimpleCmd) -> Vec<(String, bool)> {
-    let mut starts = vec![0, c.start];
-    let argv = c.argv();
-    if argv.first().is_some_and(|w| w.text == "env") {
-        let mut i = 1;
-        while let Some(w) = argv.get(i) {
-            let t = w.text.as_str();
-            if t == "-u" || t == "--unset" {
-                i += 2;
-            } else if t.starts_with('-') || (t.contains('=') && !w.dynamic) {
-                i += 1;
-            } else {
-                break;
-            }
-        }
-        starts.push(c.start + i);
-    }
-    let mut out = Vec::new();
-    for from in starts {
-        if from >= c.words.len() {
-            continue;
-        }
-        let (text, dynamic) = c.match_text(from);
-        let name = &c.words[from].text;
-        if let Some((_, base)) = name.rsplit_once('/')
-            && !base.is_empty()
-            && let Some(rest) = text.strip_prefix(name.as_str())
-        {
-            out.push((format!("{base}{rest}"), dynamic));
-        }
-        out.push((text, dynamic));
-    }
-    out
 }
 
 /// Programs whose first argument is a subcommand, for two-word rule suggestions.
@@ -1115,4 +1775,34 @@ fn suggest(c: &SimpleCmd) -> String {
         }
         _ => format!("Bash({name}:*)"),
     }
+}
+
+/// Whether allow rule `r` names `flag` (a risky option, a subcommand such as `config set`, or a
+/// sed script): its words, as whole words of the rule's command pattern (quotes removed), the
+/// last one also as `NAME=...` or written with its value. `Bash(sed:*)` does not name the sed
+/// script `e`, and `Bash(npm test -- --coverage:*)` does not name `-c`.
+fn rule_names_flag(r: &Rule, flag: &str) -> bool {
+    let Specifier::Bash(p) = &r.spec else {
+        return false;
+    };
+    let unquote = |w: &str| w.trim_matches(|c| c == '\'' || c == '"').to_string();
+    let pattern = p.raw.trim_end_matches([':', '*']);
+    let rule_words: Vec<String> = pattern.split_whitespace().map(unquote).collect();
+    let flag_words: Vec<String> = flag.split_whitespace().map(unquote).collect();
+    let Some((last, init)) = flag_words.split_last() else {
+        return false;
+    };
+    let name = last.split('=').next().unwrap_or(last);
+    let last_matches = |w: &str| {
+        w == last.as_str()
+            || w == name
+            || w.strip_prefix(name)
+                .is_some_and(|rest| rest.starts_with('='))
+    };
+    (0..rule_words.len()).any(|i| {
+        let window = &rule_words[i..];
+        window.len() > init.len()
+            && init.iter().zip(window).all(|(f, w)| f == w)
+            && last_matches(&window[init.len()])
+    })
 }

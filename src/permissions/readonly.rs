@@ -1,118 +1,267 @@
 //! The read-only command set: commands that run without a rule in every mode.
 //!
-//! Defined as data: a program name and the arguments that make it write or run other code.
-//! [`check`] says why a command is *not* read-only, so the denial reason can name the flag.
+//! Defined as data: each program with the options its manual documents as only changing what
+//! it prints (checked flag by flag against the GNU coreutils, grep, findutils, diffutils,
+//! file, tree, sed and ripgrep manuals). An option not on its list — one that writes, runs a
+//! program, reads a file named elsewhere, or simply one runner does not know — makes the
+//! command not read-only, and [`check`] says which.
 
 use std::path::Path;
+use std::sync::LazyLock;
 
 use super::bash::ArgWord;
+use super::flags::{self, Mode, Options, Parsed};
+use super::{git, sed};
 use crate::roots::SessionRoots;
 
-/// How a read-only program's arguments are checked.
-struct Entry {
-    /// Program name.
+/// How a read-only program's words are read.
+struct Program {
     name: &'static str,
-    /// Arguments (exact, or `prefix=` forms) that make it write files or run code.
-    forbidden: &'static [&'static str],
-    /// Short-option letters that are forbidden anywhere in a `-xyz` cluster.
-    forbidden_short: &'static [char],
-    /// Whether every argument must be static (a glob or `$VAR` could become a flag).
-    static_args: bool,
+    /// Its harmless options ([`Options`] syntax).
+    options: &'static str,
+    /// Every option is harmless, so a run-time expansion may stand where one could.
+    expansions_ok: bool,
+    /// Its operands are files it reads (for path confinement).
+    reads_operands: bool,
 }
 
-const fn e(
+const fn p(
     name: &'static str,
-    forbidden: &'static [&'static str],
-    forbidden_short: &'static [char],
-    static_args: bool,
-) -> Entry {
-    Entry {
+    options: &'static str,
+    expansions_ok: bool,
+    reads_operands: bool,
+) -> Program {
+    Program {
         name,
-        forbidden,
-        forbidden_short,
-        static_args,
+        options,
+        expansions_ok,
+        reads_operands,
     }
 }
 
-/// Simple read-only programs.
-const PROGRAMS: &[Entry] = &[
-    e("ls", &[], &[], false),
-    e("cat", &[], &[], false),
-    e("echo", &[], &[], false),
-    e("printf", &["-v"], &['v'], false),
-    e("pwd", &[], &[], false),
-    e("head", &[], &[], false),
-    e("tail", &[], &[], false),
-    e("grep", &[], &[], false),
-    e("egrep", &[], &[], false),
-    e("fgrep", &[], &[], false),
-    e("rg", &["--pre", "--pre-glob", "--search-zip"], &['z'], true),
-    e(
-        "find",
-        &[
-            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
-            "-fls",
-        ],
-        &[],
+const GREP: &str = "-E -F -G -P -i -y -w -x -z -s -v -V -b -n -H -h -o -q -a -I -r -R -L -l -c -T -Z -U -e= -f=@ -m= -A= -B= -C= -d= -D= --extended-regexp --fixed-strings --basic-regexp --perl-regexp --regexp= --file=@ --ignore-case --no-ignore-case --word-regexp --line-regexp --null-data --no-messages --invert-match --version --help --max-count= --byte-offset --line-number --no-line-number --line-buffered --with-filename --no-filename --label= --only-matching --quiet --silent --binary-files= --text --directories= --devices= --recursive --dereference-recursive --include= --exclude= --exclude-dir= --files-without-match --files-with-matches --count --initial-tab --null --before-context= --after-context= --context= --group-separator= --no-group-separator --color? --colour? --binary #";
+
+/// The read-only programs (git and `cd` are checked on their own).
+const PROGRAMS: &[Program] = &[
+    p(
+        "ls",
+        "-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -k -l -L -m -n -N -o -p -q -Q -r -R -s -S -t -u -U -v -x -X -Z -1 -I= -T= -w= --all --almost-all --author --escape --ignore-backups --directory --dired --classify? --file-type --full-time --group-directories-first --no-group --human-readable --si --dereference-command-line --dereference-command-line-symlink-to-dir --inode --kibibytes --dereference --numeric-uid-gid --literal --hide-control-chars --show-control-chars --quote-name --reverse --recursive --size --context --zero --block-size= --color? --format= --hide= --hyperlink? --indicator-style= --ignore= --quoting-style= --sort= --time= --time-style= --tabsize= --width= --help --version",
+        false,
         true,
     ),
-    e("wc", &["--files0-from"], &[], false),
-    e("which", &[], &[], false),
-    e("diff", &[], &[], false),
-    e("stat", &[], &[], false),
-    e("du", &["--files0-from", "-X", "--exclude-from"], &[], false),
-    e("file", &["-C", "--compile"], &['C'], true),
-    e("tree", &["-o", "-R"], &['o', 'R'], true),
-    e(
+    p(
+        "cat",
+        "-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number --squeeze-blank --show-tabs --show-nonprinting --help --version",
+        false,
+        true,
+    ),
+    p("echo", "*", true, false),
+    p("pwd", "-L -P", false, false),
+    p(
+        "head",
+        "-q -v -z -c= -n= --bytes= --lines= --quiet --silent --verbose --zero-terminated --help --version #",
+        false,
+        true,
+    ),
+    p(
+        "tail",
+        "-f -F -q -v -z -c= -n= -s= --follow? --retry --pid= --max-unchanged-stats= --bytes= --lines= --quiet --silent --verbose --zero-terminated --sleep-interval= --help --version #",
+        false,
+        true,
+    ),
+    p("grep", GREP, false, true),
+    p("egrep", GREP, false, true),
+    p("fgrep", GREP, false, true),
+    p(
+        "rg",
+        "-a -b -c -F -H -i -I -l -L -n -N -o -p -P -q -s -S -u -U -v -w -x -0 -. -A= -B= -C= -e= -f=@ -g= -j= -m= -M= -r= -t= -T= -E= --after-context= --before-context= --context= --context-separator= --no-context-separator --auto-hybrid-regex --no-auto-hybrid-regex --binary --no-binary --block-buffered --no-block-buffered --byte-offset --no-byte-offset --case-sensitive --color= --colors= --column --no-column --count --count-matches --crlf --no-crlf --debug --trace --dfa-size-limit= --encoding= --no-encoding --engine= --field-context-separator= --field-match-separator= --file=@ --files --files-with-matches --files-without-match --fixed-strings --no-fixed-strings --follow --no-follow --glob= --glob-case-insensitive --no-glob-case-insensitive --heading --no-heading --hidden --no-hidden --iglob= --ignore-case --ignore-file=@ --ignore-file-case-insensitive --no-ignore-file-case-insensitive --include-zero --no-include-zero --invert-match --no-invert-match --json --no-json --line-buffered --no-line-buffered --line-number --no-line-number --line-regexp --max-columns= --max-columns-preview --no-max-columns-preview --max-count= --max-depth= --maxdepth= --max-filesize= --mmap --no-mmap --multiline --no-multiline --multiline-dotall --no-multiline-dotall --no-config --no-filename --with-filename --no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude --ignore-exclude --no-ignore-files --ignore-files --no-ignore-global --ignore-global --no-ignore-messages --ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs --no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git --no-unicode --unicode --null --null-data --one-file-system --no-one-file-system --only-matching --passthru --passthrough --path-separator= --pcre2 --no-pcre2 --pcre2-version --pretty --quiet --regex-size-limit= --regexp= --replace= --smart-case --sort= --sortr= --sort-files --no-sort-files --stats --no-stats --text --no-text --threads= --trim --no-trim --type= --type-add= --type-clear= --type-list --type-not= --unrestricted --vimgrep --word-regexp --no-search-zip --no-pre --help --version",
+        false,
+        true,
+    ),
+    p(
+        "wc",
+        "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total= --help --version",
+        false,
+        true,
+    ),
+    p("which", "-a -s", true, false),
+    p(
+        "diff",
+        "-q -s -c -e -n -y -t -T -r -N -i -E -Z -b -w -B -a -d -u -p -C= -U= -W= -F= -I= -x= -X=@ -S= --normal --brief --report-identical-files --ed --rcs --side-by-side --left-column --suppress-common-lines --show-c-function --expand-tabs --initial-tab --suppress-blank-empty --recursive --no-dereference --new-file --unidirectional-new-file --ignore-file-name-case --no-ignore-file-name-case --ignore-case --ignore-tab-expansion --ignore-trailing-space --ignore-space-change --ignore-all-space --ignore-blank-lines --text --strip-trailing-cr --minimal --speed-large-files --context? --unified? --width= --show-function-line= --label= --tabsize= --exclude= --exclude-from=@ --starting-file= --from-file=@ --to-file=@ --ignore-matching-lines= --horizon-lines= --color? --palette= --help --version",
+        false,
+        true,
+    ),
+    p(
+        "stat",
+        "-L -f -t -c= --dereference --file-system --terse --cached= --format= --printf= --help --version",
+        false,
+        true,
+    ),
+    p(
+        "du",
+        "-0 -a -b -c -D -H -h -k -l -L -m -P -S -s -x -B= -d= -t= -X=@ --null --all --apparent-size --bytes --total --dereference-args --human-readable --inodes --count-links --dereference --no-dereference --separate-dirs --si --summarize --one-file-system --time? --block-size= --max-depth= --threshold= --time-style= --exclude= --exclude-from=@ --help --version",
+        false,
+        true,
+    ),
+    p(
+        "file",
+        "-b -i -k -L -h -N -n -r -0 -d -l -v -e= -F= -P= --brief --mime --mime-type --mime-encoding --apple --extension --keep-going --dereference --no-dereference --no-pad --no-buffer --print0 --raw --debug --list --exclude= --exclude-quiet= --separator= --parameter= --help --version",
+        false,
+        true,
+    ),
+    p(
+        "tree",
+        "-a -d -l -f -x -q -N -Q -p -u -g -s -h -D -F -v -t -c -U -r -i -A -S -n -C -X -J -L= -P= -I= -T= --noreport --dirsfirst --filesfirst --inodes --device --du --si --prune --matchdirs --metafirst --ignore-case --charset= --filelimit= --timefmt= --sort= --help --version",
+        false,
+        true,
+    ),
+    p(
         "sort",
-        &["-o", "--output", "--compress-program", "--files0-from"],
-        &['o'],
+        "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k= -t= -S= --ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort --check? --merge --stable --unique --zero-terminated --debug --sort= --key= --field-separator= --buffer-size= --parallel= --batch-size= --help --version",
+        false,
         true,
     ),
-    e("uniq", &[], &[], true),
-    e("cut", &[], &[], false),
-    e("tr", &[], &[], false),
-    e("true", &[], &[], false),
-    e("false", &[], &[], false),
-    e("test", &["-v", "-R"], &[], false),
-    e("[", &["-v", "-R"], &[], false),
-    e("[[", &[], &[], false),
-    e("basename", &[], &[], false),
-    e("dirname", &[], &[], false),
-    e("realpath", &[], &[], false),
+    p(
+        "uniq",
+        "-c -d -D -i -u -z -f= -s= -w= --count --repeated --all-repeated? --group? --ignore-case --unique --zero-terminated --skip-fields= --skip-chars= --check-chars= --help --version",
+        false,
+        true,
+    ),
+    p(
+        "cut",
+        "-n -s -z -b= -c= -d= -f= --complement --only-delimited --zero-terminated --bytes= --characters= --delimiter= --fields= --output-delimiter= --help --version",
+        false,
+        true,
+    ),
+    p(
+        "tr",
+        "-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1 --help --version",
+        true,
+        false,
+    ),
+    p("true", "*", true, false),
+    p("false", "*", true, false),
+    p(
+        "basename",
+        "-a -z -s= --multiple --zero --suffix=",
+        true,
+        false,
+    ),
+    p("dirname", "-z --zero", true, false),
+    p(
+        "realpath",
+        "-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing --logical --physical --quiet --strip --no-symlinks --zero --relative-to= --relative-base= --help --version",
+        false,
+        false,
+    ),
     // Only waits: no files, no other programs (durations and --help/--version are its only
     // arguments). A long sleep is bounded by the Bash tool's timeout like any other command.
-    e("sleep", &[], &[], false),
+    p("sleep", "--help --version", true, false),
+    p(
+        "sed",
+        "-n -E -r -s -u -z -e= -l= --quiet --silent --regexp-extended --expression= --debug --posix --sandbox --separate --unbuffered --null-data --line-length= --help --version",
+        false,
+        true,
+    ),
 ];
 
-/// Read-only git subcommands.
-const GIT_SUBCOMMANDS: &[&str] = &[
-    "status",
-    "diff",
-    "log",
-    "show",
-    "branch",
-    "rev-parse",
-    "ls-files",
-    "grep",
-    "blame",
+static COMPILED: LazyLock<Vec<(&'static Program, Options)>> = LazyLock::new(|| {
+    PROGRAMS
+        .iter()
+        .map(|p| (p, Options::parse(p.options)))
+        .collect()
+});
+
+/// `find`'s expression words: tests and actions that only look and print.
+const FIND_NO_ARG: &[&str] = &[
+    "-daystart",
+    "-depth",
+    "-d",
+    "-follow",
+    "-ignore_readdir_race",
+    "-noignore_readdir_race",
+    "-mount",
+    "-noleaf",
+    "-nowarn",
+    "-warn",
+    "-xdev",
+    "-empty",
+    "-executable",
+    "-false",
+    "-nogroup",
+    "-nouser",
+    "-readable",
+    "-true",
+    "-writable",
+    "-print",
+    "-print0",
+    "-ls",
+    "-prune",
+    "-quit",
+    "-not",
+    "!",
+    "-a",
+    "-and",
+    "-o",
+    "-or",
+    "(",
+    ")",
+    ",",
+    "-help",
+    "--help",
+    "-version",
+    "--version",
 ];
 
-/// Git options that write files or run programs (long options may be abbreviated, so these
-/// are matched by prefix as git's option parser would).
-const GIT_FORBIDDEN_LONG: &[&str] = &[
-    "--output",
-    "--ext-diff",
-    "--open-files-in-pager",
-    "--exec-path",
-    "--upload-pack",
-    "--exec",
-    "--paginate",
-    "--no-index",
+/// `find` expression words with one argument (a pattern, number or name).
+const FIND_ONE_ARG: &[&str] = &[
+    "-maxdepth",
+    "-mindepth",
+    "-regextype",
+    "-amin",
+    "-atime",
+    "-cmin",
+    "-ctime",
+    "-mmin",
+    "-mtime",
+    "-used",
+    "-fstype",
+    "-gid",
+    "-uid",
+    "-group",
+    "-user",
+    "-inum",
+    "-links",
+    "-name",
+    "-iname",
+    "-lname",
+    "-ilname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-perm",
+    "-size",
+    "-type",
+    "-xtype",
+    "-context",
+    "-printf",
 ];
 
-/// Global git options allowed before the subcommand.
-const GIT_GLOBAL_OK: &[&str] = &["--no-pager", "-P", "--no-optional-locks"];
+/// `find` expression words whose argument is a file it looks at.
+const FIND_FILE_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+
+/// A read-only command's words, understood: what it reads and how.
+#[derive(Debug, Clone, Default)]
+pub struct Reads {
+    /// Files and directories it reads (operands and file-valued options).
+    pub paths: Vec<ArgWord>,
+    /// Directories among `paths` it walks recursively (the command's directory when it names
+    /// none), and whether it follows symlinks while doing so.
+    pub recursive: Option<bool>,
+}
 
 /// Whether `argv` (after wrappers) is read-only. `Err` says why not.
 pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), String> {
@@ -121,234 +270,702 @@ pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), S
     };
     let args = &argv[1..];
     match name.text.as_str() {
-        "cd" => check_cd(args, cwd, roots),
-        "git" => check_git(args),
-        other => {
-            let Some(entry) = PROGRAMS.iter().find(|e| e.name == other) else {
-                return Err(format!("`{other}` is not in the read-only command set"));
-            };
-            check_entry(entry, args)
-        }
+        "cd" | "chdir" | "pushd" | "popd" => check_cd(name.text.as_str(), args, cwd, roots),
+        "git" => git::check_read_only(args),
+        "test" | "[" => check_test(name.text.as_str(), args),
+        "[[" => Ok(()),
+        "printf" => check_printf(args),
+        _ => reads(argv).map(|_| ()),
     }
 }
 
-fn check_entry(entry: &Entry, args: &[ArgWord]) -> Result<(), String> {
-    let mut positional = 0;
-    for a in args {
-        if a.dynamic && entry.static_args {
-            return Err(format!(
-                "`{}` arguments must be static for the read-only set, and `{}` is expanded at run time",
-                entry.name, a.raw
-            ));
-        }
-        let t = a.text.as_str();
-        if !t.starts_with('-') {
-            positional += 1;
-        }
-        let flag = t.split('=').next().unwrap_or(t);
-        if entry.forbidden.contains(&flag)
-            || entry.forbidden.iter().any(|f| {
-                f.starts_with("--") && f.len() > 2 && flag.len() > 3 && f.starts_with(flag)
-            })
-        {
-            return Err(format!(
-                "`{} {}` can write files or run commands",
-                entry.name, t
-            ));
-        }
-        if t.len() > 1
-            && t.starts_with('-')
-            && !t.starts_with("--")
-            && entry.name != "find"
-            && t[1..].chars().any(|c| entry.forbidden_short.contains(&c))
-        {
-            return Err(format!(
-                "`{} {}` can write files or run commands",
-                entry.name, t
-            ));
-        }
-    }
-    // `uniq IN OUT` writes OUT.
-    if entry.name == "uniq" && positional > 1 {
-        return Err("`uniq` with two file arguments writes the second".into());
-    }
-    Ok(())
-}
-
-fn check_git(args: &[ArgWord]) -> Result<(), String> {
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        if a.dynamic {
-            return Err(format!(
-                "git arguments must be static for the read-only set, and `{}` is expanded at run time",
-                a.raw
-            ));
-        }
-        if !a.text.starts_with('-') {
-            break;
-        }
-        if !GIT_GLOBAL_OK.contains(&a.text.as_str()) {
-            return Err(format!(
-                "the git option `{}` before the subcommand is not read-only",
-                a.text
-            ));
-        }
-        i += 1;
-    }
-    let Some(sub) = args.get(i) else {
-        return Err("`git` without a subcommand is not read-only".into());
+/// What a read-only program in `argv` reads; `Err` when it is not in the read-only set or its
+/// words are not all harmless. Programs that read no file give an empty list.
+pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
+    let Some(name) = argv.first() else {
+        return Err("it has no command".into());
     };
-    if !GIT_SUBCOMMANDS.contains(&sub.text.as_str()) {
-        return Err(format!("`git {}` is not a read-only git command", sub.text));
+    let prog = name.text.as_str();
+    let args = &argv[1..];
+    if prog == "find" {
+        return find_reads(args);
     }
-    let rest = &args[i + 1..];
-    let mut positional = false;
-    let mut listing = false;
-    for a in rest {
-        if a.dynamic {
-            return Err(format!(
-                "git arguments must be static for the read-only set, and `{}` is expanded at run time",
-                a.raw
-            ));
-        }
-        let t = a.text.as_str();
-        let flag = t.split('=').next().unwrap_or(t);
-        if flag.starts_with("--")
-            && flag.len() > 3
-            && GIT_FORBIDDEN_LONG.iter().any(|f| f.starts_with(flag))
-        {
-            return Err(format!(
-                "`git {} {t}` can write files or run commands",
-                sub.text
-            ));
-        }
-        if sub.text == "grep" && t.starts_with("-O") {
-            return Err(format!("`git grep {t}` runs a pager command"));
-        }
-        if sub.text == "branch" {
-            match t {
-                "--list" | "-l" => listing = true,
-                "-a" | "--all" | "-r" | "--remotes" | "-v" | "-vv" | "--verbose"
-                | "--show-current" | "--no-color" | "--color" | "--no-column" => {}
-                _ if t.starts_with("--sort=") || t.starts_with("--format=") => {}
-                _ if t.starts_with('-') => {
-                    return Err(format!("`git branch {t}` is not read-only"));
+    let Some((program, opts)) = COMPILED.iter().find(|(p, _)| p.name == prog) else {
+        return Err(format!("`{prog}` is not in the read-only command set"));
+    };
+    let parsed = flags::parse(
+        prog,
+        args,
+        opts,
+        Mode {
+            expansions_ok: program.expansions_ok,
+            ..Mode::default()
+        },
+    )?;
+    let mut out = Reads {
+        paths: parsed.paths.clone(),
+        recursive: None,
+    };
+    if !program.reads_operands {
+        return Ok(out);
+    }
+    let mut operands = parsed.operands.clone();
+    match prog {
+        "grep" | "egrep" | "fgrep" => {
+            if !parsed.has(&["-e", "--regexp", "-f", "--file"]) && !operands.is_empty() {
+                operands.remove(0);
+            }
+            let recurse = parsed.has(&["-r", "-R", "--recursive", "--dereference-recursive"])
+                || parsed
+                    .value(&["-d", "--directories"])
+                    .is_some_and(|v| v.text == "recurse");
+            if recurse {
+                out.recursive = Some(parsed.has(&["-R", "--dereference-recursive"]));
+                if operands.is_empty() {
+                    operands.push(ArgWord::literal("."));
                 }
-                _ => positional = true,
             }
         }
+        "rg" => {
+            let no_pattern =
+                parsed.has(&["-e", "--regexp", "-f", "--file", "--files", "--type-list"]);
+            if !no_pattern && !operands.is_empty() {
+                operands.remove(0);
+            }
+            out.recursive = Some(parsed.has(&["-L", "--follow"]));
+            if operands.is_empty() {
+                operands.push(ArgWord::literal("."));
+            }
+        }
+        "diff" if parsed.has(&["-r", "--recursive"]) => {
+            out.recursive = Some(!parsed.has(&["--no-dereference"]));
+        }
+        "ls" => {
+            if parsed.has(&["-R", "--recursive"]) {
+                out.recursive = Some(parsed.has(&["-L", "--dereference"]));
+            }
+            if operands.is_empty() {
+                operands.push(ArgWord::literal("."));
+            }
+        }
+        "du" => {
+            out.recursive = Some(parsed.has(&["-L", "--dereference"]));
+            if operands.is_empty() {
+                operands.push(ArgWord::literal("."));
+            }
+        }
+        "tree" => {
+            out.recursive = Some(parsed.has(&["-l"]));
+            if operands.is_empty() {
+                operands.push(ArgWord::literal("."));
+            }
+        }
+        "uniq" if operands.len() > 1 => {
+            return Err("`uniq` with two file arguments writes the second".into());
+        }
+        "sed" => {
+            sed_check(&parsed, &mut operands)?;
+        }
+        _ => {}
     }
-    if sub.text == "branch" && positional && !listing {
-        return Err("`git branch NAME` creates a branch".into());
+    out.paths
+        .extend(operands.into_iter().filter(|w| w.text != "-" || w.dynamic));
+    Ok(out)
+}
+
+/// sed: the script (first operand unless `-e` gives one) must do nothing but edit the stream;
+/// the remaining operands are files it reads.
+fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), String> {
+    let mut scripts: Vec<ArgWord> = parsed
+        .given
+        .iter()
+        .filter(|(n, _)| n == "-e" || n == "--expression")
+        .filter_map(|(_, v)| v.clone())
+        .collect();
+    if scripts.is_empty() {
+        if operands.is_empty() {
+            return Err("`sed` without a script".into());
+        }
+        scripts.push(operands.remove(0));
+    }
+    for s in scripts {
+        if s.dynamic {
+            return Err(format!(
+                "the sed script `{}` is expanded at run time",
+                s.raw
+            ));
+        }
+        if let Some(e) = sed::effects(&s.text).first() {
+            return Err(match e {
+                sed::SedEffect::Runs => format!("the sed script `{}` runs a command", s.raw),
+                sed::SedEffect::Writes(f) => {
+                    format!("the sed script `{}` writes the file `{f}`", s.raw)
+                }
+                sed::SedEffect::Reads(f) => {
+                    format!("the sed script `{}` reads the file `{f}`", s.raw)
+                }
+                sed::SedEffect::Unparsed(why) => {
+                    format!("runner cannot follow the sed script `{}`: {why}", s.raw)
+                }
+            });
+        }
     }
     Ok(())
 }
 
-fn check_cd(args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), String> {
-    match args {
-        [dir] if !dir.dynamic && dir.text != "-" => {
+/// `find`: options, start points, then an expression of harmless tests and actions only.
+fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
+    let mut out = Reads::default();
+    let mut follow = false;
+    let mut i = 0;
+    // Options before the start points.
+    while let Some(a) = args.get(i) {
+        if a.dynamic {
+            break;
+        }
+        match a.text.as_str() {
+            "-H" | "-P" => i += 1,
+            "-L" => {
+                follow = true;
+                i += 1;
+            }
+            "-D" => i += 2,
+            t if t.starts_with("-O") && t[2..].chars().all(|c| c.is_ascii_digit()) => i += 1,
+            _ => break,
+        }
+    }
+    // Start points: up to the first word that starts an expression.
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if a.dynamic {
+            if a.expands {
+                return Err(format!(
+                    "`find` arguments must be static for the read-only set, and `{}` is expanded at run time",
+                    a.raw
+                ));
+            }
+            out.paths.push(a.clone());
+            i += 1;
+            continue;
+        }
+        if t.starts_with('-') || t == "(" || t == "!" {
+            break;
+        }
+        out.paths.push(a.clone());
+        i += 1;
+    }
+    if out.paths.is_empty() {
+        out.paths.push(ArgWord::literal("."));
+    }
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if a.dynamic {
+            return Err(format!(
+                "`find` arguments must be static for the read-only set, and `{}` is expanded at run time",
+                a.raw
+            ));
+        }
+        let t = a.text.as_str();
+        if t == "-follow" {
+            follow = true;
+        }
+        if FIND_NO_ARG.contains(&t) {
+            continue;
+        }
+        if FIND_ONE_ARG.contains(&t) {
+            i += 1;
+            continue;
+        }
+        if FIND_FILE_ARG.contains(&t) || (t.starts_with("-newer") && t.len() == 8) {
+            if let Some(f) = args.get(i) {
+                // `-newerXt` takes a date, the other `-newerXY` a file.
+                if !t.ends_with('t') || !t.starts_with("-newer") || t.len() != 8 {
+                    out.paths.push(f.clone());
+                }
+            }
+            i += 1;
+            continue;
+        }
+        return Err(format!(
+            "`find {t}` can write files, run commands, or is not an expression runner knows to be read-only"
+        ));
+    }
+    out.recursive = Some(follow);
+    Ok(out)
+}
+
+/// `printf`: its only option, `-v NAME`, assigns a variable; the format and arguments are
+/// harmless.
+fn check_printf(args: &[ArgWord]) -> Result<(), String> {
+    match args.first() {
+        Some(a) if !a.dynamic && a.text.starts_with("-v") => {
+            Err("`printf -v` assigns a variable".into())
+        }
+        Some(a) if a.dynamic && (a.text.is_empty() || a.text.starts_with('-')) => Err(format!(
+            "`printf {}` is expanded at run time and could become `-v NAME`",
+            a.raw
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `test`/`[`: no `-v` (it evaluates a subscript) or `-R`, and no word expanded at run time
+/// where an operator may stand (a value `-v` there is the unary test).
+fn check_test(name: &str, args: &[ArgWord]) -> Result<(), String> {
+    let mut words: Vec<&ArgWord> = args.iter().collect();
+    if name == "[" {
+        match words.last() {
+            Some(w) if !w.dynamic && w.text == "]" => {
+                words.pop();
+            }
+            _ => return Err("`[` without a closing `]`".into()),
+        }
+    }
+    if let Some(w) = words.iter().find(|w| w.splits) {
+        return Err(format!(
+            "`{}` is split into words at run time and may become an operator of `{name}`",
+            w.raw
+        ));
+    }
+    for w in &words {
+        if !w.dynamic && matches!(w.text.as_str(), "-v" | "-R") {
+            return Err(format!(
+                "`{name} {}` evaluates a variable's subscript",
+                w.text
+            ));
+        }
+    }
+    let dynamic = |i: usize| words.get(i).is_some_and(|w| w.dynamic);
+    let operator_positions: &[usize] = match words.len() {
+        0 | 1 => &[],
+        2 => &[0],
+        3 => &[0, 1],
+        4 => &[0, 1, 2],
+        _ => {
+            if words.iter().any(|w| w.dynamic) {
+                return Err(format!(
+                    "`{name}` with more than four words and a run-time expansion is not analysed"
+                ));
+            }
+            &[]
+        }
+    };
+    if let Some(&i) = operator_positions.iter().find(|&&i| dynamic(i)) {
+        // A dynamic first word of 3 is an operand unless the second is dynamic too.
+        let operand_ok = words.len() == 3 && i == 0 && !dynamic(1);
+        if !operand_ok {
+            return Err(format!(
+                "`{}` is expanded at run time where `{name}` may read an operator",
+                words[i].raw
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), String> {
+    let dirs: Vec<&ArgWord> = args
+        .iter()
+        .filter(|a| !(a.text.starts_with('-') && a.text.len() > 1 && !a.dynamic) && a.text != "--")
+        .collect();
+    match dirs.as_slice() {
+        // The walk followed it back to where an earlier `pushd` left.
+        [] if name == "popd" => Ok(()),
+        [dir] if !dir.dynamic && dir.text != "-" && name != "popd" => {
             let target = super::paths::resolve(cwd, Path::new(&dir.text));
             if roots.is_inside_workspace(&target) {
                 Ok(())
             } else {
                 Err(format!(
-                    "`cd {}` leaves the workspace ({})",
+                    "`{name} {}` leaves the workspace ({})",
                     dir.raw,
                     target.display()
                 ))
             }
         }
-        _ => Err("`cd` is read-only only with one static directory inside the workspace".into()),
+        _ => Err(format!(
+            "`{name}` is read-only only with one static directory inside the workspace"
+        )),
     }
 }
 
-/// Programs in the read-only set whose operands are files they read.
-const FILE_READERS: &[&str] = &[
-    "ls", "cat", "head", "tail", "grep", "egrep", "fgrep", "rg", "find", "wc", "diff", "stat",
-    "du", "file", "tree", "sort", "uniq", "cut",
+/// What copying and archiving programs read (they are not read-only, but Read deny rules,
+/// kernel file systems and symlinks followed out of the workspace hold for them whatever
+/// allows them): `cp` and `rsync` sources, `tar`/`zip` members, with recursion and link
+/// following as their flags say. `None` for other programs.
+pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
+    let name = argv.first()?;
+    let prog = name.text.rsplit('/').next().unwrap_or_default();
+    let args = &argv[1..];
+    let flag = |short: char, long: &[&str]| {
+        args.iter().any(|a| {
+            let t = a.text.as_str();
+            (t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
+                || long.contains(&t)
+        })
+    };
+    let operands: Vec<ArgWord> = args
+        .iter()
+        .filter(|a| !a.text.starts_with('-') || a.dynamic)
+        .cloned()
+        .collect();
+    match prog {
+        "cp" | "rsync" | "scp" => {
+            let mut sources = operands;
+            let targeted = args
+                .iter()
+                .any(|a| a.text == "-t" || a.text.starts_with("--target-directory"));
+            if !targeted {
+                sources.pop();
+            }
+            let recursive =
+                flag('r', &["--recursive", "--archive"]) || flag('R', &[]) || flag('a', &[]);
+            let follow = flag('L', &["--dereference", "--copy-links"]) || !recursive;
+            Some(Reads {
+                paths: sources,
+                recursive: recursive.then_some(follow),
+            })
+        }
+        "tar" => {
+            let create = args.first().is_some_and(|a| {
+                let t = a.text.trim_start_matches('-');
+                !a.text.starts_with("--") && (t.contains('c') || t.contains('r') || t.contains('u'))
+            }) || flag('c', &["--create", "--append", "--update"]);
+            if !create {
+                return None;
+            }
+            // The archive file follows `f`; the rest are members.
+            let mut members = Vec::new();
+            let mut skip_next = false;
+            for (i, a) in args.iter().enumerate() {
+                if skip_next {
+                    skip_next = false;
+                    continue;
+                }
+                let t = a.text.as_str();
+                let cluster =
+                    (i == 0 && !t.starts_with('-')) || (t.starts_with('-') && !t.starts_with("--"));
+                if cluster && (t.ends_with('f') || t.ends_with('C')) {
+                    skip_next = true;
+                    continue;
+                }
+                if t.starts_with('-') && !a.dynamic || (i == 0 && cluster) {
+                    continue;
+                }
+                members.push(a.clone());
+            }
+            Some(Reads {
+                paths: members,
+                recursive: Some(flag('h', &["--dereference"])),
+            })
+        }
+        "zip" => {
+            let mut members = operands;
+            if !members.is_empty() {
+                members.remove(0);
+            }
+            Some(Reads {
+                paths: members,
+                recursive: flag('r', &["--recurse-paths"]).then_some(!flag('y', &["--symlinks"])),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Programs outside the read-only set whose operands are files they read (a rule may allow
+/// them; Read deny rules still hold for their operands).
+const OTHER_READERS: &[&str] = &[
+    "less",
+    "more",
+    "most",
+    "bat",
+    "batcat",
+    "nl",
+    "od",
+    "xxd",
+    "hexdump",
+    "strings",
+    "base64",
+    "base32",
+    "basenc",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "cmp",
+    "comm",
+    "join",
+    "paste",
+    "fold",
+    "fmt",
+    "column",
+    "tac",
+    "rev",
+    "iconv",
+    "expand",
+    "unexpand",
+    "pr",
+    "split",
+    "csplit",
+    "shuf",
+    "look",
+    "jq",
+    "yq",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "xmllint",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "zstdcat",
+    "lzcat",
+    "zless",
+    "zmore",
+    "zgrep",
+    "zegrep",
+    "zfgrep",
+    "bzgrep",
+    "xzgrep",
+    "gzip",
+    "gunzip",
+    "bzip2",
+    "xz",
+    "zstd",
+    "openssl",
+    "gpg",
+    "sh",
+    "bash",
+    "zsh",
+    "python",
+    "python3",
+    "node",
+    "ruby",
+    "perl",
+    "php",
+    "vi",
+    "vim",
+    "nvim",
+    "nano",
+    "emacs",
+    "view",
+    "diff3",
+    "sdiff",
+    "colordiff",
+    "wdiff",
+    "patch",
+    "mail",
+    "sendmail",
+    "nc",
+    "ncat",
+    "socat",
+    "curl",
+    "wget",
+    "scp",
+    "rsync",
+    "dd",
+    "install",
+    "ln",
+    "mv",
+    "tee",
+    "xargs",
 ];
 
-/// The words of `argv` that name files the command reads, for path confinement; `None` when
-/// the program is not a known file reader. Operands count, and so do the values of
-/// `--name=VALUE` options that look like paths and of `-f FILE`-style pattern files. The first
-/// operand of `grep`/`rg` is the pattern (unless `-e`/`-f` gives one); `find`'s operands end
-/// at its first expression word.
-pub fn read_paths(argv: &[ArgWord]) -> Option<Vec<ArgWord>> {
-    let name = argv.first()?;
-    let prog = name.text.as_str();
-    if name.dynamic || !FILE_READERS.contains(&prog) {
-        return None;
+/// For a file reader whose words are not all understood: every word that is not an option,
+/// and every option value after `=`, as a file it may read (more than it reads: the checks
+/// these feed only deny).
+pub fn lenient_paths(argv: &[ArgWord]) -> Vec<ArgWord> {
+    let Some(name) = argv.first() else {
+        return vec![];
+    };
+    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let known = base == "find"
+        || OTHER_READERS.contains(&base)
+        || PROGRAMS.iter().any(|p| p.name == base && p.reads_operands);
+    if !known {
+        return vec![];
     }
-    let grep_like = matches!(prog, "grep" | "egrep" | "fgrep" | "rg");
     let mut out = Vec::new();
-    let mut operands = Vec::new();
-    let mut pattern_given = false;
-    let mut end_of_options = false;
-    let mut find_expr = false;
-    let mut i = 1;
-    while let Some(a) = argv.get(i) {
-        let t = a.text.as_str();
-        i += 1;
-        if prog == "find" {
-            if find_expr || (!a.dynamic && (t.starts_with('-') || t == "(" || t == "!")) {
-                find_expr = true;
-                continue;
-            }
-            operands.push(a.clone());
-            continue;
-        }
-        if end_of_options || a.expands || !t.starts_with('-') || t == "-" {
-            if t != "-" || a.dynamic {
-                operands.push(a.clone());
-            }
-            continue;
-        }
-        if t == "--" {
-            end_of_options = true;
-            continue;
-        }
-        if let Some((flag, v)) = t.split_once('=').filter(|_| t.starts_with("--")) {
-            if matches!(flag, "--regexp" | "--file") {
-                pattern_given = true;
-            }
-            if v.contains('/') || v.starts_with('.') || v.starts_with('~') || flag == "--file" {
-                let mut w = a.clone();
-                w.text = v.to_string();
-                out.push(w);
-            }
-            continue;
-        }
-        if grep_like {
-            match t {
-                "-e" | "--regexp" => {
-                    pattern_given = true;
-                    i += 1;
-                }
-                "-f" | "--file" => {
-                    pattern_given = true;
-                    if let Some(n) = argv.get(i) {
-                        out.push(n.clone());
-                    }
-                    i += 1;
-                }
-                _ if t.starts_with("-f") || t.starts_with("-e") => {
-                    pattern_given = true;
-                    if let Some(file) = t.strip_prefix("-f") {
-                        let mut w = a.clone();
-                        w.text = file.to_string();
-                        out.push(w);
-                    }
-                }
-                // Options that take a separate value that is not a file.
-                "-m" | "-A" | "-B" | "-C" | "-t" | "-T" | "-g" | "--glob" | "--type" | "-j"
-                | "--max-count" | "--context" | "--include" | "--exclude" => i += 1,
-                _ => {}
-            }
+    for a in &argv[1..] {
+        if let Some((_, v)) = a.text.split_once('=').filter(|_| a.text.starts_with('-')) {
+            let mut w = a.clone();
+            w.text = v.to_string();
+            w.home_rest = None;
+            out.push(w);
+        } else if !a.text.starts_with('-') || a.dynamic {
+            out.push(a.clone());
+        } else if let Some(rest) = a.text.strip_prefix("-f").filter(|r| !r.is_empty()) {
+            let mut w = a.clone();
+            w.text = rest.to_string();
+            out.push(w);
         }
     }
-    if grep_like && !pattern_given && !operands.is_empty() {
-        operands.remove(0);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<ArgWord> {
+        s.split_whitespace().map(ArgWord::literal).collect()
     }
-    out.extend(operands);
-    Some(out)
+
+    #[test]
+    fn read_only_programs_and_their_options() {
+        for ok in [
+            "ls -la src",
+            "ls --color=auto -1",
+            "cat -n README.md",
+            "head -5 a",
+            "head -n 5 a",
+            "tail -n +3 a",
+            "grep -rn foo src",
+            "grep -e x -e y f",
+            "rg -n TODO",
+            "rg --files",
+            "rg -t rust -g *.rs x src",
+            "wc -l a b",
+            "find . -name *.rs -type f",
+            "find -L . -maxdepth 2 -print0",
+            "find . -newer Cargo.toml",
+            "diff -u a b",
+            "stat -c %s a",
+            "du -sh .",
+            "file -b a",
+            "tree -L 2",
+            "sort -u a",
+            "uniq -c a",
+            "cut -d : -f 1 a",
+            "tr a-z A-Z",
+            "sed -n 1,5p a",
+            "sed -e s/a/b/ -e /x/d a",
+            "sed -E s/(a)/\\1/g a",
+            "basename a/b.rs .rs",
+            "sleep 1",
+            "echo -n hi",
+            "[ -f a ]",
+            "test -d b",
+            "printf %s\\n a",
+        ] {
+            let r = check(&words(ok), Path::new("/w"), &roots());
+            assert!(r.is_ok(), "{ok}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn options_that_run_write_or_read_elsewhere_are_not_read_only() {
+        for bad in [
+            "rg --pre ./evil x",
+            "rg --pre=./evil x",
+            "rg --pre-glob *.x x",
+            "rg -z x",
+            "rg --search-zip x",
+            "rg --hostname-bin ./evil x",
+            "rg --hyperlink-format x x",
+            "find . -exec rm {} ;",
+            "find . -execdir rm {} ;",
+            "find . -ok rm {} ;",
+            "find . -delete",
+            "find . -fprint /tmp/x",
+            "find . -fprintf /tmp/x %p",
+            "find . -fls /tmp/x",
+            "find -files0-from list",
+            "find . -frobnicate",
+            "file -f list",
+            "file -m magic x",
+            "file --magic-file magic x",
+            "file -z x",
+            "file -C -m x",
+            "file -p x",
+            "sort -o out a",
+            "sort --output=out a",
+            "sort --compress-program=sh a",
+            "sort -T /tmp a",
+            "sort --files0-from=list",
+            "sort --random-source=/dev/x a",
+            "sort -ro out a",
+            "uniq a b",
+            "tree -o out",
+            "tree -R",
+            "tree --fromfile list",
+            "diff -l a b",
+            "diff --paginate a b",
+            "du --files0-from=list",
+            "wc --files0-from=list",
+            "ls --frobnicate",
+            "cat --number=3 a",
+            "head --lin=3 a",
+            "sed -i s/a/b/ a",
+            "sed --in-place s/a/b/ a",
+            "sed -f script a",
+            "sed 1e a",
+            "sed /x/Ie\\ id a",
+            "sed s/a/b/w\\ out a",
+            "sed 1r/etc/passwd a",
+            "printf -v PATH x",
+            "test -v x",
+            "[ -R x ]",
+            "[ -f a",
+            "xxd a",
+        ] {
+            let r = check(&words(bad), Path::new("/w"), &roots());
+            assert!(r.is_err(), "{bad} was allowed");
+        }
+    }
+
+    #[test]
+    fn test_operators_cannot_come_from_expansions() {
+        let dynw = |raw: &str, splits: bool| ArgWord {
+            raw: raw.into(),
+            dynamic: true,
+            expands: true,
+            splits,
+            ..ArgWord::default()
+        };
+        let lit = ArgWord::literal;
+        let ok = |w: Vec<ArgWord>| check_test("test", &w).is_ok();
+        assert!(ok(vec![lit("-n"), dynw("\"$x\"", false)]));
+        assert!(ok(vec![
+            dynw("\"$a\"", false),
+            lit("="),
+            dynw("\"$b\"", false)
+        ]));
+        assert!(ok(vec![dynw("\"$x\"", false)]));
+        assert!(!ok(vec![dynw("$x", true)]));
+        assert!(!ok(vec![dynw("\"$op\"", false), dynw("\"$y\"", false)]));
+        assert!(!ok(vec![lit("a"), dynw("\"$op\"", false), lit("b")]));
+    }
+
+    #[test]
+    fn recursive_readers_are_reported() {
+        let r = reads(&words("grep -R foo")).unwrap();
+        assert_eq!(r.recursive, Some(true));
+        assert_eq!(r.paths[0].text, ".");
+        let r = reads(&words("grep -r foo src")).unwrap();
+        assert_eq!(r.recursive, Some(false));
+        let r = reads(&words("rg -L foo")).unwrap();
+        assert_eq!(r.recursive, Some(true));
+        let r = reads(&words("find -L src")).unwrap();
+        assert_eq!(r.recursive, Some(true));
+        let r = reads(&words("cat a")).unwrap();
+        assert_eq!(r.recursive, None);
+    }
+
+    fn roots() -> SessionRoots {
+        SessionRoots {
+            spec_dir: "/w".into(),
+            repo_root: Some("/w".into()),
+            workdir: "/w".into(),
+            additional_dirs: vec![],
+            output_dir: "/o".into(),
+        }
+    }
 }

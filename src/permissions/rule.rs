@@ -235,6 +235,17 @@ impl BashPattern {
     pub fn matches(&self, text: &str, tail: Tail) -> bool {
         glob_segments(&self.segs, text, tail)
     }
+
+    /// The program the pattern names: its first word, when the pattern spells one out
+    /// (`zsh` for `zsh -c:*`, none for `*` or `z*`).
+    pub fn program(&self) -> Option<&str> {
+        let Some(Seg::Lit(first)) = self.segs.first() else {
+            return None;
+        };
+        let word = first.split(' ').next()?;
+        let complete = first.contains(' ') || !matches!(self.segs.get(1), Some(Seg::Any));
+        (complete && !word.is_empty()).then(|| word.rsplit('/').next().unwrap_or(word))
+    }
 }
 
 fn split_stars(s: &str) -> Vec<Seg> {
@@ -350,6 +361,8 @@ pub struct PathPattern {
     pub anchor: Anchor,
     /// Matcher for the path relative to the anchor.
     matcher: GlobMatcher,
+    /// The same, ignoring case (for deny and ask rules).
+    matcher_folded: GlobMatcher,
     /// The relative glob text (for protected-path checks).
     pub rel: String,
 }
@@ -381,17 +394,102 @@ impl PathPattern {
         } else {
             rest.to_string()
         };
-        let matcher = GlobBuilder::new(&rel)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| format!("path pattern `{raw}`: {e}"))?
-            .compile_matcher();
+        let build = |fold: bool| {
+            GlobBuilder::new(&rel)
+                .literal_separator(true)
+                .case_insensitive(fold)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("path pattern `{raw}`: {e}"))
+        };
         Ok(PathPattern {
             raw: raw.to_string(),
             anchor,
-            matcher,
+            matcher: build(false)?,
+            matcher_folded: build(true)?,
             rel,
         })
+    }
+
+    /// The directory the pattern's literal part names (its anchor joined with the components
+    /// before the first one with a glob character): every path it matches is at or below it.
+    pub fn base(&self, roots: &SessionRoots, home: Option<&Path>) -> Option<PathBuf> {
+        let mut p = self.anchor_dir(roots, home)?;
+        for c in self.literal_components() {
+            p.push(c);
+        }
+        Some(p)
+    }
+
+    /// The components of the pattern before the first one with a glob character.
+    pub fn literal_components(&self) -> Vec<&str> {
+        self.rel
+            .split('/')
+            .take_while(|c| !c.contains(['*', '?', '[', '{', '\\']))
+            .collect()
+    }
+
+    /// Whether the pattern spells out the path `marker` (`.git`, `.github/workflows`) in its
+    /// literal part and matches `path`: a rule that names a protected path, as opposed to one
+    /// that happens to match it (`Edit(**)`, `Edit(.git*)`).
+    pub fn names(
+        &self,
+        marker: &str,
+        path: &Path,
+        roots: &SessionRoots,
+        home: Option<&Path>,
+    ) -> bool {
+        let lit: Vec<String> = self
+            .literal_components()
+            .iter()
+            .map(|c| crate::permissions::paths::fold(c))
+            .collect();
+        let want: Vec<String> = marker
+            .split('/')
+            .map(crate::permissions::paths::fold)
+            .collect();
+        lit.windows(want.len()).any(|w| w == want.as_slice()) && self.matches(path, roots, home)
+    }
+
+    fn anchor_dir(&self, roots: &SessionRoots, home: Option<&Path>) -> Option<PathBuf> {
+        Some(match self.anchor {
+            Anchor::Root => PathBuf::from("/"),
+            Anchor::Home => home?.to_path_buf(),
+            Anchor::SpecDir => roots.spec_dir.clone(),
+            Anchor::Workdir => roots.workdir.clone(),
+        })
+    }
+
+    /// [`PathPattern::matches`] ignoring case and the characters a case-insensitive file
+    /// system ignores: how deny and ask rules match, so they hold wherever the file system
+    /// folds names (`.ENV` is `.env` on macOS).
+    pub fn matches_folded(&self, path: &Path, roots: &SessionRoots, home: Option<&Path>) -> bool {
+        let Some(anchor) = self.anchor_dir(roots, home) else {
+            return false;
+        };
+        let fold_all = |p: &Path| -> Vec<String> {
+            p.components()
+                .filter_map(|c| match c {
+                    Component::Normal(s) => {
+                        Some(crate::permissions::paths::fold(&s.to_string_lossy()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let a = fold_all(&anchor);
+        let p = fold_all(path);
+        if p.len() < a.len() || p[..a.len()] != a[..] {
+            return false;
+        }
+        let mut prefix = PathBuf::new();
+        for c in &p[a.len()..] {
+            prefix.push(c);
+            if self.matcher_folded.is_match(&prefix) {
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether the (absolute, normalized) `path` matches: the path itself or a directory that

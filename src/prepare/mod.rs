@@ -5,6 +5,8 @@
 //! functions ([`resume`]).
 
 pub mod resume;
+pub mod rules;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -58,6 +60,53 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// `--network none|allow` (replaces the spec's `sandbox.network`).
     pub network: Option<NetworkSetting>,
+}
+
+impl Overrides {
+    /// The flag that set the spec value at `key` (a key path such as `limits.max_turns`), when
+    /// one did: an error about that value is the flag's.
+    pub fn flag_for(&self, key: &str) -> Option<&'static str> {
+        let set = |given: bool, flag: &'static str| given.then_some(flag);
+        match key {
+            "model" => set(self.model.is_some(), "--model"),
+            "limits.max_turns" => set(self.max_turns.is_some(), "--max-turns"),
+            "limits.max_cost_usd" => set(self.max_cost_usd.is_some(), "--max-cost-usd"),
+            "limits.max_total_tokens" => set(self.max_total_tokens.is_some(), "--max-total-tokens"),
+            "limits.timeout" => set(self.timeout.is_some(), "--timeout"),
+            "permissions.mode" => set(self.permission_mode.is_some(), "--permission-mode"),
+            "retry.max_retries" => set(self.max_retries.is_some(), "--max-retries"),
+            "replay_mode" => set(self.replay_mode.is_some(), "--replay-mode"),
+            "sandbox.mode" => set(self.sandbox.is_some(), "--sandbox"),
+            "sandbox.network" => set(self.network.is_some(), "--network"),
+            "cassette" | "provider" => set(self.replay.is_some(), "--replay"),
+            _ => None,
+        }
+    }
+}
+
+/// Problems with the command-line overrides themselves, each naming its flag: allow and deny
+/// rules that do not parse, limits that cannot be met. Checked once, before any spec, so a bad
+/// flag is reported as the flag's, not as every spec's.
+pub fn check_overrides(o: &Overrides) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (flag, rules) in [
+        ("--allowed-tools", &o.allowed_tools),
+        ("--disallowed-tools", &o.disallowed_tools),
+    ] {
+        for rule in rules {
+            if let Err(e) = crate::permissions::rule::Rule::parse(rule) {
+                problems.push(format!("{flag}: {e}"));
+            }
+        }
+    }
+    if let Some(c) = o.max_cost_usd
+        && !(c.is_finite() && c > 0.0)
+    {
+        problems.push(format!(
+            "--max-cost-usd: `{c}` is not a positive amount in USD"
+        ));
+    }
+    problems
 }
 
 /// Apply CLI overrides to a loaded spec.
@@ -189,23 +238,29 @@ pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prepar
 pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, PrepareError> {
     apply_overrides(&mut loaded, o);
     apply_settings(&mut loaded, o)?;
-    loaded.check()?;
+    loaded.check().map_err(|e| attribute(e, o))?;
     let known = crate::tools::builtin::names();
     for (i, tool) in loaded.spec.tools.iter().enumerate() {
         if !known.contains(&tool.as_str()) {
-            return Err(SpecError::at(
+            let e = SpecError::at(
                 &loaded,
                 &format!("tools[{i}]"),
                 format!(
                     "unknown tool `{tool}`; expected one of {}",
                     known.join(", ")
                 ),
-            )
-            .into());
+            );
+            let e = match crate::spec::errors::did_you_mean(tool, known.iter().copied()) {
+                Some(m) => e.with_help(format!("did you mean `{m}`?")),
+                None => e,
+            };
+            return Err(attribute(e, o).into());
         }
     }
     let hooks = Hooks::new(&loaded.spec.hooks)
         .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
+    rules::check(&loaded)?;
+    let protected = trust::check(&loaded, &secret_names(&loaded))?;
     let spec = &loaded.spec;
     let policy = Policy::with_ask(
         spec.permissions.mode,
@@ -215,8 +270,9 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
     )
     .map_err(|e| {
         let key = rule_key(&loaded, &e.to_string());
-        SpecError::at(&loaded, &key, format!("invalid permission rule: {e}"))
-    })?;
+        SpecError::at(&loaded, &key, e.to_string())
+    })?
+    .with_protected(protected);
     if spec.output.is_some()
         && policy
             .removed_tools()
@@ -246,6 +302,26 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
         loaded,
         resume: None,
     })
+}
+
+/// Report `e` against the command-line flag its value came from, when one did: an override
+/// (`--max-cost-usd`), or a flag of an inline task (`--tools`).
+fn attribute(e: SpecError, o: &Overrides) -> SpecError {
+    if e.flag().is_some() {
+        return e;
+    }
+    let Some(key) = e.key().map(str::to_string) else {
+        return e;
+    };
+    let flag = o.flag_for(&key).or_else(|| {
+        (e.file == std::path::Path::new(crate::spec::inline::INLINE_PATH))
+            .then(|| crate::spec::inline::flag_for_key(&key))
+            .flatten()
+    });
+    match flag {
+        Some(f) => e.with_flag(f),
+        None => e,
+    }
 }
 
 /// Merge the settings files (`--settings`, then the spec's `settings:`) into the spec: rules

@@ -12,6 +12,7 @@
 //!   what an earlier, killed run left running.
 
 pub mod capture;
+pub mod git_env;
 pub mod identity;
 pub mod run;
 
@@ -31,8 +32,8 @@ use crate::sandbox::Sandbox;
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
 pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 
-/// What every child of a task gets: its environment without the task's secrets, and its
-/// sandbox.
+/// What every child of a task gets: its environment without the task's secrets, its sandbox,
+/// and the workspace's repository for git in read-only children.
 #[derive(Clone, Default)]
 pub struct ChildPolicy {
     /// Names removed from child environments (secrets, API keys, GITHUB_TOKEN).
@@ -40,6 +41,9 @@ pub struct ChildPolicy {
     /// The task's sandbox (None: children run unconfined, e.g. a verify check with
     /// `sandbox: off`).
     pub sandbox: Option<Arc<Sandbox>>,
+    /// The workspace's repository root (or the workdir): git in a read-only child finds no
+    /// repository above it and trusts it whoever owns it (see [`git_env::read_only_env`]).
+    pub git_workspace: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for ChildPolicy {
@@ -47,6 +51,7 @@ impl std::fmt::Debug for ChildPolicy {
         f.debug_struct("ChildPolicy")
             .field("remove", &self.remove)
             .field("sandbox", &self.sandbox.as_ref().map(|s| s.report()))
+            .field("git_workspace", &self.git_workspace)
             .finish()
     }
 }
@@ -57,6 +62,7 @@ impl ChildPolicy {
         ChildPolicy {
             remove: self.remove.clone(),
             sandbox: None,
+            git_workspace: self.git_workspace.clone(),
         }
     }
 
@@ -178,6 +184,21 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         }
     }
     s.env.remove_secrets(&mut cmd);
+    if matches!(s.program, Program::Shell(_)) {
+        // `cd DIR` must go where the permission policy expects, not to `$CDPATH/DIR`.
+        cmd.env_remove("CDPATH");
+    }
+    if s.scope == Scope::ReadOnly {
+        // Allowed with no rule: git reads no global configuration and runs none of the
+        // programs repository configuration can name; read-only programs read no
+        // configuration files of their own.
+        for name in git_env::REMOVED {
+            cmd.env_remove(name);
+        }
+        for (k, v) in git_env::read_only_env(s.env.git_workspace.as_deref()) {
+            cmd.env(k, v);
+        }
+    }
     for (k, v) in s.extra_env {
         cmd.env(k, v);
     }

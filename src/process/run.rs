@@ -146,6 +146,16 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         None => None,
     };
     linger.abort();
+    for c in [&stdout, &stderr] {
+        if let Some(p) = &c.spill_path
+            && let Err(e) = crate::redact::redact_file(p)
+        {
+            return Err(RunError::Output(format!(
+                "cannot redact secrets in {}: {e}",
+                p.display()
+            )));
+        }
+    }
     let exit_code = status.map(|s| s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0)));
     Ok(ShellDone {
         end,

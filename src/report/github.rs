@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::events::RunResult;
+use crate::outcome::OutcomeKind;
 use crate::report::xml_text::truncate;
 
 /// What runner writes at most into the step summary: GitHub's limit is 1 MiB for one step,
@@ -24,6 +25,8 @@ pub struct GithubEnv {
     pub step_summary: Option<PathBuf>,
     /// `$GITHUB_OUTPUT`.
     pub output: Option<PathBuf>,
+    /// `$GITHUB_WORKSPACE`: paths in the summary are shown relative to it.
+    pub workspace: Option<PathBuf>,
 }
 
 impl GithubEnv {
@@ -41,6 +44,7 @@ impl GithubEnv {
         Some(GithubEnv {
             step_summary: path("GITHUB_STEP_SUMMARY"),
             output: path("GITHUB_OUTPUT"),
+            workspace: path("GITHUB_WORKSPACE"),
         })
     }
 }
@@ -170,16 +174,177 @@ fn sandbox_lines(results: &[RunResult]) -> String {
     if s.len() == 1 { String::new() } else { s }
 }
 
-/// The Markdown step summary for a run.
-pub(crate) fn summary_markdown(results: &[RunResult]) -> String {
+/// A money figure for the summary: `$0.0123`, or `—` when unknown (an unpriced model, an
+/// offline replay, a task that never ran).
+fn money(c: Option<f64>) -> String {
+    c.map_or_else(|| "—".to_string(), |c| format!("${c:.4}"))
+}
+
+/// Input-side tokens (input + cache writes + cache reads).
+fn tokens_in(r: &RunResult) -> u64 {
+    r.usage
+        .input_tokens
+        .saturating_add(r.usage.cache_creation_input_tokens)
+        .saturating_add(r.usage.cache_read_input_tokens)
+}
+
+/// `path` relative to the workspace when it is inside it (so the summary shows
+/// `.runner/x/transcript.jsonl`, not the CI machine's absolute path).
+fn shown_path(path: &Path, workspace: Option<&Path>) -> String {
+    let rel = workspace
+        .and_then(|w| path.strip_prefix(w).ok())
+        .filter(|r| !r.as_os_str().is_empty())
+        .unwrap_or(path);
+    rel.display().to_string()
+}
+
+/// The totals row: tasks, passed, failed (and skipped), tokens, cost.
+fn totals_row(results: &[RunResult]) -> String {
+    let passed = results
+        .iter()
+        .filter(|r| r.outcome.kind == OutcomeKind::Success)
+        .count();
+    let skipped = results
+        .iter()
+        .filter(|r| r.outcome.kind == OutcomeKind::Skipped)
+        .count();
+    let failed = results.len() - passed - skipped;
+    let (tin, tout) = results.iter().fold((0u64, 0u64), |(i, o), r| {
+        (
+            i.saturating_add(tokens_in(r)),
+            o.saturating_add(r.usage.output_tokens),
+        )
+    });
+    let ran: Vec<&RunResult> = results.iter().filter(|r| r.num_turns > 0).collect();
+    let known: Vec<f64> = ran.iter().filter_map(|r| r.total_cost_usd).collect();
+    let cost = match (known.len(), ran.len()) {
+        (0, _) => "—".to_string(),
+        (k, n) if k == n => money(Some(known.iter().sum())),
+        _ => format!("{} + unknown", money(Some(known.iter().sum()))),
+    };
+    let mut outcome = format!("{passed} passed, {failed} failed");
+    if skipped > 0 {
+        outcome.push_str(&format!(", {skipped} skipped"));
+    }
+    format!(
+        "| **total: {} task{}** | **{outcome}** | | **{tin}/{tout}** | **{cost}** | | |\n",
+        results.len(),
+        if results.len() == 1 { "" } else { "s" }
+    )
+}
+
+/// One part of a task's section in the summary: a bold title and Markdown under it.
+struct Section {
+    title: &'static str,
+    body: String,
+}
+
+/// The parts of a task's section, in order. Each is self-contained Markdown: a new kind of
+/// information about a task is one more `Section` here.
+fn task_sections(r: &RunResult, workspace: Option<&Path>) -> Vec<Section> {
+    let mut out = Vec::new();
+    // A failed check is told once: in its own part, not again through the outcome message.
+    if r.outcome.is_error() && r.outcome.kind != OutcomeKind::ChecksFailed {
+        out.push(Section {
+            title: "Why it failed",
+            body: fence(&truncate(&r.outcome.message, DETAIL_BYTES)),
+        });
+    }
+    let failed: Vec<_> = r.checks.iter().filter(|c| !c.passed).collect();
+    if !failed.is_empty() {
+        let mut text = String::new();
+        for c in failed {
+            text.push_str(&format!(
+                "check `{}` ({}):\n{}\n\n",
+                c.name, c.command, c.output
+            ));
+        }
+        out.push(Section {
+            title: "Failed checks",
+            body: fence(&truncate(text.trim_end(), DETAIL_BYTES)),
+        });
+    }
+    let answer = match &r.structured_output {
+        Some(v) => serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string()),
+        None => r.result_text.clone(),
+    };
+    if !answer.trim().is_empty() {
+        out.push(Section {
+            title: "Answer",
+            body: fence(&truncate(&answer, DETAIL_BYTES)),
+        });
+    }
+    if !r.permission_denials.is_empty() {
+        let mut body = String::new();
+        for d in &r.permission_denials {
+            body.push_str(&format!(
+                "- `{}` {} — {}\n",
+                md_cell(&d.tool_name),
+                code_span(&crate::report::tool_log::summary(
+                    &d.tool_name,
+                    &d.tool_input
+                )),
+                md_cell(&d.reason)
+            ));
+        }
+        out.push(Section {
+            title: "Denied calls",
+            body,
+        });
+    }
+    if let Some(t) = &r.transcript_path {
+        out.push(Section {
+            title: "Transcript",
+            body: format!("{}\n", code_span(&shown_path(t, workspace))),
+        });
+    }
+    out
+}
+
+/// `text` as an inline code span that nothing inside can close.
+fn code_span(text: &str) -> String {
+    let text = md_cell(text);
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let ticks = "`".repeat(longest + 1);
+    format!("{ticks} {text} {ticks}")
+}
+
+/// A task's collapsible section; open when the task failed.
+fn task_details(r: &RunResult, workspace: Option<&Path>) -> String {
+    let icon = outcome_icon(r);
+    let open = if r.outcome.is_error() { " open" } else { "" };
+    let mut s = format!(
+        "\n<details{open}><summary><b>{}</b> — {icon} {}</summary>\n\n",
+        md_cell(&r.task_name),
+        r.outcome.name()
+    );
+    for sec in task_sections(r, workspace) {
+        s.push_str(&format!("**{}**\n\n{}\n", sec.title, sec.body));
+    }
+    s.push_str("</details>\n");
+    s
+}
+
+fn outcome_icon(r: &RunResult) -> &'static str {
+    match r.outcome.kind {
+        OutcomeKind::Success => "✅",
+        OutcomeKind::Skipped => "⏭️",
+        _ => "❌",
+    }
+}
+
+/// The Markdown step summary for a run: a row per task and a totals row, the sandbox, then a
+/// section per task (its answer, failed checks, denied calls, transcript; failed tasks open),
+/// paths relative to `workspace` (`$GITHUB_WORKSPACE`), and where the transcripts are.
+pub(crate) fn summary_markdown(
+    results: &[RunResult],
+    workspace: Option<&Path>,
+    transcripts: &Path,
+) -> String {
     let mut s = String::from(
         "## runner\n\n| task | outcome | turns | tokens (in/out) | cost | duration | checks |\n|---|---|---|---|---|---|---|\n",
     );
     for r in results {
-        let icon = if r.outcome.is_error() { "❌" } else { "✅" };
-        let cost = r
-            .total_cost_usd
-            .map_or("unknown".to_string(), |c| format!("${c:.4}"));
         let passed = r.checks.iter().filter(|c| c.passed).count();
         let checks = if r.checks.is_empty() {
             "—".to_string()
@@ -187,43 +352,38 @@ pub(crate) fn summary_markdown(results: &[RunResult]) -> String {
             format!("{passed}/{}", r.checks.len())
         };
         s.push_str(&format!(
-            "| {} | {icon} {} | {} | {}/{} | {cost} | {:.1}s | {checks} |\n",
+            "| {} | {} {} | {} | {}/{} | {} | {:.1}s | {checks} |\n",
             md_cell(&r.task_name),
+            outcome_icon(r),
             r.outcome.name(),
             r.num_turns,
-            r.usage.input_tokens
-                + r.usage.cache_creation_input_tokens
-                + r.usage.cache_read_input_tokens,
+            tokens_in(r),
             r.usage.output_tokens,
+            money(r.total_cost_usd),
             r.duration_ms as f64 / 1000.0,
         ));
     }
+    if results.len() > 1 {
+        s.push_str(&totals_row(results));
+    }
     s.push_str(&sandbox_lines(results));
-    for r in results.iter().filter(|r| r.outcome.is_error()) {
+    // Failed tasks first: they matter most when the summary has to be cut.
+    let mut order: Vec<&RunResult> = results.iter().collect();
+    order.sort_by_key(|r| !r.outcome.is_error());
+    for r in order {
         if s.len() > SUMMARY_BUDGET {
             s.push_str(
-                "\n_(more failures omitted: the summary is kept under GitHub's 1 MiB limit)_\n",
+                "\n_(more tasks omitted: the summary is kept under GitHub's 1 MiB limit)_\n",
             );
             break;
         }
-        let mut detail = format!("{}\n", r.outcome.message);
-        for c in r.checks.iter().filter(|c| !c.passed) {
-            detail.push_str(&format!(
-                "\ncheck `{}` ({}):\n{}\n",
-                c.name, c.command, c.output
-            ));
-        }
-        if !r.result_text.is_empty() {
-            detail.push_str(&format!("\nfinal message:\n{}\n", r.result_text));
-        }
-        if let Some(t) = &r.transcript_path {
-            detail.push_str(&format!("\ntranscript: {}\n", t.display()));
-        }
+        s.push_str(&task_details(r, workspace));
+    }
+    if results.iter().any(|r| r.transcript_path.is_some()) {
         s.push_str(&format!(
-            "\n<details><summary>{} — {}</summary>\n\n{}\n</details>\n",
-            md_cell(&r.task_name),
-            r.outcome.name(),
-            fence(&truncate(&detail, DETAIL_BYTES))
+            "\nTranscripts, patches and `result.json` files are under {}: upload that directory \
+             as an artifact (`actions/upload-artifact`) to keep them.\n",
+            code_span(&shown_path(transcripts, workspace))
         ));
     }
     truncate(&s, SUMMARY_BUDGET)
@@ -245,18 +405,27 @@ pub(crate) fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::R
     f.flush()
 }
 
-/// Everything at the end of a run in Actions: annotations, summary, outputs.
-pub fn finish(env: &GithubEnv, results: &[RunResult], junit: Option<&Path>, transcripts: &Path) {
+/// Everything at the end of a run in Actions: annotations, summary, outputs. A summary or
+/// outputs file that cannot be written is returned, naming the file.
+pub fn finish(
+    env: &GithubEnv,
+    results: &[RunResult],
+    junit: Option<&Path>,
+    transcripts: &Path,
+) -> Result<(), String> {
     annotate(results);
+    let mut failed = Vec::new();
     if let Some(p) = &env.step_summary {
-        let md = summary_markdown(results);
+        let md = summary_markdown(results, env.workspace.as_deref(), transcripts);
         let r = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(p)
             .and_then(|mut f| f.write_all(md.as_bytes()));
         if let Err(e) = r {
-            tracing::warn!("cannot write the step summary {}: {e}", p.display());
+            let why = format!("cannot write the step summary {}: {e}", p.display());
+            tracing::error!("{why}");
+            failed.push(why);
         }
     }
     if let Some(p) = &env.output {
@@ -287,8 +456,15 @@ pub fn finish(env: &GithubEnv, results: &[RunResult], junit: Option<&Path>, tran
             ));
         }
         if let Err(e) = write_outputs(p, &pairs) {
-            tracing::warn!("cannot write step outputs {}: {e}", p.display());
+            let why = format!("cannot write the step outputs {}: {e}", p.display());
+            tracing::error!("{why}");
+            failed.push(why);
         }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
     }
 }
 
@@ -324,6 +500,72 @@ mod tests {
     fn fence_cannot_be_closed_from_inside() {
         let f = fence("```\n::set-output name=x::y\n````");
         assert!(f.starts_with("`````text\n"));
+    }
+
+    /// A batch of three: a success with an answer and a denied call, a failed check, a
+    /// replayed task (no cost), all under the workspace `/home/runner/work/repo`.
+    fn batch() -> Vec<RunResult> {
+        use crate::contract::fixtures;
+        use crate::outcome::Outcome;
+        let ws = Path::new("/home/runner/work/repo");
+        let mut ok = fixtures::full_success();
+        ok.task_name = "review".into();
+        ok.structured_output = None;
+        ok.result_text = "Verdict: approve. The change is small and tested.".into();
+        ok.transcript_path = Some(ws.join(".runner/review-1/transcript.jsonl"));
+        let mut failed = fixtures::result(Outcome::new(
+            OutcomeKind::ChecksFailed,
+            "check `tests` failed (exit 1)",
+        ));
+        failed.task_name = "fix-tests".into();
+        failed.total_cost_usd = Some(0.5);
+        failed.result_text = "I fixed the tests.".into();
+        let mut check = fixtures::check("tests", false, 1);
+        check.output = "test a ... FAILED".into();
+        failed.checks = vec![check];
+        failed.transcript_path = Some(ws.join(".runner/fix-tests-1/transcript.jsonl"));
+        let mut replayed = fixtures::result(Outcome::new(OutcomeKind::Success, "completed"));
+        replayed.task_name = "replayed".into();
+        replayed.result_text = "ok".into();
+        vec![ok, failed, replayed]
+    }
+
+    #[test]
+    fn summary_snapshot() {
+        let ws = Path::new("/home/runner/work/repo");
+        let md = summary_markdown(&batch(), Some(ws), &ws.join(".runner"));
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn summary_totals_answers_denials_and_relative_paths() {
+        let ws = Path::new("/home/runner/work/repo");
+        let md = summary_markdown(&batch(), Some(ws), &ws.join(".runner"));
+        assert!(
+            md.contains("| **total: 3 tasks** | **2 passed, 1 failed** |"),
+            "{md}"
+        );
+        // The replay has no cost: shown as a dash, and the total says part is unknown.
+        assert!(
+            md.contains("| replayed | ✅ success | 2 | 2130/45 | — |"),
+            "{md}"
+        );
+        assert!(md.contains("**$0.5125 + unknown**"), "{md}");
+        assert!(
+            md.contains("<details open><summary><b>fix-tests</b>"),
+            "{md}"
+        );
+        assert!(md.contains("<details><summary><b>review</b>"), "{md}");
+        assert!(md.contains("Verdict: approve."), "{md}");
+        assert!(md.contains("no allow rule matches"), "{md}");
+        assert!(
+            md.contains("` .runner/fix-tests-1/transcript.jsonl `"),
+            "{md}"
+        );
+        assert!(!md.contains("/home/runner"), "{md}");
+        assert!(md.contains("upload that directory as an artifact"), "{md}");
+        // The failed check is told once.
+        assert_eq!(md.matches("`tests`").count(), 1, "{md}");
     }
 
     #[test]

@@ -10,11 +10,13 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod merge;
+pub(crate) mod preflight;
 pub mod progress;
 pub mod result_file;
 pub mod stream_json;
 pub mod structured;
 pub mod text;
+pub(crate) mod tool_log;
 pub mod xml_text;
 
 use std::io::{self, Write};

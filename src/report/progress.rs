@@ -1,19 +1,30 @@
-//! Progress of a batch on stderr. On a terminal (and outside GitHub Actions) with several
-//! tasks: one status line, redrawn in place, of tasks running/done/failed/skipped, tokens and
-//! cost (tokens and cost grow with each model response, see [`ProgressSink`]); log lines are
-//! written above it. Elsewhere: the plain one-line-per-event logs
+//! Progress of a batch on stderr. On a terminal (and outside GitHub Actions, without `-q`)
+//! with several tasks: an `indicatif` progress line at the bottom of stderr — tasks
+//! done/running/passed/failed/skipped, tokens and cost (tokens and cost grow with each model
+//! response, see [`ProgressSink`]). Log lines and stdout output are written with the line
+//! suspended ([`write_around`], [`suspend`]), so they never garble it or each other, and each
+//! finished task leaves one log line above it. Elsewhere: the plain one-line-per-event logs
 //! (`task started`, `task finished`, `skipped`) and nothing else.
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::events::{RunEvent, RunResult, Sink};
 use crate::model::Usage;
 use crate::model::table::ModelInfo;
 use crate::outcome::OutcomeKind;
 
-/// The live status, when one is shown.
-static STATUS: Mutex<Option<Status>> = Mutex::new(None);
+/// The live progress line, when one is shown.
+static STATUS: Mutex<Option<Progress>> = Mutex::new(None);
+
+/// The progress line and its counters.
+struct Progress {
+    bar: ProgressBar,
+    status: Status,
+}
 
 /// Counters of the status line.
 #[derive(Debug, Default, Clone)]
@@ -29,41 +40,62 @@ struct Status {
 }
 
 impl Status {
-    fn line(&self) -> String {
+    /// The counters after the bar: `1 running · 2 passed · … · $0.0123`.
+    fn counters(&self) -> String {
         let cost = if self.cost_unknown {
             format!("${:.4}+ (some costs unknown)", self.cost_usd)
         } else {
             format!("${:.4}", self.cost_usd)
         };
         format!(
-            "runner: {}/{} done · {} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
-            self.passed + self.failed + self.skipped,
+            "{} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
+            self.running, self.passed, self.failed, self.skipped, self.tokens
+        )
+    }
+
+    fn done(&self) -> usize {
+        self.passed + self.failed + self.skipped
+    }
+
+    /// The whole status as one line (the last state, left on stderr at the end).
+    fn line(&self) -> String {
+        format!(
+            "runner: {}/{} done · {}",
+            self.done(),
             self.total,
-            self.running,
-            self.passed,
-            self.failed,
-            self.skipped,
-            self.tokens
+            self.counters()
         )
     }
 }
 
 /// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
-/// and `RUNNER_PROGRESS` is not `0`.
+/// not `-q`, and `RUNNER_PROGRESS` is not `0`.
 pub(crate) fn wanted() -> bool {
     io::stderr().is_terminal()
+        && !crate::log::quiet()
         && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
         && std::env::var("RUNNER_PROGRESS").as_deref() != Ok("0")
 }
 
 /// Start showing the status line for `total` tasks.
 pub fn start(total: usize) {
-    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
-    *s = Some(Status {
+    let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner:.cyan} runner [{elapsed}] {bar:20.cyan/blue} {pos}/{len} done · {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let status = Status {
         total,
         ..Default::default()
-    });
-    draw(s.as_ref());
+    };
+    bar.set_message(status.counters());
+    bar.enable_steady_tick(Duration::from_millis(120));
+    *lock() = Some(Progress { bar, status });
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Progress>> {
+    STATUS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A task started.
@@ -87,7 +119,7 @@ pub(crate) fn task_finished(r: &RunResult, started: bool) {
 
 /// Whether a status line is being shown.
 pub(crate) fn active() -> bool {
-    STATUS.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    lock().is_some()
 }
 
 fn total_tokens(u: &Usage) -> u64 {
@@ -150,44 +182,79 @@ impl Sink for ProgressSink {
     }
 }
 
-/// Stop showing the status line (leaves its last state on its own line).
+/// Stop showing the status line; its last state stays on stderr as one line.
 pub fn finish() {
-    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(st) = s.take() {
-        let mut err = io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{}\n", st.line());
-        let _ = err.flush();
-    }
+    let Some(p) = lock().take() else {
+        return;
+    };
+    p.bar.finish_and_clear();
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{}", p.status.line());
+    let _ = err.flush();
 }
 
 fn update(f: impl FnOnce(&mut Status)) {
-    let mut s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(st) = s.as_mut() {
-        f(st);
-        draw(Some(st));
+    let mut guard = lock();
+    if let Some(p) = guard.as_mut() {
+        f(&mut p.status);
+        p.bar.set_position(p.status.done() as u64);
+        p.bar.set_message(p.status.counters());
     }
 }
 
-fn draw(s: Option<&Status>) {
-    if let Some(st) = s {
-        let mut err = io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{}", st.line());
-        let _ = err.flush();
+/// The progress bar, when one is shown (a handle: the lock is not held while it draws).
+fn bar() -> Option<ProgressBar> {
+    lock().as_ref().map(|p| p.bar.clone())
+}
+
+/// Run `f` (which writes to the terminal) with the status line cleared, and redraw it after.
+pub(crate) fn suspend<R>(f: impl FnOnce() -> R) -> R {
+    match bar() {
+        Some(b) => b.suspend(f),
+        None => f(),
     }
 }
 
 /// Write log `bytes` to stderr; with a status line shown, clear it first and redraw it after.
 pub(crate) fn write_around(bytes: &[u8]) -> io::Result<()> {
-    let s = STATUS.lock().unwrap_or_else(|e| e.into_inner());
-    let mut err = io::stderr().lock();
-    match s.as_ref() {
-        None => err.write_all(bytes),
-        Some(st) => {
-            err.write_all(b"\r\x1b[2K")?;
-            err.write_all(bytes)?;
-            write!(err, "{}", st.line())?;
-            err.flush()
+    suspend(|| {
+        let mut err = io::stderr().lock();
+        err.write_all(bytes)?;
+        err.flush()
+    })
+}
+
+/// stdout for the chosen output format: each write is made with the status line suspended when
+/// stdout shares the terminal with it, so answers and the line never garble each other.
+pub(crate) struct Stdout {
+    terminal: bool,
+}
+
+impl Stdout {
+    /// The process's stdout.
+    pub(crate) fn new() -> Stdout {
+        Stdout {
+            terminal: io::stdout().is_terminal(),
         }
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.terminal {
+            suspend(|| {
+                let mut out = io::stdout().lock();
+                out.write_all(buf)?;
+                out.flush()?;
+                Ok(buf.len())
+            })
+        } else {
+            io::stdout().write(buf)
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stdout().flush()
     }
 }
 
@@ -244,7 +311,7 @@ mod tests {
         };
         sink.emit(&event).unwrap();
         sink.emit(&event).unwrap();
-        let line = STATUS.lock().unwrap().as_ref().unwrap().line();
+        let line = lock().as_ref().unwrap().status.line();
         assert!(line.contains("1 running"), "{line}");
         assert!(line.contains("2000000 tokens · $6.0000"), "{line}");
         finish();

@@ -65,6 +65,7 @@ impl Fixture {
         let policy = ChildPolicy {
             remove: vec![],
             sandbox: Some(sb.clone()),
+            git_workspace: None,
         };
         let done = run_shell(ShellRun {
             script,

@@ -162,7 +162,12 @@ impl Session {
         };
         let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
         let names = secret_names(&task.loaded);
-        let redactor = Arc::new(Redactor::from_env(&names));
+        let credentials = roots
+            .repo_root
+            .as_deref()
+            .map(crate::redact::git_credentials)
+            .unwrap_or_default();
+        let redactor = Arc::new(Redactor::from_env_and(&names, credentials));
         crate::redact::register_for_logs(&redactor);
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
         let sandbox = sandbox::start(
@@ -177,6 +182,12 @@ impl Session {
         let env = ChildPolicy {
             remove: names,
             sandbox: Some(sandbox.clone()),
+            git_workspace: Some(
+                roots
+                    .repo_root
+                    .clone()
+                    .unwrap_or_else(|| roots.workdir.clone()),
+            ),
         };
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(task.hooks.clone().with_session(
@@ -190,6 +201,7 @@ impl Session {
             env,
         ));
         tool_ctx.hooks = hooks.clone();
+        tool_ctx.redactor = redactor.clone();
         let (registry, structured) =
             tools::registry(&task.loaded, &task.policy, resume.as_deref(), &tool_ctx)
                 .map_err(agent_error)?;
@@ -322,7 +334,6 @@ impl Session {
                 ),
             );
         }
-        tracing::info!(task = %spec.name, outcome = outcome.name(), turns = state.turns, "task finished");
         // Attempts made by the last commands (verify checks) are recorded before the result.
         self.agent.drain_network();
         let result = &mut self.result;
@@ -333,6 +344,13 @@ impl Session {
         result.usage = state.usage;
         result.model_usage = state.model_usage.clone();
         result.total_cost_usd = state.cost_usd;
+        if spec.provider == crate::spec::ProviderKind::Replay {
+            // A replay spends nothing: its figures are the recording's, not a cost.
+            result.total_cost_usd = None;
+            for mu in result.model_usage.values_mut() {
+                mu.cost_usd = None;
+            }
+        }
         result.permission_denials = state.denials.clone();
         result.stop_reason = state.last_stop_reason.clone();
         result.result_text = state.final_text();
@@ -345,7 +363,8 @@ impl Session {
         } else {
             vec![]
         };
-        let result = self.redactor.redact_result(result);
+        result.report_errors = self.agent.take_output_errors();
+        let mut result = self.redactor.redact_result(result);
         let written = crate::report::result_file::write(
             &self.run_dir,
             &result,
@@ -353,16 +372,45 @@ impl Session {
             self.base_commit.as_deref(),
         );
         if let Err(e) = written {
-            tracing::error!(
+            let why = format!(
                 "cannot write {}: {e}",
                 self.run_dir
                     .join(crate::report::result_file::RESULT_FILE)
                     .display()
             );
+            tracing::error!("{why}");
+            result.report_errors.push(why);
         }
         self.agent.emit(RunEvent::Result(Box::new(result.clone())));
+        // The result record itself may not have been written.
+        for e in self.agent.take_output_errors() {
+            if !result.report_errors.contains(&e) {
+                result.report_errors.push(e);
+            }
+        }
+        log_finished(&result);
         self.hooks.session_end("other").await;
         result
+    }
+}
+
+/// The one log line of a finished task, with its final outcome (after `fail_on_denial`, git's
+/// `require_changes` and every report).
+fn log_finished(r: &RunResult) {
+    let cost = r
+        .total_cost_usd
+        .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+    let reason = r.outcome.is_error().then(|| {
+        let first = r.outcome.message.lines().next().unwrap_or_default();
+        crate::report::xml_text::truncate(first, 300)
+    });
+    match reason {
+        Some(reason) => {
+            tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), turns = r.num_turns, duration_ms = r.duration_ms, cost = %cost, reason = %reason, "task finished")
+        }
+        None => {
+            tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), turns = r.num_turns, duration_ms = r.duration_ms, cost = %cost, "task finished")
+        }
     }
 }
 
@@ -430,6 +478,10 @@ fn sinks(
     if let Some(out) = &opts.stream_out {
         sinks.push(Box::new(StreamJsonSink::new(out.clone(), redactor.clone())));
     }
+    sinks.push(Box::new(crate::report::tool_log::ToolLogSink::new(
+        &task.loaded.spec.name,
+        &task.loaded.workdir,
+    )));
     if crate::report::progress::active() {
         sinks.push(Box::new(crate::report::progress::ProgressSink::new(
             task.model_info,

@@ -47,7 +47,10 @@ impl Session {
             let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
             let stopped = self.agent.stopper.cause().is_some();
             if !report_only && !failed.is_empty() && !stopped && attempt < spec.attempts {
-                let feedback = verify::feedback(&failed, attempt, spec.attempts);
+                let feedback = self
+                    .redactor
+                    .redact(&verify::feedback(&failed, attempt, spec.attempts))
+                    .into_owned();
                 tracing::warn!(task = %spec.name, attempt, "verify checks failed; feeding their output back to the agent");
                 attempt += 1;
                 self.result.checks = checks;

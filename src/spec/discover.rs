@@ -19,7 +19,16 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SpecError> {
                 }
                 _ => format!("cannot be read: {e}"),
             };
-            SpecError::file(path, why)
+            let e = SpecError::file(path, why);
+            // `runner exec "fix the tests"`: a prompt given where a spec path goes.
+            let text = path.to_string_lossy();
+            if e.message.starts_with("no such file") && text.contains(' ') {
+                e.with_help(format!(
+                    "to run a prompt without a spec file, use `runner exec -p {text:?}`"
+                ))
+            } else {
+                e
+            }
         })?;
         if !meta.is_dir() {
             out.push(path.clone());

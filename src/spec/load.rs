@@ -10,6 +10,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+pub use super::errors::SpecError;
 use super::locate::locate;
 use super::matrix;
 use super::shape;
@@ -17,72 +18,6 @@ use super::types::{ProviderKind, TaskSpec};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
 pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
-
-/// A spec error that names the file, line and column and says what was expected.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}{}: {message}", file.display(), position(*line, *column))]
-pub struct SpecError {
-    /// The spec file.
-    pub file: PathBuf,
-    /// 1-based line, when known.
-    pub line: Option<usize>,
-    /// 1-based column, when known.
-    pub column: Option<usize>,
-    /// What is wrong and what was expected.
-    pub message: String,
-}
-
-fn position(line: Option<usize>, column: Option<usize>) -> String {
-    match (line, column) {
-        (Some(l), Some(c)) => format!(":{l}:{c}"),
-        (Some(l), None) => format!(":{l}"),
-        _ => String::new(),
-    }
-}
-
-impl SpecError {
-    /// An error at the place in `spec`'s source where `key_path` is written (e.g.
-    /// `limits.max_cost_usd`, `tools[2]`, `models["gpt-4.1"]`); see [`LoadedSpec::locate`].
-    pub fn at(spec: &LoadedSpec, key_path: &str, message: impl Into<String>) -> SpecError {
-        SpecError::in_source(&spec.path, &spec.source, key_path, message)
-    }
-
-    /// An error at `key_path` in `source`, the text of `file`.
-    pub fn in_source(
-        file: &Path,
-        source: &str,
-        key_path: &str,
-        message: impl Into<String>,
-    ) -> SpecError {
-        let (line, column) = locate(source, key_path);
-        SpecError::at_position(file, line, column, message)
-    }
-
-    /// An error at a known 1-based line and column of `file`.
-    pub fn at_position(
-        file: &Path,
-        line: usize,
-        column: usize,
-        message: impl Into<String>,
-    ) -> SpecError {
-        SpecError {
-            file: file.to_path_buf(),
-            line: Some(line),
-            column: Some(column),
-            message: message.into(),
-        }
-    }
-
-    /// An error about `file` as a whole (not found, unreadable, …): no position.
-    pub fn file(file: &Path, message: impl Into<String>) -> SpecError {
-        SpecError {
-            file: file.to_path_buf(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
-    }
-}
 
 /// A spec loaded and resolved against its file's location.
 #[derive(Debug, Clone)]
@@ -137,9 +72,20 @@ pub fn load(path: &Path) -> Result<LoadedSpec, SpecError> {
 /// checked and resolved like a spec of its own).
 pub fn load_all(path: &Path) -> Result<Vec<LoadedSpec>, SpecError> {
     let source = read_text(path, path, "spec file")?;
+    let dir = spec_dir(path)?;
+    load_text(path, &dir, source)
+}
+
+/// Load spec text `source` read from `path`, with relative paths resolved against `dir` (the
+/// spec's directory; the current directory for an inline task).
+pub(crate) fn load_text(
+    path: &Path,
+    dir: &Path,
+    source: String,
+) -> Result<Vec<LoadedSpec>, SpecError> {
     let spec = parse(path, &source)?;
     let Some(m) = spec.matrix.clone() else {
-        return Ok(vec![finish(path, source, spec)?]);
+        return Ok(vec![finish(path, dir, source, spec)?]);
     };
     let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
     // The template's own name must be valid once its placeholders are filled.
@@ -147,21 +93,25 @@ pub fn load_all(path: &Path) -> Result<Vec<LoadedSpec>, SpecError> {
     if let Some(why) = super::validate::name_problem(&written) {
         return Err(at("name", why));
     }
-    let dir = spec_dir(path)?;
-    let sets = matrix::param_sets(&m, &dir, &at)?;
+    let sets = matrix::param_sets(&m, dir, &at)?;
     let mut out = Vec::with_capacity(sets.len());
     for params in &sets {
         let expanded = matrix::expand_one(&spec, params, path, &source)?;
-        out.push(finish(path, source.clone(), expanded)?);
+        out.push(finish(path, dir, source.clone(), expanded)?);
     }
     Ok(out)
 }
 
 /// Check and resolve one (possibly expanded) task of the spec file at `path`.
-fn finish(path: &Path, source: String, spec: TaskSpec) -> Result<LoadedSpec, SpecError> {
+fn finish(
+    path: &Path,
+    dir: &Path,
+    source: String,
+    spec: TaskSpec,
+) -> Result<LoadedSpec, SpecError> {
     super::validate::check_static(path, &source, &spec)?;
 
-    let dir = spec_dir(path)?;
+    let dir = dir.to_path_buf();
     let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
 
     let prompt = match (&spec.prompt, &spec.prompt_file) {
@@ -376,7 +326,7 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
                 shape::MAX_VALUES
             ),
         };
-        return Err(SpecError::at_position(path, line, column, message));
+        return Err(SpecError::at_position(path, line, column, message).with_source(source));
     }
     let yaml_error = |e: &yaml_serde::Error| yaml_error(path, source, e, shape.aliases);
     // Then as an untyped value: syntax errors, alias bombs and the empty-file case.
@@ -409,7 +359,8 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
                 format!(
                     "the spec is {kind}; expected a mapping (`key: value` lines) with at least `name` and `prompt`"
                 ),
-            ));
+            )
+            .with_source(source));
         }
     }
     yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(&e))
@@ -469,8 +420,79 @@ fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error, aliases: bool)
         column = dc;
     } else if raw.starts_with("missing field `name`") {
         message = format!("{message}: every spec needs `name` (letters, digits, `-`, `_`, `.`)");
+    } else if let Some((l, c)) = context_mark(&raw) {
+        // A quoted scalar or flow collection left open: libyaml reports where the file ended;
+        // the mistake is where the scanner started (the context mark).
+        line = l;
+        column = c;
+        message = if raw.contains("while scanning a quoted scalar") {
+            "this quoted string is never closed: the file ends before its closing quote".into()
+        } else {
+            format!("{message}; it starts here and is never closed")
+        };
+    } else if let Some(n) = too_large(&raw) {
+        let key = raw
+            .split_once(": invalid")
+            .map(|(k, _)| format!("{k}: "))
+            .unwrap_or_default();
+        message = format!(
+            "{key}the number {n} is too large; expected a whole number of at most {}",
+            u64::MAX
+        );
     }
-    SpecError::at_position(path, line, column, message)
+    let help = unknown_name(&raw).and_then(|(word, expected)| {
+        super::errors::did_you_mean(&word, expected.iter().map(String::as_str))
+            .map(|m| format!("did you mean `{m}`?"))
+    });
+    let e = SpecError::at_position(path, line, column, message).with_source(source);
+    match help {
+        Some(h) => e.with_help(h),
+        None => e,
+    }
+}
+
+/// The context mark of a libyaml error about a scalar or collection left open at the end of
+/// the input (`found unexpected end of stream …, while scanning a quoted scalar at line L column
+/// C`).
+fn context_mark(raw: &str) -> Option<(usize, usize)> {
+    if !raw.contains("unexpected end of stream") {
+        return None;
+    }
+    let (_, ctx) = raw.split_once(", while ")?;
+    let at = ctx.find(" at line ")?;
+    let rest = &ctx[at + " at line ".len()..];
+    let (l, rest) = rest.split_once(" column ")?;
+    let c: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((l.parse().ok()?, c.parse().ok()?))
+}
+
+/// The number of a "number too large" error (`invalid type: integer `N` as u128`, for a
+/// number beyond 64 bits), if it is one.
+fn too_large(raw: &str) -> Option<String> {
+    let at = raw.find(": integer `").map(|i| i + ": integer `".len())?;
+    let (n, tail) = raw[at..].split_once('`')?;
+    tail.starts_with(" as u128").then(|| n.to_string())
+}
+
+/// The word and the accepted names of an "unknown field `x`, expected one of `a`, `b`" or
+/// "unknown variant …" error.
+fn unknown_name(raw: &str) -> Option<(String, Vec<String>)> {
+    let at = raw
+        .find("unknown field `")
+        .map(|i| i + "unknown field `".len())
+        .or_else(|| {
+            raw.find("unknown variant `")
+                .map(|i| i + "unknown variant `".len())
+        })?;
+    let rest = &raw[at..];
+    let (word, tail) = rest.split_once('`')?;
+    let expected = tail
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((word.to_string(), expected))
 }
 
 /// The key of a yaml_serde "duplicate entry with key \"K\"" message.
@@ -532,12 +554,18 @@ fn mark_len(s: &str) -> Option<usize> {
 
 /// Replace Rust type names in serde messages with what a spec author understands.
 fn friendly(msg: &str) -> String {
-    msg.replace("expected u32", "expected a whole number (0 or more)")
-        .replace("expected u64", "expected a whole number (0 or more)")
-        .replace("expected f64", "expected a number")
-        .replace("expected a sequence", "expected a list")
-        .replace("expected a map", "expected a mapping")
-        .replace("expected struct ", "expected a mapping for ")
+    msg.replace(
+        "expected u32",
+        "expected a whole number from 0 to 4294967295",
+    )
+    .replace(
+        "expected u64",
+        "expected a whole number from 0 to 18446744073709551615",
+    )
+    .replace("expected f64", "expected a number")
+    .replace("expected a sequence", "expected a list")
+    .replace("expected a map", "expected a mapping")
+    .replace("expected struct ", "expected a mapping for ")
 }
 
 #[cfg(test)]
@@ -558,7 +586,7 @@ mod tests {
     fn friendlier_types() {
         assert_eq!(
             friendly("invalid type: string \"lots\", expected u32"),
-            "invalid type: string \"lots\", expected a whole number (0 or more)"
+            "invalid type: string \"lots\", expected a whole number from 0 to 4294967295"
         );
     }
 }

@@ -9,8 +9,9 @@
 //! ```
 //!
 //! `{{param}}` is replaced in `name`, `prompt` (or the text of `prompt_file`, whose path may use
-//! parameters too), `workdir` and each verify check's `name` and `run`. In `run` the value is
-//! shell-quoted. Each parameter is also exported to the checks as `RUNNER_PARAM_<NAME>`
+//! parameters too), `workdir`, each verify check's `name` and `run`, the `permissions` rules,
+//! `git.branch`, and each hook's `command`, `args`, `matcher` and `if`. In `run` and in a hook's
+//! shell `command` the value is shell-quoted. Each parameter is also exported to the checks as `RUNNER_PARAM_<NAME>`
 //! (upper-cased). A `{{x}}` naming no parameter is an error at its file:line:col. Expansion
 //! happens at load time, so every expanded task is validated before anything runs.
 
@@ -33,7 +34,9 @@ pub enum Matrix {
     /// One task per parameter map, e.g. `[{crate: core}, {crate: cli}]`.
     List(Vec<BTreeMap<String, ParamValue>>),
     /// One task per path matching a glob relative to the spec file (`.gitignore`d and hidden
-    /// paths excluded), with parameters `path` (relative to the spec file) and `basename`.
+    /// paths excluded), with parameters `path` (relative to the spec file) and `basename`. The
+    /// glob may reach anywhere inside the git repository holding the spec (`../services/*`),
+    /// never outside it (outside a repository: the spec's directory).
     Glob(GlobMatrix),
 }
 
@@ -41,7 +44,8 @@ pub enum Matrix {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobMatrix {
-    /// Glob relative to the spec file, e.g. `crates/*` (`*` does not cross `/`; `**` does).
+    /// Glob relative to the spec file, e.g. `crates/*` or `../services/*` (`*` does not cross
+    /// `/`; `**` does); it may not leave the repository holding the spec.
     pub glob: String,
 }
 
@@ -143,25 +147,84 @@ fn is_param_name(s: &str) -> bool {
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Paths matching `pattern` under `spec_dir`, sorted, as `path`/`basename` parameter sets.
+fn is_glob(component: &str) -> bool {
+    component.contains(['*', '?', '[', '{'])
+}
+
+/// A glob pattern split into how many directories it first goes up (`../`) and the pattern
+/// below that point, with `.` and `dir/..` resolved; an error for an absolute pattern or a `..`
+/// after a wildcard.
+fn split_up(pattern: &str) -> Result<(usize, String), String> {
+    if pattern.starts_with('/') {
+        return Err("is absolute".into());
+    }
+    let mut up = 0usize;
+    let mut parts: Vec<&str> = Vec::new();
+    for c in pattern.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(last) if is_glob(last) => {
+                    return Err("has `..` after a wildcard".into());
+                }
+                Some(_) => {
+                    parts.pop();
+                }
+                None => up += 1,
+            },
+            other => parts.push(other),
+        }
+    }
+    if parts.is_empty() {
+        return Err("names no path below its directory".into());
+    }
+    Ok((up, parts.join("/")))
+}
+
+/// The directory matrix globs may not leave: the root of the git repository holding the spec,
+/// else the spec's own directory.
+fn glob_boundary(spec_dir: &Path) -> std::path::PathBuf {
+    let canon = std::fs::canonicalize(spec_dir).unwrap_or_else(|_| spec_dir.to_path_buf());
+    git2::Repository::discover(&canon)
+        .ok()
+        .and_then(|r| r.workdir().and_then(|w| std::fs::canonicalize(w).ok()))
+        .filter(|root| canon.starts_with(root))
+        .unwrap_or(canon)
+}
+
+/// Paths matching `pattern` relative to `spec_dir` — anywhere inside the git repository that
+/// holds the spec (`../services/*`), never outside it — sorted, as `path` (relative to the spec
+/// file) and `basename` parameter sets.
 fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
-    let pattern = pattern.trim_start_matches("./");
-    if pattern.is_empty() || pattern.starts_with('/') || pattern.split('/').any(|c| c == "..") {
+    let (up, below) = split_up(pattern).map_err(|why| {
+        format!(
+            "glob {pattern:?} {why}; expected a pattern relative to the spec file, e.g. `crates/*` or `../services/*`"
+        )
+    })?;
+    let mut anchor = spec_dir.to_path_buf();
+    for _ in 0..up {
+        if !anchor.pop() {
+            return Err(format!("glob {pattern:?} goes above the file system root"));
+        }
+    }
+    let boundary = glob_boundary(spec_dir);
+    let inside = std::fs::canonicalize(&anchor).is_ok_and(|a| a.starts_with(&boundary));
+    if !inside {
         return Err(format!(
-            "glob {pattern:?} must be a relative pattern inside the spec's directory, e.g. `crates/*`"
+            "glob {pattern:?} reaches outside {} (the repository holding the spec); expected a \
+             pattern inside it",
+            boundary.display()
         ));
     }
-    let matcher = globset::GlobBuilder::new(pattern)
+    let matcher = globset::GlobBuilder::new(&below)
         .literal_separator(true)
         .build()
         .map_err(|e| format!("invalid glob {pattern:?}: {e}"))?
         .compile_matcher();
     // Walk only below the pattern's literal prefix.
-    let literal: Vec<&str> = pattern
-        .split('/')
-        .take_while(|c| !c.contains(['*', '?', '[', '{']))
-        .collect();
-    let base = spec_dir.join(literal.join("/"));
+    let literal: Vec<&str> = below.split('/').take_while(|c| !is_glob(c)).collect();
+    let base = anchor.join(literal.join("/"));
+    let prefix = "../".repeat(up);
     let mut found = Vec::new();
     if base.exists() {
         for entry in ignore::WalkBuilder::new(&base)
@@ -169,7 +232,7 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
             .build()
             .flatten()
         {
-            let Ok(rel) = entry.path().strip_prefix(spec_dir) else {
+            let Ok(rel) = entry.path().strip_prefix(&anchor) else {
                 continue;
             };
             let rel = rel.to_string_lossy().replace('\\', "/");
@@ -177,7 +240,7 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
                 let basename = entry.file_name().to_string_lossy().into_owned();
                 found.push(vec![
                     ("basename".to_string(), basename),
-                    ("path".to_string(), rel),
+                    ("path".to_string(), format!("{prefix}{rel}")),
                 ]);
             }
         }
@@ -185,7 +248,7 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
     if found.is_empty() {
         return Err(format!(
             "glob {pattern:?} matched nothing under {}; expected at least one path",
-            spec_dir.display()
+            anchor.display()
         ));
     }
     found.sort_by(|a, b| a[1].1.cmp(&b[1].1));
@@ -287,7 +350,9 @@ pub(crate) fn unknown_error(
         known.join(", ")
     );
     match position_of(source, &u.written) {
-        Some((line, column)) => SpecError::at_position(path, line, column, message),
+        Some((line, column)) => {
+            SpecError::at_position(path, line, column, message).with_source(source)
+        }
         None => SpecError::in_source(path, source, key, message),
     }
 }
@@ -322,6 +387,40 @@ pub(crate) fn expand_one(
     let workdir = substitute(&template.workdir.to_string_lossy(), params, false)
         .map_err(|u| err("workdir", u))?;
     spec.workdir = workdir.into();
+    let perms = &mut spec.permissions;
+    for (list, kind) in [
+        (&mut perms.allow, "allow"),
+        (&mut perms.deny, "deny"),
+        (&mut perms.ask, "ask"),
+    ] {
+        for (i, rule) in list.iter_mut().enumerate() {
+            *rule = substitute(rule, params, false)
+                .map_err(|u| err(&format!("permissions.{kind}[{i}]"), u))?;
+        }
+    }
+    if let super::git::GitBranch::Named(b) = &mut spec.git.branch {
+        *b = substitute(b, params, false).map_err(|u| err("git.branch", u))?;
+    }
+    for (event, groups) in spec.hooks.iter_mut() {
+        for (g, group) in groups.iter_mut().enumerate() {
+            let at = format!("hooks.{event}[{g}]");
+            if let Some(m) = &mut group.matcher {
+                *m = substitute(m, params, false).map_err(|u| err(&format!("{at}.matcher"), u))?;
+            }
+            for (k, h) in group.hooks.iter_mut().enumerate() {
+                let at = format!("{at}.hooks[{k}]");
+                let shell = h.args.is_none();
+                h.command = substitute(&h.command, params, shell)
+                    .map_err(|u| err(&format!("{at}.command"), u))?;
+                for a in h.args.iter_mut().flatten() {
+                    *a = substitute(a, params, false).map_err(|u| err(&format!("{at}.args"), u))?;
+                }
+                if let Some(r) = &mut h.if_rule {
+                    *r = substitute(r, params, false).map_err(|u| err(&format!("{at}.if"), u))?;
+                }
+            }
+        }
+    }
     for (i, check) in spec.verify.iter_mut().enumerate() {
         check.run = substitute(&check.run, params, true)
             .map_err(|u| err(&format!("verify[{i}].run"), u))?;
@@ -337,6 +436,51 @@ pub(crate) fn expand_one(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_split_into_ups_and_below() {
+        assert_eq!(split_up("crates/*").unwrap(), (0, "crates/*".into()));
+        assert_eq!(split_up("./crates/*").unwrap(), (0, "crates/*".into()));
+        assert_eq!(split_up("../services/*").unwrap(), (1, "services/*".into()));
+        assert_eq!(split_up("../../a/../b/*").unwrap(), (2, "b/*".into()));
+        assert!(split_up("/etc/*").is_err());
+        assert!(split_up("a/*/../b").is_err());
+        assert!(split_up("..").is_err());
+    }
+
+    /// A repository with `tasks/` (the spec's directory) and `services/{a,b}` beside it.
+    fn repo_with_services() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        for d in ["tasks", "services/a", "services/b"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        git2::Repository::init(&root).unwrap();
+        tmp
+    }
+
+    #[test]
+    fn globs_reach_anywhere_in_the_repository() {
+        let tmp = repo_with_services();
+        let tasks = tmp.path().join("repo/tasks");
+        let sets = glob_sets("../services/*", &tasks).unwrap();
+        let paths: Vec<&str> = sets.iter().map(|s| s[1].1.as_str()).collect();
+        assert_eq!(paths, ["../services/a", "../services/b"]);
+        assert_eq!(sets[0][0], ("basename".to_string(), "a".to_string()));
+    }
+
+    #[test]
+    fn globs_never_leave_the_repository() {
+        let tmp = repo_with_services();
+        std::fs::create_dir_all(tmp.path().join("outside/x")).unwrap();
+        let tasks = tmp.path().join("repo/tasks");
+        let e = glob_sets("../../outside/*", &tasks).unwrap_err();
+        assert!(e.contains("reaches outside"), "{e}");
+        // Outside a repository, the spec's directory is the boundary.
+        let plain = tmp.path().join("outside/x");
+        let e = glob_sets("../*", &plain).unwrap_err();
+        assert!(e.contains("reaches outside"), "{e}");
+    }
 
     fn params(p: &[(&str, &str)]) -> Params {
         p.iter()
@@ -368,6 +512,29 @@ mod tests {
         assert_eq!(e.name, "nope");
         // No closing braces: left as written.
         assert_eq!(substitute("a {{b", &p, false).unwrap(), "a {{b");
+    }
+
+    #[test]
+    fn rules_branch_and_hooks_are_substituted() {
+        let yaml = "name: t-{{c}}\nprompt: p\nmatrix:\n  - {c: core}\npermissions:\n  allow: [\"Bash(cargo test -p {{c}}:*)\"]\n  deny: [\"Edit(./{{c}}/**)\"]\ngit:\n  branch: fix/{{c}}\nhooks:\n  Stop:\n    - matcher: \"{{c}}\"\n      hooks:\n        - type: command\n          command: echo {{c}}\n          if: \"Bash({{c}}:*)\"\n";
+        let template: TaskSpec = yaml_serde::from_str(yaml).unwrap();
+        let p = params(&[("c", "my crate")]);
+        let t = expand_one(&template, &p, Path::new("t.yaml"), yaml).unwrap();
+        assert_eq!(t.permissions.allow, ["Bash(cargo test -p my crate:*)"]);
+        assert_eq!(t.permissions.deny, ["Edit(./my crate/**)"]);
+        assert_eq!(
+            t.git.branch,
+            crate::spec::git::GitBranch::Named("fix/my crate".into())
+        );
+        let h = &t.hooks["Stop"][0];
+        assert_eq!(h.matcher.as_deref(), Some("my crate"));
+        assert_eq!(h.hooks[0].command, "echo 'my crate'");
+        assert_eq!(h.hooks[0].if_rule.as_deref(), Some("Bash(my crate:*)"));
+        let bad: TaskSpec =
+            yaml_serde::from_str("name: t\nprompt: p\npermissions:\n  allow: [\"Bash({{x}})\"]\n")
+                .unwrap();
+        let e = expand_one(&bad, &p, Path::new("t.yaml"), "").unwrap_err();
+        assert!(e.to_string().contains("{{x}}"), "{e}");
     }
 
     #[test]

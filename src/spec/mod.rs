@@ -2,7 +2,9 @@
 
 pub mod discover;
 pub mod duration;
+pub mod errors;
 pub mod git;
+pub mod inline;
 pub mod load;
 pub mod locate;
 pub mod matrix;

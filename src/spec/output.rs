@@ -76,6 +76,7 @@ fn parse_file(path: &Path, text: &str) -> Result<Value, SpecError> {
                 e.column().max(1),
                 format!("not valid JSON: {e}; expected a JSON Schema"),
             )
+            .with_source(text)
         })
     } else {
         yaml_serde::from_str(text).map_err(|e| {
@@ -88,6 +89,7 @@ fn parse_file(path: &Path, text: &str) -> Result<Value, SpecError> {
                 column,
                 format!("not valid YAML: {e}; expected a JSON Schema"),
             )
+            .with_source(text)
         })
     }
 }

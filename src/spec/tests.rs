@@ -109,7 +109,7 @@ fn wrong_type_names_the_key_and_expected_type() {
     assert_eq!(pos(&e), (4, 14));
     assert_eq!(
         e.message,
-        "limits.max_turns: invalid type: string \"lots\", expected a whole number (0 or more)"
+        "limits.max_turns: invalid type: string \"lots\", expected a whole number from 0 to 4294967295"
     );
     let e = f.err("name: t\nprompt: hi\ntools: Read\n");
     assert_eq!(pos(&e), (3, 8));

@@ -361,6 +361,12 @@ pub struct VerifyCheck {
     /// `off` runs this check outside the sandbox.
     #[serde(default, skip_serializing_if = "CheckSandbox::is_on")]
     pub sandbox: CheckSandbox,
+    /// The check runs a file inside the workdir (a script the agent or the pull request can
+    /// change) and that is intended. Without it such a check is refused at load; with it the
+    /// check still gets no secret through `env:` and the script is protected from the agent's
+    /// writes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trusted: bool,
 }
 
 /// A model table entry from the spec; unset fields keep the built-in value.

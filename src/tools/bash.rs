@@ -468,7 +468,7 @@ mod tests {
         assert_eq!(out.content, "[set]");
         ctx.env = std::sync::Arc::new(crate::process::ChildPolicy {
             remove: vec!["HOME".into()],
-            sandbox: None,
+            ..Default::default()
         });
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;
         assert_eq!(out.content, "[unset]");

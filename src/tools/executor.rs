@@ -63,7 +63,8 @@ fn done(out: ToolOutput, denial: Option<Denial>) -> Prepared {
 }
 
 fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
-    tracing::warn!(tool = %call.name, id = %call.id, "denied: {reason}");
+    // Logged as the call's one line by the tool log (`report::tool_log`).
+    tracing::debug!(tool = %call.name, id = %call.id, "denied: {reason}");
     done(
         ToolOutput::error(format!("Permission denied: {reason}")),
         Some(Denial {

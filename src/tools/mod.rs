@@ -132,6 +132,8 @@ pub struct ToolContext {
     /// What the current call may do (set per call from the permission decision): a command
     /// runs confined to it.
     pub scope: Scope,
+    /// The task's secrets: tool results are redacted with it before the model sees them.
+    pub redactor: Arc<crate::redact::Redactor>,
     /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
     pub(crate) journal: Option<journal::Journal>,
     /// The current call's announcement, when it is a command allowed to write: the command
@@ -154,6 +156,7 @@ impl ToolContext {
             todos: Arc::new(Mutex::new(Vec::new())),
             hooks: Arc::new(crate::hooks::Hooks::default()),
             scope: Scope::ReadOnly,
+            redactor: Arc::default(),
             journal: None,
             started: None,
         }

@@ -57,8 +57,15 @@ impl Sink for TranscriptSink {
                 .to_redacted_json(&record)
                 .map_err(io::Error::other)?;
             line.push(b'\n');
-            self.file.write_all(&line)?;
-            self.file.flush()?;
+            self.file
+                .write_all(&line)
+                .and_then(|()| self.file.flush())
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot write the transcript {}: {e}", self.path.display()),
+                    )
+                })?;
         }
         Ok(())
     }

@@ -30,6 +30,13 @@ fn example_replays_offline_with_real_tools() {
     assert_eq!(r["subtype"], json!("success"));
     assert_eq!(r["num_turns"], json!(4));
     assert!(r["result"].as_str().unwrap().contains("TODO"), "{r}");
+    // A replay spends nothing: no cost, in the total or per model.
+    assert_eq!(r["total_cost_usd"], json!(null), "{r}");
+    assert_eq!(
+        r["modelUsage"]["claude-sonnet-4-5"]["costUSD"],
+        json!(null),
+        "{r}"
+    );
     // The tools really ran: the transcript holds real tool results from ./sample.
     let transcript = r["runner_transcript_path"].as_str().unwrap();
     let records = read_json_lines(Path::new(transcript));

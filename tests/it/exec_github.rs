@@ -85,7 +85,7 @@ fn failed_task_in_actions_writes_summary_outputs_and_cannot_inject_commands() {
         md.contains("| gh1 |") && md.contains("checks_failed") && md.contains("0/1"),
         "{md}"
     );
-    assert!(md.contains("<details>"), "failures are expanded: {md}");
+    assert!(md.contains("<details open>"), "failures are expanded: {md}");
     mock.assert_clean();
 }
 

@@ -101,6 +101,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         git: None,
         sandbox: None,
         network: Default::default(),
+        report_errors: vec![],
     }
 }
 

@@ -144,6 +144,28 @@ impl Runner {
         self
     }
 
+    /// Limit the size of every file the binary (and what it starts) writes to `bytes`
+    /// (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored so a write past it fails with `EFBIG`): a disk
+    /// that fills up part way through a run.
+    pub fn file_size_limit(mut self, bytes: u64) -> Self {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        self
+    }
+
     /// Run in `dir`.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cmd.current_dir(dir);

@@ -1,0 +1,185 @@
+//! Permission rules that can never match are errors, at `runner validate` and `exec` alike: a
+//! tool runner does not know (`bash(touch:*)`, `Bsh(ls)`: "did you mean `Bash`"), an allow
+//! rule for a tool runner knows but does not ship, a specifier on a tool that is never
+//! decided by rules, a matrix `{{param}}` left unexpanded, a rule that does not parse.
+//!
+//! Tool names a rule may use: runner's built-in tools, `StructuredOutput`, and `mcp__*` names.
+//! Claude Code's other tools (`WebFetch`, `Task`, ...) are accepted in deny and ask rules, so
+//! a Claude Code settings file loads unchanged (they deny nothing runner offers), and refused
+//! in allow rules, which would never allow anything.
+
+use crate::permissions::rule::{Rule, Specifier};
+use crate::spec::{LoadedSpec, SpecError};
+
+/// Claude Code tools runner does not ship.
+pub const NOT_SHIPPED: &[&str] = &[
+    "WebFetch",
+    "WebSearch",
+    "NotebookEdit",
+    "NotebookRead",
+    "Task",
+    "Agent",
+    "AskUserQuestion",
+    "ExitPlanMode",
+    "KillShell",
+    "KillBash",
+    "BashOutput",
+    "SlashCommand",
+    "Skill",
+    "LS",
+    "MultiEdit",
+    "TodoRead",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+];
+
+/// Tools runner runs without consulting rules: a specifier on them can never match.
+const INTERNAL: &[&str] = &[
+    "TodoWrite",
+    crate::tools::structured_output::STRUCTURED_OUTPUT_TOOL,
+];
+
+/// Check every rule of the (settings-merged) spec.
+pub fn check(loaded: &LoadedSpec) -> Result<(), SpecError> {
+    let p = &loaded.spec.permissions;
+    for (list, kind) in [(&p.allow, "allow"), (&p.deny, "deny"), (&p.ask, "ask")] {
+        for (i, raw) in list.iter().enumerate() {
+            if let Err(problem) = check_rule(raw, kind) {
+                return Err(SpecError::at(
+                    loaded,
+                    &format!("permissions.{kind}[{i}]"),
+                    format!("invalid permission rule `{raw}`: {problem}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Why the rule `raw` in the `kind` list (`allow`, `deny`, `ask`) can never match.
+pub fn check_rule(raw: &str, kind: &str) -> Result<(), String> {
+    if let Some(start) = raw.find("{{")
+        && raw[start..].contains("}}")
+    {
+        return Err(
+            "it holds a `{{...}}` placeholder that was not substituted (only a `matrix:` parameter is, and only in a matrix spec)"
+                .into(),
+        );
+    }
+    let rule = Rule::parse(raw).map_err(|e| e.problem)?;
+    let name = rule.tool.as_str();
+    let builtin = crate::tools::builtin::names();
+    let known = |n: &str| builtin.contains(&n) || INTERNAL.contains(&n) || n.starts_with("mcp__");
+    if name.contains('*') {
+        let any = builtin
+            .iter()
+            .chain(INTERNAL)
+            .chain(NOT_SHIPPED)
+            .any(|t| rule.names_tool(t))
+            || name.starts_with("mcp__")
+            || rule.names_tool("mcp__server__tool");
+        return if any {
+            Ok(())
+        } else {
+            Err(format!(
+                "the tool pattern `{name}` matches no tool runner knows"
+            ))
+        };
+    }
+    if !known(name) {
+        if NOT_SHIPPED.contains(&name) {
+            return if kind == "allow" {
+                Err(format!(
+                    "runner does not ship the tool `{name}`, so an allow rule for it never matches; remove it"
+                ))
+            } else {
+                Ok(())
+            };
+        }
+        let mut msg = format!(
+            "unknown tool `{name}`; rules name {}, or mcp__server__tool",
+            builtin.join(", ")
+        );
+        if let Some(s) = suggestion(name, &builtin) {
+            msg = format!(
+                "unknown tool `{name}` (did you mean `{s}`?); rules name {}, or mcp__server__tool",
+                builtin.join(", ")
+            );
+        }
+        return Err(msg);
+    }
+    if INTERNAL.contains(&name) && !rule.is_bare() {
+        return Err(format!(
+            "`{name}` changes only runner's own state and is never decided by rules, so a specifier on it never matches; write `{name}` alone (a deny rule then removes the tool)"
+        ));
+    }
+    if let Specifier::Bash(p) = &rule.spec
+        && p.raw
+            .trim_end_matches(":*")
+            .trim_end_matches(" *")
+            .trim()
+            .is_empty()
+    {
+        return Err("the command pattern is empty, so it never matches a command".into());
+    }
+    Ok(())
+}
+
+/// The known tool name closest to `name`, if it is close (case ignored, at most two edits).
+fn suggestion(name: &str, known: &[&'static str]) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    known
+        .iter()
+        .chain(INTERNAL)
+        .chain(NOT_SHIPPED)
+        .map(|k| (strsim::levenshtein(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_that_never_match_are_errors() {
+        for (rule, kind, needle) in [
+            ("bash(touch:*)", "allow", "did you mean `Bash`"),
+            ("Bsh(ls)", "allow", "did you mean `Bash`"),
+            ("BASH", "deny", "did you mean `Bash`"),
+            ("Raed(./x)", "deny", "did you mean `Read`"),
+            ("Edti", "allow", "did you mean `Edit`"),
+            ("Frobnicate", "deny", "unknown tool"),
+            ("WebFetch", "allow", "does not ship"),
+            ("WebFetch(domain:x.com)", "allow", "does not ship"),
+            ("Bash({{cmd}}:*)", "allow", "placeholder"),
+            ("Edit(./{{ path }}/**)", "deny", "placeholder"),
+            ("Bash(", "allow", "end with `)`"),
+            ("Bash(:*)", "allow", "empty"),
+            ("TodoWrite(x)", "allow", "never decided"),
+            ("Zz*", "deny", "matches no tool"),
+        ] {
+            let e = check_rule(rule, kind).unwrap_err();
+            assert!(e.contains(needle), "{rule}: {e}");
+        }
+        for (rule, kind) in [
+            ("Bash(git diff:*)", "allow"),
+            ("Read(./src/**)", "deny"),
+            ("mcp__github", "allow"),
+            ("mcp__github__*", "deny"),
+            ("WebFetch", "deny"),
+            ("WebSearch", "ask"),
+            ("TodoWrite", "deny"),
+            ("StructuredOutput", "allow"),
+            ("Bash(*)", "allow"),
+            ("Ba*", "deny"),
+        ] {
+            assert!(
+                check_rule(rule, kind).is_ok(),
+                "{rule}: {:?}",
+                check_rule(rule, kind)
+            );
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Every path a run writes is checked before the first model request (exit 2, nothing spent),
+//! and a report that cannot be written later makes the run fail, naming the file.
+
+use crate::support::*;
+
+/// `runner exec SPEC ARGS...` against a mock that would answer once; the run must stop before
+/// asking it anything.
+fn refused(args: &[&str]) -> Run {
+    let repo = TestRepo::new();
+    repo.write("blocker", "a file where a directory should be\n");
+    let mock = MockAnthropic::start(vec![text_turn("never asked")]);
+    let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+    let run = Runner::against(&mock)
+        .current_dir(repo.path())
+        .arg("exec")
+        .args(args)
+        .arg(&spec)
+        .run();
+    run.expect_code(2);
+    assert_eq!(mock.served(), 0, "nothing is spent: {}", run.stderr);
+    assert!(run.stderr.contains("nothing was run"), "{}", run.stderr);
+    run
+}
+
+#[test]
+fn a_transcript_dir_with_a_file_in_the_way_is_invalid_input() {
+    let run = refused(&["--transcript-dir", "blocker"]);
+    assert!(
+        run.stderr
+            .contains("--transcript-dir blocker: exists and is not a directory"),
+        "{}",
+        run.stderr
+    );
+    let run = refused(&["--transcript-dir", "blocker/sub"]);
+    assert!(
+        run.stderr
+            .contains("--transcript-dir blocker/sub: cannot be created"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_junit_path_under_a_file_is_invalid_input() {
+    let run = refused(&["--junit", "blocker/j.xml"]);
+    assert!(
+        run.stderr
+            .contains("--junit blocker/j.xml: its directory blocker"),
+        "{}",
+        run.stderr
+    );
+    let run = refused(&["--junit", "/dev/null"]);
+    assert!(
+        run.stderr.contains("is not a regular file"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_output_file_that_is_a_directory_is_invalid_input() {
+    let run = refused(&["--output-file", "."]);
+    assert!(
+        run.stderr.contains("--output-file .: is a directory"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn patch_dir_and_record_are_checked_too() {
+    let run = refused(&["--patch-dir", "blocker"]);
+    assert!(run.stderr.contains("--patch-dir blocker"), "{}", run.stderr);
+    let run = refused(&["--record", "blocker/c.jsonl"]);
+    assert!(
+        run.stderr.contains("--record blocker/c.jsonl"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_output_file_that_fails_to_write_fails_the_run() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![text_turn("done")]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+    // /dev/full takes the open and refuses the write: a disk that filled up during the run.
+    let run = exec(&mock, &repo, &out)
+        .args(["--output-file", "/dev/full"])
+        .arg(&spec)
+        .run();
+    run.expect_code(1);
+    assert!(
+        run.stderr
+            .contains("cannot write the output file /dev/full"),
+        "{}",
+        run.stderr
+    );
+    mock.assert_clean();
+}
+
+#[test]
+fn a_transcript_that_fails_to_write_fails_the_run_and_is_in_the_result() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![text_turn("done")]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+    // The transcript's first record (system prompt and tool schemas) is larger than this.
+    let run = exec(&mock, &repo, &out)
+        .file_size_limit(2048)
+        .json()
+        .arg(&spec)
+        .run();
+    run.expect_code(1);
+    let r = run.result();
+    assert_eq!(
+        r["runner_outcome"], "success",
+        "the agent's work is not the problem"
+    );
+    let errors = r["runner_report_errors"]
+        .as_array()
+        .expect("report errors listed");
+    assert!(
+        errors.iter().any(
+            |e| e.as_str().unwrap().contains("cannot write the transcript")
+                && e.as_str().unwrap().contains("transcript.jsonl")
+        ),
+        "{r}"
+    );
+    assert!(
+        run.stderr.contains("report file(s) could not be written"),
+        "{}",
+        run.stderr
+    );
+}

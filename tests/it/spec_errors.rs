@@ -1,0 +1,123 @@
+//! Spec errors as a person reads them: the source line with a caret under the offending token,
+//! "did you mean" for misspelt keys, values and tools, YAML syntax errors where the mistake is,
+//! numbers too large for their field, and errors of command-line flags blamed on the flag.
+
+use crate::support::*;
+
+/// What `runner validate task.yaml` prints on stderr for a spec with this text, without the
+/// closing "N errors found" line (it carries a timestamp).
+fn rendered(yaml: &str) -> String {
+    let repo = TestRepo::new();
+    write_spec(repo.path(), yaml);
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["validate", "task.yaml"])
+        .run();
+    run.expect_code(2);
+    run.stderr
+        .lines()
+        .filter(|l| !l.contains("found; nothing was run"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn unknown_key_is_shown_with_a_suggestion() {
+    insta::assert_snapshot!(rendered("name: t\nprompt: hi\nlimits:\n  max_turn: 30\n"));
+}
+
+#[test]
+fn unknown_enum_value_is_shown_with_a_suggestion() {
+    insta::assert_snapshot!(rendered(
+        "name: t\nprompt: hi\npermissions:\n  mode: dontask\n"
+    ));
+}
+
+#[test]
+fn unknown_tool_is_shown_with_a_suggestion() {
+    insta::assert_snapshot!(rendered("name: t\nprompt: hi\ntools: [Read, Bashh]\n"));
+}
+
+#[test]
+fn unterminated_quote_is_reported_where_it_starts() {
+    let out = rendered("name: t\nprompt: \"fix the tests\nlimits:\n  max_turns: 3\n\n");
+    assert!(out.contains("task.yaml:2:9: "), "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_number_too_large_says_so() {
+    insta::assert_snapshot!(rendered(
+        "name: t\nprompt: hi\nlimits:\n  max_total_tokens: 99999999999999999999999\n  max_turns: 5000000000\n"
+    ));
+}
+
+#[test]
+fn a_bad_rule_in_the_spec_is_named_once() {
+    let out = rendered("name: t\nprompt: hi\npermissions:\n  allow: [\"Bash(\"]\n");
+    assert_eq!(out.matches("invalid permission rule").count(), 1, "{out}");
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn a_bad_rule_on_the_command_line_is_the_flags() {
+    let repo = TestRepo::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["exec", "--allowed-tools", "Read Bash("])
+        .arg(&spec)
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("--allowed-tools: invalid permission rule `Bash(`: the specifier must end"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("task.yaml"), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("invalid permission rule").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_override_that_cannot_apply_is_the_flags() {
+    let repo = TestRepo::new();
+    let spec = write_spec(repo.path(), "name: t\nprompt: hi\n");
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["exec", "--model", "my-local-model", "--max-cost-usd", "1"])
+        .arg(&spec)
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("--max-cost-usd (applied to ")
+            && run.stderr.contains("`my-local-model` has no price"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn json_logs_carry_spec_errors_as_events() {
+    let repo = TestRepo::new();
+    write_spec(
+        repo.path(),
+        "name: t\nprompt: hi\nlimits:\n  max_turn: 30\n",
+    );
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .env("RUNNER_LOG_FORMAT", "json")
+        .args(["validate", "task.yaml"])
+        .run();
+    run.expect_code(2);
+    let first: serde_json::Value =
+        serde_json::from_str(run.stderr.lines().next().unwrap()).unwrap();
+    assert_eq!(first["level"], "ERROR");
+    assert_eq!(first["fields"]["line"], 4);
+    assert_eq!(first["fields"]["help"], "did you mean `max_turns`?");
+}
