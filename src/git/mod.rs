@@ -1,13 +1,13 @@
 //! git for task runs (git2): per-task worktrees, patches, branch commits, change detection.
 //!
-//! Before any task starts, [`plan`] decides for each task whether it runs isolated (in a
+//! Before any task starts, [`plan()`] decides for each task whether it runs isolated (in a
 //! worktree, checked out from the base commit) or in place, and refuses a dirty working tree
 //! for isolated tasks with `base: head`. [`begin`] snapshots the base and gets the worktree;
 //! [`finish`] diffs the end state against the base, writes the patch file, commits on the
 //! task's branch on success and gives the worktree back (kept after an interrupt so the run
 //! can be resumed there).
 //!
-//! - `plan`: [`plan`] and [`Planner`]; `task`: [`begin`] and [`finish`]; `patch`: the patch,
+//! - `plan`: [`plan()`] and [`Planner`]; `task`: [`begin`] and [`finish`]; `patch`: the patch,
 //!   counts and branch commit;
 //! - `snapshot`: snapshots of the repository's own working tree; `changes`: end states as
 //!   trees, from what changed;
