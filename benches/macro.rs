@@ -1,7 +1,8 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|batch|sandbox|all]` (default: all).
+//! `cargo bench --bench macro -- [session|parallel|grep|batch|sandbox|gitcost|all]` (default:
+//! all; `gitcost` is the batch's git cost per task alone).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -9,8 +10,17 @@
 //!   at --jobs 8/32 and at --jobs 1 (which takes ≥ 50 s per run);
 //! - `BENCH_LATENCY_MS` (default 100): model latency for the batch;
 //! - `BENCH_BATCH_JOBS` (default `1,8,32`): the --jobs values of the batch;
-//! - `BENCH_REPO_FILES` (default 1000): committed files in the batch's repository, whose
-//!   tasks run in git worktrees and, for comparison, in place (`git: {isolate: false}`);
+//! - `BENCH_REPO_FILES` (default 3000): files in the batch's generated repository (shaped like
+//!   a real project's, see `macro/tree.rs`), whose tasks run in git worktrees and, for
+//!   comparison, in place (`git: {isolate: false}`);
+//! - `BENCH_REPO` (unset): a repository to copy (`git clone --local`) instead of generating
+//!   one, e.g. a checkout of a real project;
+//! - `BENCH_REPO_DIR` (default: the system temp directory): where that repository goes;
+//! - `BENCH_BATCH_TASKS` (default 100): tasks in the batch;
+//! - `BENCH_BATCH_VARIANTS` (default both): `worktrees`, `in place` or both;
+//! - `BENCH_WORKTREES` (default unset = `auto`): `RUNNER_WORKTREES` for the batch's runner
+//!   (`checkout`: the pool's fallback; `own`: no pool, a checkout per task);
+//! - `BENCH_GIT_COST=0`: skip the per-task git cost measured through the library;
 //! - `BENCH_OUT_DIR` (default: the system temp directory): where the batch's transcript
 //!   directories, and so its worktrees, go (e.g. `/dev/shm` to take the disk out);
 //! - `BENCH_TREE` (default /tmp/runner-bench-tree) and `BENCH_FILES` (default 100000): the
@@ -29,8 +39,12 @@
     unreachable_pub
 )]
 
+#[path = "macro/batch.rs"]
+mod batch;
 #[path = "common/mod.rs"]
 mod common;
+#[path = "macro/tree.rs"]
+mod tree;
 // The benchmarks use a part of the integration tests' support code.
 #[path = "../tests/it/support/mod.rs"]
 #[allow(dead_code, unused_imports)]
@@ -44,7 +58,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use common::{Table, fmt_dur, median, median_f64};
-use support::{MockAnthropic, MockOptions, MockTurn, Resp, text_turn, tool_turn};
+use support::{MockAnthropic, MockTurn, Resp, text_turn};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -75,7 +89,10 @@ fn main() {
         bench_grep(runs);
     }
     if all || which == "batch" {
-        bench_batch();
+        batch::bench_batch();
+    }
+    if which == "gitcost" {
+        batch::bench_git_cost();
     }
     if all || which == "sandbox" {
         bench_sandbox(runs);
@@ -599,252 +616,4 @@ fn bench_grep(runs: usize) {
         ]);
     }
     println!("{}", t.render());
-}
-
-// ---------------------------------------------------------------- (4) batch
-
-/// A repository for the batch: the 20 sources of [`sample_repo`] plus `files` more committed
-/// files (about 1.5 KB each, 50 to a directory), like a real project's checkout. `add`
-/// writes more files (the task specs) before the commit.
-fn batch_repo(files: usize, add: impl FnOnce(&Path)) -> support::TestRepo {
-    let repo = sample_repo();
-    for i in 0..files {
-        let body: String = (0..40)
-            .map(|l| format!("pub fn f{i}_{l}(x: u64) -> u64 {{ x * {l} + {i} }}\n"))
-            .collect();
-        repo.write(&format!("lib/d{:03}/f{i:05}.rs", i / 50), &body);
-    }
-    add(repo.path());
-    // Files written in the same second as the index are "racily clean" to git and get hashed
-    // again by every status or snapshot; a real checkout's files are older than its index.
-    std::thread::sleep(Duration::from_millis(1100));
-    repo.commit_all("a realistic number of files");
-    repo
-}
-
-/// Where the batch's transcript directories (and so the worktrees) go: `BENCH_OUT_DIR`, or
-/// the system temp directory.
-fn batch_out_dir() -> tempfile::TempDir {
-    match std::env::var("BENCH_OUT_DIR") {
-        Ok(d) => tempfile::tempdir_in(d).expect("BENCH_OUT_DIR"),
-        Err(_) => tempfile::tempdir().unwrap(),
-    }
-}
-
-/// Write `tasks` specs for the batch into `dir`, with `git` (a YAML `git:` block) in each.
-fn write_batch_specs(dir: &Path, reads: &Path, tasks: usize, turns: usize, git: &str) {
-    std::fs::create_dir_all(dir).unwrap();
-    for i in 0..tasks {
-        // Every task ends at its turn limit after exactly 5 tool turns, whatever script turns
-        // it is given: the mock answers requests in arrival order, so with --jobs > 1 the
-        // tasks share one script, and any interleaving gives each task 5 requests.
-        support::write_spec_named(
-            dir,
-            &format!("t{i:03}.yaml"),
-            &format!(
-                "name: t{i:03}\nprompt: read the sources\nmodel: claude-sonnet-4-5\nworkdir: ..\nadditional_directories: [{}]\ntools: [Read]\npermissions:\n  mode: dontAsk\nlimits:\n  max_turns: {turns}\n{git}",
-                reads.display()
-            ),
-        );
-    }
-}
-
-/// git's own cost per task, through the library: `git::begin` + `git::finish` for an
-/// isolated task (create the worktree, snapshot and diff it at the end, remove it) and for
-/// one in place (snapshot the working tree at start and end). Medians of `runs`.
-fn git_task_cost(root: &Path, runs: usize) -> Vec<(&'static str, Duration, Duration)> {
-    let out = batch_out_dir();
-    let mut rows = Vec::new();
-    for (label, isolate) in [
-        ("worktree (isolate: true)", true),
-        ("in place (isolate: false)", false),
-    ] {
-        let plan = runner::git::GitPlan {
-            repo_root: Some(root.to_path_buf()),
-            isolate,
-            base: runner::spec::GitBase::Head,
-            require_changes: false,
-            branch: None,
-            author: None,
-            patch_dir: out.path().join("patches"),
-            exclude: vec![out.path().to_path_buf()],
-        };
-        let mut begins = Vec::new();
-        let mut finishes = Vec::new();
-        for n in 0..runs {
-            let run_dir = out.path().join(format!("{label:.8}-{n}"));
-            std::fs::create_dir_all(&run_dir).unwrap();
-            let sid = format!("{n:08}-0000-0000-0000-000000000000");
-            let t = Instant::now();
-            let task = runner::git::begin(&plan, &format!("g{n}"), &sid, root, &run_dir)
-                .expect("git begin")
-                .expect("a git task");
-            begins.push(t.elapsed());
-            let end = runner::git::Ending {
-                task: "g",
-                session_id: &sid,
-                success: true,
-                interrupted: false,
-            };
-            let t = Instant::now();
-            let (summary, err) = runner::git::finish(&task, end);
-            finishes.push(t.elapsed());
-            assert!(err.is_none(), "git finish: {err:?}");
-            assert!(!summary.changed, "nothing was changed");
-        }
-        rows.push((label, median(&begins), median(&finishes)));
-    }
-    rows
-}
-
-fn bench_batch() {
-    let latency = Duration::from_millis(env_usize("BENCH_LATENCY_MS", 100) as u64);
-    let batch_runs = env_usize("BENCH_BATCH_RUNS", 3).max(1);
-    let j1_runs = env_usize("BENCH_BATCH_J1_RUNS", 1).max(1);
-    let repo_files = env_usize("BENCH_REPO_FILES", 1000);
-    let jobs_list: Vec<usize> = std::env::var("BENCH_BATCH_JOBS")
-        .ok()
-        .map(|v| v.split(',').filter_map(|j| j.trim().parse().ok()).collect())
-        .filter(|v: &Vec<usize>| !v.is_empty())
-        .unwrap_or_else(|| vec![1, 8, 32]);
-    let tasks = 100usize;
-    let turns = 5usize;
-    // The files the tasks Read are outside the repository (an additional directory), so one
-    // shared script of absolute paths works whether a task runs in the repository or in a
-    // worktree of its own.
-    let reads_dir = tempfile::tempdir().unwrap();
-    let reads = std::fs::canonicalize(reads_dir.path()).unwrap();
-    for i in 0..20 {
-        let body: String = (0..60)
-            .map(|l| format!("pub fn item_{i}_{l}(x: u32) -> u32 {{ x + {l} }}\n"))
-            .collect();
-        std::fs::write(reads.join(format!("mod_{i}.rs")), body).unwrap();
-    }
-    // The specs are committed in the repository, as in a project that keeps its tasks there;
-    // `workdir` is the repository root.
-    let variants = [
-        ("worktrees", "git:\n  isolate: true\n", "specs-wt"),
-        ("in place", "git:\n  isolate: false\n", "specs-inplace"),
-    ];
-    let repo = batch_repo(repo_files, |dir| {
-        for (_, git, specs) in &variants {
-            write_batch_specs(&dir.join(specs), &reads, tasks, turns, git);
-        }
-    });
-    let root = std::fs::canonicalize(repo.path()).unwrap();
-    let mut t = Table::new(&[
-        &format!(
-            "batch 100 tasks × 5 turns, repo of {} files + {} specs",
-            repo_files + 21,
-            2 * tasks
-        ),
-        "median wall",
-        "ideal ⌈100/jobs⌉×5×latency",
-        "ratio",
-        "target",
-    ]);
-    let mut j1_walls: Vec<(&str, Duration)> = Vec::new();
-    for &jobs in &jobs_list {
-        let runs = if jobs == 1 { j1_runs } else { batch_runs };
-        let ideal = latency * (tasks.div_ceil(jobs) * turns) as u32;
-        for (label, _, specs) in &variants {
-            let mut walls = Vec::new();
-            for _ in 0..runs {
-                let script: Vec<MockTurn> = (0..tasks * turns)
-                    .map(|n| {
-                        tool_turn(
-                            &format!("toolu_b{n:04}"),
-                            "Read",
-                            json!({"file_path": reads.join(format!("mod_{}.rs", n % 20))}),
-                        )
-                        .delayed(latency)
-                    })
-                    .collect();
-                let mock = MockAnthropic::start_with(script, MockOptions::new());
-                let out_dir = batch_out_dir();
-                let spawned = Instant::now();
-                let out = runner(&mock)
-                    .current_dir(repo.path())
-                    .arg("exec")
-                    .arg(root.join(specs))
-                    .arg("--jobs")
-                    .arg(jobs.to_string())
-                    .arg("--transcript-dir")
-                    .arg(out_dir.path())
-                    .output()
-                    .expect("spawn runner");
-                walls.push(spawned.elapsed());
-                // Exit 3: every task stopped at max_turns, as designed.
-                assert_eq!(
-                    out.status.code(),
-                    Some(3),
-                    "runner: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                assert_eq!(mock.requests().len(), tasks * turns);
-                mock.assert_clean();
-                // Every Read call worked (none denied): every request but a task's first ends
-                // with the result of the call before it, which holds the file read.
-                let reqs = mock.requests();
-                let results: Vec<String> = reqs
-                    .iter()
-                    .flat_map(|r| r.tool_results().into_iter().map(|v| v.to_string()))
-                    .collect();
-                assert_eq!(results.len(), tasks * (turns - 1));
-                assert!(
-                    results.iter().all(|r| r.contains("pub fn item_")),
-                    "a Read failed: {:?}",
-                    results.iter().find(|r| !r.contains("pub fn item_"))
-                );
-                let worktrees = repo.git(&["worktree", "list"]);
-                assert_eq!(worktrees.lines().count(), 1, "worktrees left: {worktrees}");
-                let patches = std::fs::read_dir(out_dir.path().join("patches"))
-                    .map(|d| d.count())
-                    .unwrap_or(0);
-                assert_eq!(patches, tasks, "one patch per task");
-            }
-            let m = median(&walls);
-            if jobs == 1 {
-                j1_walls.push((label, m));
-            }
-            t.row(vec![
-                format!("--jobs {jobs}, {label} ({runs} run(s))"),
-                fmt_dur(m),
-                fmt_dur(ideal),
-                format!("{:.3}×", m.as_secs_f64() / ideal.as_secs_f64()),
-                if jobs == 32 {
-                    "≤ 1.2×".into()
-                } else {
-                    "".into()
-                },
-            ]);
-        }
-    }
-    println!("{}", t.render());
-    if let [(_, wt), (_, inplace)] = j1_walls[..] {
-        println!(
-            "--jobs 1: worktrees cost {} per task more than in place ((wall − wall) / {tasks})",
-            fmt_dur(wt.saturating_sub(inplace) / tasks as u32)
-        );
-    }
-    println!(
-        "latency {} per request (before the response headers)\n",
-        fmt_dur(latency)
-    );
-    let runs = env_usize("BENCH_RUNS", 5).max(1) * 2 + 1;
-    let mut t = Table::new(&[
-        &format!(
-            "git per task, repo of {} files + {} specs",
-            repo_files + 21,
-            2 * tasks
-        ),
-        "begin",
-        "finish",
-        "total",
-    ]);
-    for (label, b, f) in git_task_cost(&root, runs) {
-        t.row(vec![label.into(), fmt_dur(b), fmt_dur(f), fmt_dur(b + f)]);
-    }
-    println!("{}", t.render());
-    println!("(git::begin + git::finish through the library, median of {runs})\n");
 }

@@ -410,8 +410,9 @@ fn plan_git(
 ) -> Result<(), Problems> {
     let mut errors: Problems = Vec::new();
     let mut branches: HashMap<String, String> = HashMap::new();
+    let mut planner = crate::git::Planner::default();
     for p in tasks.iter_mut() {
-        match crate::git::plan(&p.loaded, several, &outputs.patch_dir, &outputs.dirs) {
+        match planner.plan(&p.loaded, several, &outputs.patch_dir, &outputs.dirs) {
             Ok(g) => p.git = g,
             Err(e) => errors.push(e.into()),
         }

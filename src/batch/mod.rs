@@ -1,7 +1,8 @@
 //! Many tasks in one run: which tasks run ([`mod@plan`]: `--shard`, `--skip-passed`), the gate that
 //! decides whether the next task starts ([`gate`]: `--fail-fast`, `--max-total-cost-usd`), the
-//! scheduler that runs them `--jobs` at a time and handles signals ([`scheduler`]), and GitHub
-//! Actions log groups ([`group`]).
+//! scheduler that runs them `--jobs` at a time and handles signals ([`scheduler`]; its isolated
+//! tasks take their worktrees from a pool, `crate::git::pool`), and GitHub Actions log groups
+//! ([`group`]).
 
 pub(crate) mod gate;
 pub(crate) mod group;

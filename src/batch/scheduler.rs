@@ -1,6 +1,7 @@
 //! Running a batch: at most `--jobs` tasks at once, started in the order the specs were given;
 //! the gate decides before each start whether it still may; SIGINT/SIGTERM stop every task,
-//! and a second signal cuts the wait short so the reports are written at once.
+//! and a second signal cuts the wait short so the reports are written at once. The batch's
+//! isolated tasks take their worktrees from a pool ([`crate::git::pool`]) that prepares them ahead.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,6 +11,7 @@ use super::BatchGate;
 use super::group::Groups;
 use crate::agent::{StopCause, Stopper};
 use crate::events::RunResult;
+use crate::git::pool::WorktreePool;
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::PreparedTask;
 use crate::report::progress;
@@ -50,9 +52,10 @@ pub(crate) struct BatchEnd {
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
 pub(crate) async fn run_all(
-    tasks: Vec<(PreparedTask, Option<String>)>,
+    mut tasks: Vec<(PreparedTask, Option<String>)>,
     schedule: Schedule,
 ) -> BatchEnd {
+    let pool = start_pool(&mut tasks, &schedule).await;
     let specs: Vec<LoadedSpec> = tasks.iter().map(|(t, _)| t.loaded.clone()).collect();
     let stoppers: Vec<Stopper> = tasks.iter().map(|_| Stopper::default()).collect();
     let second = Arc::new(Notify::new());
@@ -75,6 +78,10 @@ pub(crate) async fn run_all(
         {
             tracing::warn!("tasks still running after the second signal are reported as cut short");
         }
+    }
+    // After the tasks (or the grace a second signal gives them): worktrees still held are kept.
+    if let Some(pool) = pool {
+        let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
     }
     let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
     let slots = match slots.lock() {
@@ -103,6 +110,49 @@ pub(crate) async fn run_all(
         unfinished,
         cut_short,
     }
+}
+
+/// Start the worktree pool for the batch's isolated tasks (those not skipped already) and give
+/// it to them; without one (fewer than two isolated tasks, or it cannot be made) each isolated
+/// task creates a worktree of its own.
+async fn start_pool(
+    tasks: &mut [(PreparedTask, Option<String>)],
+    s: &Schedule,
+) -> Option<WorktreePool> {
+    let running: Vec<&PreparedTask> = tasks
+        .iter()
+        .filter(|(_, skip)| skip.is_none())
+        .map(|(t, _)| t)
+        .collect();
+    let isolated = WorktreePool::isolated(&running);
+    if isolated.len() < 2 {
+        return None;
+    }
+    let jobs = s.jobs as usize;
+    let dir = s.opts.transcript_dir.clone();
+    let choice = crate::git::pool::Choice::from_env();
+    let started =
+        tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir, choice))
+            .await;
+    let pool = match started {
+        Ok(Ok(p)) => p?,
+        Ok(Err(e)) => {
+            tracing::warn!("{e}; each isolated task checks out a worktree of its own");
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!(
+                "worktree pool: {e}; each isolated task checks out a worktree of its own"
+            );
+            return None;
+        }
+    };
+    for (t, _) in tasks.iter_mut() {
+        if t.git.isolate && t.git.repo_root.is_some() {
+            t.git.worktrees = Some(pool.source());
+        }
+    }
+    Some(pool)
 }
 
 /// Start the tasks in order as permits free up, and wait for all of them. Permits are taken

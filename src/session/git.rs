@@ -61,7 +61,7 @@ impl GitGuard {
                 success,
                 interrupted,
             };
-            crate::git::finish(&g, end)
+            crate::git::finish(g, end)
         })
         .await;
         let (summary, err) = match joined {

@@ -71,8 +71,9 @@ pub(crate) fn end_last_line(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The workdir to continue in: the worktree named by the last `runner_worktree` record, else
-/// the recorded workdir. It must still exist.
+/// The workdir to continue in: the worktree named by the last `runner_worktree` record (an
+/// overlay worktree kept by a batch is mounted again), else the recorded workdir. It must
+/// still exist.
 pub(crate) fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, String> {
     let worktree = t
         .records
@@ -86,6 +87,8 @@ pub(crate) fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<
         })
         .map(PathBuf::from);
     let dir = worktree.unwrap_or_else(|| info.cwd.clone());
+    // A batch's overlay worktree is unmounted when the batch ends: mount it again.
+    crate::git::reattach(&dir).map_err(|e| e.to_string())?;
     match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => Ok(d),
         _ => Err(format!(

@@ -16,6 +16,7 @@
 mod support;
 
 mod anthropic_http;
+mod batch_scale;
 mod compat_artifacts;
 mod context;
 mod example_replay;

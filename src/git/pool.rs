@@ -1,0 +1,662 @@
+//! The batch's pool of worktrees for its isolated tasks, prepared ahead of the scheduler so
+//! that setting one up overlaps with the model latency of the tasks already running.
+//!
+//! How the worktrees are made is chosen once per batch, and logged:
+//! - **overlay** (needs mount rights: root, or a container that grants `CAP_SYS_ADMIN`): one
+//!   checkout of each base tree (the template), and per task an overlay mount on it with the
+//!   task's own upper directory and git administrative directory. A mount costs a few system
+//!   calls whatever the repository's size; the task's changes are read back from its upper
+//!   directory, and the worktree is thrown away after the task.
+//! - **checkout** (the fallback): up to `--jobs` full checkouts, made in parallel without any
+//!   lock on the repository, each reset to a clean checkout between tasks (only what the
+//!   previous task changed is written again).
+//!
+//! Either way at most `--jobs` worktrees are made ahead of the tasks that will take them, and
+//! a task whose base was not known ahead (`base: working-tree`) gets one made when it starts.
+//! `RUNNER_WORKTREES=checkout` forces the fallback; `RUNNER_WORKTREES=own` turns the pool off
+//! (every isolated task checks out a worktree of its own, as a task run alone does).
+//!
+//! The pool lives in `<transcript-dir>/.worktrees/<pid>-<random>`, locked while the batch
+//! runs; at the end everything in it is removed except the worktrees of interrupted tasks,
+//! kept for `runner resume`. A batch that was killed is cleaned up by the next one
+//! (`crate::git::sweep`).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use git2::{Oid, Repository};
+
+use crate::git::overlay;
+use crate::git::slot::{Slot, Template, remove_logged};
+use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
+use crate::prepare::PreparedTask;
+use crate::spec::GitBase;
+
+/// The pool's directory under the transcript directory.
+pub const POOL_DIR: &str = ".worktrees";
+
+/// The environment variable that chooses how the pool makes worktrees ([`Choice`]).
+pub const MODE_ENV: &str = "RUNNER_WORKTREES";
+
+/// How a batch's isolated tasks get their worktrees (`RUNNER_WORKTREES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// `auto` (the default): overlays where runner can mount them, else checkouts.
+    Auto,
+    /// `checkout`: a pool of checked-out worktrees, reset between tasks.
+    Checkout,
+    /// `own`: no pool; each task checks out a worktree of its own (as a task run alone).
+    Own,
+}
+
+impl Choice {
+    /// The choice `RUNNER_WORKTREES` makes (an unknown value is reported and means `auto`).
+    pub fn from_env() -> Choice {
+        match std::env::var(MODE_ENV).as_deref() {
+            Err(_) | Ok("" | "auto" | "overlay") => Choice::Auto,
+            Ok("checkout") => Choice::Checkout,
+            Ok("own") => Choice::Own,
+            Ok(other) => {
+                tracing::warn!("{MODE_ENV}={other} is not one of auto, checkout, own; using auto");
+                Choice::Auto
+            }
+        }
+    }
+}
+
+/// How the pool makes worktrees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Overlay(overlay::Options),
+    Checkout,
+}
+
+/// A base tree of one repository: the worktrees of one key are interchangeable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    common_dir: PathBuf,
+    tree: Oid,
+}
+
+#[derive(Debug)]
+enum TemplateState {
+    Missing,
+    Building,
+    Ready(Arc<Template>),
+    Failed(String),
+}
+
+/// The pool's worktrees of one key.
+#[derive(Debug)]
+struct KeyState {
+    /// The commit a worktree made ahead is detached at (a task sets its own when it takes one).
+    commit: Oid,
+    template: TemplateState,
+    /// Whether git's filters are needed for this tree (decided once).
+    filters: Option<bool>,
+    ready: Vec<Slot>,
+    /// Tasks known to want one that have not taken it yet.
+    demand: usize,
+    /// Worktrees being made (or reset) for this key.
+    preparing: usize,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    keys: HashMap<Key, KeyState>,
+    /// Worktrees tasks hold, by lease id.
+    leased: HashMap<u64, (Key, Slot)>,
+    /// Worktrees that exist or are being made (ready, leased, preparing).
+    live: usize,
+    next_id: u64,
+    /// Background workers running.
+    workers: usize,
+    /// Worktrees kept for resume.
+    kept: usize,
+    closed: bool,
+}
+
+/// A batch's worktree pool (see the module documentation).
+#[derive(Debug, Clone)]
+pub struct WorktreePool {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// The batch's directory.
+    dir: PathBuf,
+    /// `<transcript-dir>/.worktrees`.
+    root: PathBuf,
+    mode: Mode,
+    /// Most worktrees made ahead per key, and (checkout mode) most worktrees at all.
+    jobs: usize,
+    /// Most background workers.
+    threads: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Held for the batch's life: tells a later batch this one is alive.
+    _lock: File,
+}
+
+/// The common git directory of the repository at `root`, canonical.
+fn common_dir(root: &Path) -> Result<(PathBuf, Repository), GitError> {
+    let repo = Repository::open(root).map_err(git_err(format!("open {}", root.display())))?;
+    let dir = repo.commondir().to_path_buf();
+    Ok((std::fs::canonicalize(&dir).unwrap_or(dir), repo))
+}
+
+impl WorktreePool {
+    /// The isolated tasks of `tasks` as [`WorktreePool::start`] takes them.
+    pub fn isolated(tasks: &[&PreparedTask]) -> Vec<(PathBuf, GitBase)> {
+        tasks
+            .iter()
+            .filter(|t| t.git.isolate)
+            .filter_map(|t| Some((t.git.repo_root.clone()?, t.git.base)))
+            .collect()
+    }
+
+    /// A pool for the `isolated` tasks of a batch (their repository root and base), in
+    /// `transcript_dir/.worktrees`, making at most `jobs` worktrees ahead, as `choice` says;
+    /// `None` when fewer than two tasks are isolated (a task alone gets a worktree of its own)
+    /// or the choice is [`Choice::Own`]. Cleans up after killed batches first.
+    pub fn start(
+        isolated: &[(PathBuf, GitBase)],
+        jobs: usize,
+        transcript_dir: &Path,
+        choice: Choice,
+    ) -> Result<Option<WorktreePool>, GitError> {
+        if isolated.len() < 2 || choice == Choice::Own {
+            return Ok(None);
+        }
+        let jobs = jobs.max(1);
+        let root = crate::git::absolute(&transcript_dir.join(POOL_DIR));
+        let what = || format!("create the worktree pool in {}", root.display());
+        std::fs::create_dir_all(&root).map_err(io_err(what()))?;
+        // The pool is never part of a snapshot of the repository it may sit in.
+        let _ = std::fs::write(root.join(".gitignore"), "*\n");
+        sweep::sweep(&root);
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let dir = root.join(format!("{}-{}", std::process::id(), &id[..8]));
+        std::fs::create_dir_all(&dir).map_err(io_err(what()))?;
+        let lock = sweep::hold(&dir).map_err(io_err(what()))?;
+        let mode = match choice {
+            Choice::Checkout => {
+                tracing::info!(
+                    "{MODE_ENV}=checkout: isolated tasks run in a pool of up to {jobs} checked-out worktrees, reset between tasks"
+                );
+                Mode::Checkout
+            }
+            _ => match overlay::probe(&dir) {
+                Ok(opts) => {
+                    tracing::info!(
+                        "isolated tasks run in overlay worktrees: one checkout of each base commit, an overlay mount per task"
+                    );
+                    Mode::Overlay(opts)
+                }
+                Err(why) => {
+                    tracing::warn!(
+                        "overlay worktrees are not available here ({why}); isolated tasks run in a pool of up to {jobs} checked-out worktrees, reset between tasks (slower: a full checkout each)"
+                    );
+                    Mode::Checkout
+                }
+            },
+        };
+        crate::git::fast_object_reads();
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(jobs)
+            .max(1);
+        let pool = WorktreePool {
+            inner: Arc::new(Inner {
+                dir,
+                root,
+                mode,
+                jobs,
+                threads,
+                state: Mutex::new(State::default()),
+                changed: Condvar::new(),
+                _lock: lock,
+            }),
+        };
+        // What the tasks that start from HEAD will need, so it can be made ahead.
+        let mut heads: HashMap<PathBuf, Option<(Key, Oid)>> = HashMap::new();
+        for (repo_root, base) in isolated {
+            if *base != GitBase::Head {
+                continue;
+            }
+            let known = heads.entry(repo_root.clone()).or_insert_with(|| {
+                let (common_dir, repo) = common_dir(repo_root).ok()?;
+                let head = repo.head().ok()?.peel_to_commit().ok()?;
+                let key = Key {
+                    common_dir,
+                    tree: head.tree_id(),
+                };
+                Some((key, head.id()))
+            });
+            if let Some((key, commit)) = known.clone() {
+                let mut st = pool.inner.lock();
+                st.key(&key, commit).demand += 1;
+            }
+        }
+        pool.inner.refill();
+        Ok(Some(pool))
+    }
+
+    /// This pool as the worktree source of a task's git plan.
+    pub fn source(&self) -> Arc<dyn WorktreeSource> {
+        Arc::new(self.clone())
+    }
+
+    /// End the batch's use of the pool: wait for the workers, remove every worktree no task
+    /// holds, the templates and the batch's directory. Worktrees tasks still hold (a batch cut
+    /// short) are unmounted and kept, like those of interrupted tasks.
+    pub fn shutdown(&self) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        st.closed = true;
+        while st.workers > 0 {
+            st = inner.wait(st);
+        }
+        let mut destroy = Vec::new();
+        let mut templates = Vec::new();
+        for (_, ks) in st.keys.drain() {
+            destroy.extend(ks.ready);
+            if let TemplateState::Ready(t) = ks.template {
+                templates.push(t.dir.clone());
+            }
+        }
+        let leased: Vec<Slot> = st.leased.drain().map(|(_, (_, s))| s).collect();
+        st.kept += leased.len();
+        let kept = st.kept;
+        drop(st);
+        for s in destroy {
+            s.destroy();
+        }
+        for s in leased {
+            tracing::warn!(worktree = %s.worktree().display(), "worktree still in use at the end of the batch; kept");
+            s.keep();
+        }
+        for t in templates {
+            remove_logged(&t);
+        }
+        if kept == 0 {
+            remove_logged(&inner.dir);
+            // The pool directory goes too when no other batch uses it.
+            let others = std::fs::read_dir(&inner.root)
+                .map(|d| d.flatten().any(|e| e.file_name() != ".gitignore"))
+                .unwrap_or(true);
+            if !others {
+                remove_logged(&inner.root);
+            }
+        }
+    }
+}
+
+impl WorktreeSource for WorktreePool {
+    fn take(&self, repo_root: &Path, commit: Oid, tree: Oid) -> Result<Lease, GitError> {
+        let inner = &self.inner;
+        let (common_dir, _) = common_dir(repo_root)?;
+        let key = Key { common_dir, tree };
+        let slot = inner.take_slot(&key, commit)?;
+        if let Err(e) = slot.take(commit) {
+            slot.destroy();
+            inner.lock().live -= 1;
+            return Err(e);
+        }
+        let lease_kind = match slot.upper() {
+            Some(upper) => LeaseKind::Overlay { upper },
+            None => LeaseKind::Checkout,
+        };
+        let path = slot.worktree();
+        let mut st = inner.lock();
+        st.next_id += 1;
+        let id = st.next_id;
+        st.leased.insert(id, (key, slot));
+        drop(st);
+        inner.refill();
+        Ok(Lease {
+            path,
+            kind: lease_kind,
+            id,
+        })
+    }
+
+    fn release(&self, lease: Lease) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        let Some((key, slot)) = st.leased.remove(&lease.id) else {
+            return;
+        };
+        match inner.mode {
+            Mode::Overlay(_) => {
+                st.live -= 1;
+                drop(st);
+                slot.destroy();
+                inner.refill();
+            }
+            Mode::Checkout if st.closed => {
+                st.live -= 1;
+                drop(st);
+                slot.destroy();
+            }
+            Mode::Checkout => {
+                // Reset in the background, so the task's end is not held up by it.
+                let commit = st.keys.get(&key).map_or(Oid::ZERO_SHA1, |k| k.commit);
+                if let Some(ks) = st.keys.get_mut(&key) {
+                    ks.preparing += 1;
+                }
+                st.workers += 1;
+                drop(st);
+                let pool = self.inner.clone();
+                std::thread::spawn(move || {
+                    pool.reset_slot(key, slot, commit);
+                    pool.worker_done();
+                    pool.refill();
+                });
+            }
+        }
+    }
+
+    fn keep(&self, lease: Lease) {
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        let Some((_, slot)) = st.leased.remove(&lease.id) else {
+            return;
+        };
+        st.live -= 1;
+        st.kept += 1;
+        drop(st);
+        slot.keep();
+        inner.refill();
+    }
+}
+
+impl State {
+    fn key(&mut self, key: &Key, commit: Oid) -> &mut KeyState {
+        self.keys.entry(key.clone()).or_insert_with(|| KeyState {
+            commit,
+            template: TemplateState::Missing,
+            filters: None,
+            ready: Vec::new(),
+            demand: 0,
+            preparing: 0,
+        })
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(g).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A clean worktree of `key` for a task: one made ahead, else one made now (or, when the
+    /// pool is full, the next one given back).
+    fn take_slot(self: &Arc<Self>, key: &Key, commit: Oid) -> Result<Slot, GitError> {
+        let mut st = self.lock();
+        {
+            let ks = st.key(key, commit);
+            ks.demand = ks.demand.saturating_sub(1);
+        }
+        loop {
+            if let Some(slot) = st.key(key, commit).ready.pop() {
+                return Ok(slot);
+            }
+            let preparing = st.key(key, commit).preparing;
+            let full = matches!(self.mode, Mode::Checkout) && st.live >= self.jobs;
+            if preparing > 0 || full {
+                if full && preparing == 0 {
+                    // All the worktrees there may be exist: reset a ready one of another base
+                    // for this one, or wait for one to be given back.
+                    self.steal(&mut st, key, commit);
+                }
+                st = self.wait(st);
+                continue;
+            }
+            st.live += 1;
+            st.key(key, commit).preparing += 1;
+            drop(st);
+            let made = self.make_slot(key, commit);
+            let mut st2 = self.lock();
+            st2.key(key, commit).preparing -= 1;
+            if made.is_err() {
+                st2.live -= 1;
+            }
+            drop(st2);
+            self.changed.notify_all();
+            return made;
+        }
+    }
+
+    /// Move a ready worktree of another base to `key` (checkout mode, pool full), preferring
+    /// a base no task is waiting for; it is reset in a worker.
+    fn steal(self: &Arc<Self>, st: &mut MutexGuard<'_, State>, key: &Key, commit: Oid) {
+        let victim = st
+            .keys
+            .iter()
+            .filter(|(k, ks)| *k != key && !ks.ready.is_empty())
+            .min_by_key(|(_, ks)| ks.demand)
+            .map(|(k, _)| k.clone());
+        let Some(slot) = victim.and_then(|from| st.keys.get_mut(&from)?.ready.pop()) else {
+            return;
+        };
+        st.key(key, commit).preparing += 1;
+        st.workers += 1;
+        let pool = self.clone();
+        let key = key.clone();
+        std::thread::spawn(move || {
+            pool.reset_slot(key, slot, commit);
+            pool.worker_done();
+        });
+    }
+
+    /// Make a new worktree of `key` (and the key's template first, for an overlay).
+    fn make_slot(&self, key: &Key, commit: Oid) -> Result<Slot, GitError> {
+        let n = {
+            let mut st = self.lock();
+            st.next_id += 1;
+            st.next_id
+        };
+        let dir = self.dir.join(format!("s{n}"));
+        let filters = self.filters(key)?;
+        match self.mode {
+            Mode::Overlay(opts) => {
+                let template = self.template(key, commit, filters)?;
+                let made = Slot::overlay(&dir, &template, &key.common_dir, commit, key.tree, opts);
+                if made.is_err() {
+                    remove_logged(&dir);
+                }
+                made
+            }
+            Mode::Checkout => {
+                let made = Slot::checkout(&dir, &key.common_dir, commit, key.tree, filters);
+                if made.is_err() {
+                    remove_logged(&dir);
+                }
+                made
+            }
+        }
+    }
+
+    /// Whether git's filters are needed for `key`'s tree (decided once per key).
+    fn filters(&self, key: &Key) -> Result<bool, GitError> {
+        if let Some(f) = self.lock().keys.get(key).and_then(|k| k.filters) {
+            return Ok(f);
+        }
+        let repo = Repository::open(&key.common_dir)
+            .map_err(git_err(format!("open {}", key.common_dir.display())))?;
+        let f = checkout::needs_filters(&repo, key.tree);
+        if let Some(ks) = self.lock().keys.get_mut(key) {
+            ks.filters = Some(f);
+        }
+        Ok(f)
+    }
+
+    /// The template of `key`: made by the first thread that needs it, waited for by the
+    /// others.
+    fn template(&self, key: &Key, commit: Oid, filters: bool) -> Result<Arc<Template>, GitError> {
+        let mut st = self.lock();
+        loop {
+            match &st.key(key, commit).template {
+                TemplateState::Ready(t) => return Ok(t.clone()),
+                TemplateState::Failed(why) => {
+                    return Err(GitError::Io {
+                        what: format!("use the template checkout: {why}"),
+                        source: std::io::Error::other("template checkout failed"),
+                    });
+                }
+                TemplateState::Building => st = self.wait(st),
+                TemplateState::Missing => break,
+            }
+        }
+        st.key(key, commit).template = TemplateState::Building;
+        drop(st);
+        let n = {
+            let mut st = self.lock();
+            st.next_id += 1;
+            st.next_id
+        };
+        let dir = self.dir.join(format!("t{n}-{:.12}", key.tree.to_string()));
+        let started = std::time::Instant::now();
+        let made = Template::create(&dir, &key.common_dir, commit, key.tree, filters);
+        let mut st = self.lock();
+        let result = match made {
+            Ok(t) => {
+                tracing::info!(tree = %key.tree, ms = started.elapsed().as_millis() as u64, filters, "template checkout made");
+                let t = Arc::new(t);
+                st.key(key, commit).template = TemplateState::Ready(t.clone());
+                Ok(t)
+            }
+            Err(e) => {
+                remove_logged(&dir);
+                st.key(key, commit).template = TemplateState::Failed(e.to_string());
+                Err(e)
+            }
+        };
+        drop(st);
+        self.changed.notify_all();
+        result
+    }
+
+    /// Make a given-back checkout clean again (for `key`), and put it back as ready.
+    fn reset_slot(&self, key: Key, mut slot: Slot, commit: Oid) {
+        let filters = self.filters(&key).unwrap_or(true);
+        let reset = slot.reset(commit, key.tree, filters);
+        let mut st = self.lock();
+        if let Some(ks) = st.keys.get_mut(&key) {
+            ks.preparing = ks.preparing.saturating_sub(1);
+        }
+        match reset {
+            Ok(()) if !st.closed => {
+                if let Some(ks) = st.keys.get_mut(&key) {
+                    ks.ready.push(slot);
+                    drop(st);
+                    self.changed.notify_all();
+                    return;
+                }
+                st.live -= 1;
+                drop(st);
+                slot.destroy();
+            }
+            Ok(()) => {
+                st.live -= 1;
+                drop(st);
+                slot.destroy();
+            }
+            Err(e) => {
+                tracing::warn!(worktree = %slot.worktree().display(), "cannot reset the worktree for the next task ({e}); removing it");
+                st.live -= 1;
+                drop(st);
+                slot.destroy();
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    fn worker_done(&self) {
+        self.lock().workers -= 1;
+        self.changed.notify_all();
+    }
+
+    /// Start background workers for the worktrees that should be made ahead: per key, as
+    /// many as tasks still want, up to `jobs` ready or being made (and, for checkouts, no more
+    /// than `jobs` worktrees at all).
+    fn refill(self: &Arc<Self>) {
+        let mut st = self.lock();
+        while !st.closed && st.workers < self.threads {
+            let cap = match self.mode {
+                Mode::Overlay(_) => usize::MAX,
+                Mode::Checkout => self.jobs,
+            };
+            if st.live >= cap {
+                return;
+            }
+            let want = st
+                .keys
+                .iter()
+                .find(|(_, ks)| {
+                    let have = ks.ready.len() + ks.preparing;
+                    have < ks.demand.min(self.jobs)
+                })
+                .map(|(k, ks)| (k.clone(), ks.commit));
+            let Some((key, commit)) = want else {
+                return;
+            };
+            st.live += 1;
+            st.workers += 1;
+            st.key(&key, commit).preparing += 1;
+            let pool = self.clone();
+            std::thread::spawn(move || {
+                let made = pool.make_slot(&key, commit);
+                let mut st = pool.lock();
+                st.key(&key, commit).preparing -= 1;
+                match made {
+                    Ok(slot) if !st.closed => st.key(&key, commit).ready.push(slot),
+                    Ok(slot) => {
+                        st.live -= 1;
+                        drop(st);
+                        slot.destroy();
+                        st = pool.lock();
+                    }
+                    Err(e) => {
+                        st.live -= 1;
+                        // Stop making this key's worktrees ahead; a task that takes one
+                        // makes its own and reports the error.
+                        st.key(&key, commit).demand = 0;
+                        tracing::warn!("cannot prepare a worktree ahead: {e}");
+                    }
+                }
+                st.workers -= 1;
+                drop(st);
+                pool.changed.notify_all();
+                pool.refill();
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::slot::SlotKind;
+
+    #[test]
+    fn slot_kinds_map_to_lease_kinds() {
+        // An overlay slot's changes are in its upper directory; a checkout's are found by a walk.
+        let s = Slot {
+            dir: PathBuf::from("/x/s1"),
+            kind: SlotKind::Checkout,
+            tree: Oid::ZERO_SHA1,
+            filters: false,
+        };
+        assert!(s.upper().is_none());
+        assert_eq!(s.worktree(), PathBuf::from("/x/s1/tree"));
+    }
+}

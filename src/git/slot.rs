@@ -1,0 +1,318 @@
+//! One pooled worktree on disk, and the template overlay worktrees are made from.
+//!
+//! A slot is a directory `SLOT` holding the worktree at `SLOT/tree` and its own git
+//! administrative directory at `SLOT/git` ([`super::admin`]); an overlay slot also has its
+//! layers `SLOT/upper` and `SLOT/work`, and `SLOT/slot.json` says what it was made from, so
+//! that a task kept for resume can be mounted again ([`reattach`]). `SLOT/taken` marks a slot
+//! a task has started in: after a crash such a slot is kept (resume needs it), an untaken one
+//! is removed.
+//!
+//! A template is a checkout of one tree (`TEMPLATE/tree`, with `TEMPLATE/git/index` holding
+//! the files' stat data): the lower layer of every overlay slot of that tree. Each slot gets a
+//! copy of that index, so `git status` in the task finds the files clean without reading them.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use git2::Oid;
+use serde::{Deserialize, Serialize};
+
+use super::checkout;
+use super::overlay::{self, Layers, Options};
+use super::{GitError, admin, git_err, io_err};
+
+/// The worktree inside a slot or template directory.
+pub(crate) const TREE: &str = "tree";
+/// The marker of a slot a task has started in.
+const TAKEN: &str = "taken";
+/// What an overlay slot was made from.
+const META: &str = "slot.json";
+
+/// What an overlay slot was made from (`SLOT/slot.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Meta {
+    /// The repository's common git directory.
+    common_dir: PathBuf,
+    /// The base tree (hex).
+    tree: String,
+    /// The commit HEAD was detached at (hex).
+    commit: String,
+    /// The lower layer it was mounted on (the batch's template, which is gone after the batch).
+    lower: PathBuf,
+    /// Whether git's filters are used for this tree ([`checkout::needs_filters`]).
+    filters: bool,
+}
+
+/// A checkout of one tree that overlay slots use as their lower layer.
+#[derive(Debug)]
+pub(crate) struct Template {
+    /// `TEMPLATE`: `TEMPLATE/tree` is the checkout.
+    pub dir: PathBuf,
+    /// Whether git's filters are used for this tree.
+    pub filters: bool,
+}
+
+impl Template {
+    /// Check `tree` out into `dir` (which must not exist yet).
+    pub(crate) fn create(
+        dir: &Path,
+        common_dir: &Path,
+        commit: Oid,
+        tree: Oid,
+        filters: bool,
+    ) -> Result<Template, GitError> {
+        checkout::create(dir, common_dir, commit, tree, filters)?;
+        Ok(Template {
+            dir: dir.to_path_buf(),
+            filters,
+        })
+    }
+
+    fn tree(&self) -> PathBuf {
+        self.dir.join(TREE)
+    }
+
+    fn index(&self) -> PathBuf {
+        self.dir.join(admin::ADMIN_DIR).join("index")
+    }
+}
+
+/// How a slot's worktree is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotKind {
+    /// An overlay mount on a template.
+    Overlay(Options),
+    /// A checkout of its own.
+    Checkout,
+}
+
+/// A pooled worktree on disk.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// `SLOT`.
+    pub dir: PathBuf,
+    pub kind: SlotKind,
+    /// The tree it holds now.
+    pub tree: Oid,
+    /// Whether git's filters are used for that tree.
+    pub filters: bool,
+}
+
+impl Slot {
+    /// The worktree.
+    pub(crate) fn worktree(&self) -> PathBuf {
+        self.dir.join(TREE)
+    }
+
+    /// The overlay's upper directory (overlay slots only).
+    pub(crate) fn upper(&self) -> Option<PathBuf> {
+        matches!(self.kind, SlotKind::Overlay(_)).then(|| self.dir.join("upper"))
+    }
+
+    fn admin(&self) -> PathBuf {
+        self.dir.join(admin::ADMIN_DIR)
+    }
+
+    /// Make an overlay slot at `dir` on `template`, HEAD detached at `commit`, and mount it.
+    pub(crate) fn overlay(
+        dir: &Path,
+        template: &Template,
+        common_dir: &Path,
+        commit: Oid,
+        tree: Oid,
+        opts: Options,
+    ) -> Result<Slot, GitError> {
+        let slot = Slot {
+            dir: dir.to_path_buf(),
+            kind: SlotKind::Overlay(opts),
+            tree,
+            filters: template.filters,
+        };
+        let what = || format!("prepare the overlay worktree {}", slot.worktree().display());
+        let (upper, work, tree_dir, admin_dir) = (
+            dir.join("upper"),
+            dir.join("work"),
+            slot.worktree(),
+            slot.admin(),
+        );
+        for d in [&upper, &work, &tree_dir] {
+            std::fs::create_dir_all(d).map_err(io_err(what()))?;
+        }
+        admin::write(&admin_dir, common_dir, &tree_dir, commit).map_err(io_err(what()))?;
+        std::fs::copy(template.index(), admin_dir.join("index")).map_err(io_err(what()))?;
+        // The task's `.git` file, in its upper layer: it hides the template's own.
+        admin::write_gitfile(&upper, &admin_dir).map_err(io_err(what()))?;
+        let meta = Meta {
+            common_dir: common_dir.to_path_buf(),
+            tree: tree.to_string(),
+            commit: commit.to_string(),
+            lower: template.tree(),
+            filters: template.filters,
+        };
+        let json = serde_json::to_vec(&meta).unwrap_or_default();
+        std::fs::write(dir.join(META), json).map_err(io_err(what()))?;
+        let layers = Layers {
+            lower: &meta.lower,
+            upper: &upper,
+            work: &work,
+        };
+        overlay::mount(&layers, &tree_dir, opts).map_err(io_err(format!(
+            "mount the overlay worktree {}",
+            tree_dir.display()
+        )))?;
+        Ok(slot)
+    }
+
+    /// Make a checkout slot at `dir`: a full checkout of `tree`, HEAD detached at `commit`.
+    pub(crate) fn checkout(
+        dir: &Path,
+        common_dir: &Path,
+        commit: Oid,
+        tree: Oid,
+        filters: bool,
+    ) -> Result<Slot, GitError> {
+        checkout::create(dir, common_dir, commit, tree, filters)?;
+        Ok(Slot {
+            dir: dir.to_path_buf(),
+            kind: SlotKind::Checkout,
+            tree,
+            filters,
+        })
+    }
+
+    /// A task starts in the slot: HEAD detached at `commit`, and the slot marked as taken.
+    pub(crate) fn take(&self, commit: Oid) -> Result<(), GitError> {
+        let what = || format!("start a task in {}", self.worktree().display());
+        admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
+        std::fs::write(self.dir.join(TAKEN), b"").map_err(io_err(what()))
+    }
+
+    /// Make a checkout slot a clean checkout of `tree` again for the next task (commit `commit`).
+    pub(crate) fn reset(&mut self, commit: Oid, tree: Oid, filters: bool) -> Result<(), GitError> {
+        let work = self.worktree();
+        let what = || format!("reset the worktree {}", work.display());
+        checkout::reset(&work, tree, filters).map_err(git_err(what()))?;
+        admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
+        let _ = std::fs::remove_file(self.dir.join(TAKEN));
+        self.tree = tree;
+        self.filters = filters;
+        Ok(())
+    }
+
+    /// Keep the slot for resume: an overlay is unmounted (`runner resume` mounts it again);
+    /// its layers and administrative directory stay.
+    pub(crate) fn keep(self) {
+        if matches!(self.kind, SlotKind::Overlay(_)) {
+            unmount_logged(&self.worktree());
+        }
+    }
+
+    /// Remove the slot: unmount an overlay, delete its files.
+    pub(crate) fn destroy(self) {
+        if matches!(self.kind, SlotKind::Overlay(_)) {
+            unmount_logged(&self.worktree());
+        }
+        remove_logged(&self.dir);
+    }
+}
+
+fn unmount_logged(path: &Path) {
+    if overlay::is_mounted(path)
+        && let Err(e) = overlay::unmount(path)
+    {
+        tracing::warn!(worktree = %path.display(), "cannot unmount the worktree: {e}");
+    }
+}
+
+/// Remove a directory tree, logging (never failing on) what cannot be removed.
+pub(crate) fn remove_logged(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), "cannot remove: {e}");
+    }
+}
+
+/// Whether the slot directory `dir` was taken by a task (so resume may need it).
+pub(crate) fn was_taken(dir: &Path) -> bool {
+    dir.join(TAKEN).exists()
+}
+
+/// Overlay worktrees this process mounted again for `runner resume`, with the lock that
+/// tells a sweeping batch they are in use; unmounted when the resumed task finishes.
+static REATTACHED: Mutex<Vec<(PathBuf, Option<File>)>> = Mutex::new(Vec::new());
+
+/// If `path` is the worktree of an overlay slot kept for resume and not mounted, mount it
+/// again, on its batch's template if that still exists, else on a checkout of its base tree
+/// made in the slot (`SLOT/lower`, reused by later resumes). Anything else is left alone.
+pub fn reattach(path: &Path) -> Result<(), GitError> {
+    let Some(dir) = path.parent() else {
+        return Ok(());
+    };
+    let Ok(json) = std::fs::read(dir.join(META)) else {
+        return Ok(());
+    };
+    if path.file_name() != Some(std::ffi::OsStr::new(TREE)) || overlay::is_mounted(path) {
+        return Ok(());
+    }
+    let what = || format!("mount the kept worktree {} again", path.display());
+    let meta: Meta = serde_json::from_slice(&json).map_err(|e| GitError::Io {
+        what: what(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+    })?;
+    let lock = super::sweep::hold_shared(dir.parent().unwrap_or(dir));
+    let lower = if meta.lower.join(".git").exists() {
+        meta.lower.clone()
+    } else {
+        let own = dir.join("lower");
+        if !own.join(TREE).join(".git").exists() {
+            let parse = |s: &str| Oid::from_str(s).map_err(git_err(what()));
+            remove_logged(&own);
+            tracing::info!(worktree = %path.display(), "checking the base tree out again for the kept worktree");
+            checkout::create(
+                &own,
+                &meta.common_dir,
+                parse(&meta.commit)?,
+                parse(&meta.tree)?,
+                meta.filters,
+            )?;
+        }
+        own.join(TREE)
+    };
+    let (upper, work) = (dir.join("upper"), dir.join("work"));
+    overlay::clear_volatile_marker(&work);
+    let layers = Layers {
+        lower: &lower,
+        upper: &upper,
+        work: &work,
+    };
+    let mut last = None;
+    for opts in overlay::CANDIDATES {
+        match overlay::mount(&layers, path, opts) {
+            Ok(()) => {
+                last = None;
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    if let Some(e) = last {
+        return Err(io_err(what())(e));
+    }
+    tracing::info!(worktree = %path.display(), "kept overlay worktree mounted again");
+    REATTACHED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((path.to_path_buf(), lock));
+    Ok(())
+}
+
+/// Unmount `root` if [`reattach`] mounted it (a resumed task has finished).
+pub(crate) fn release_reattached(root: &Path) {
+    let mut list = REATTACHED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(i) = list.iter().position(|(p, _)| p == root) {
+        let (path, _lock) = list.remove(i);
+        unmount_logged(&path);
+    }
+}

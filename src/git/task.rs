@@ -1,0 +1,233 @@
+//! A task's git work from start to end: [`begin`] snapshots the base and, for an isolated
+//! task, gets its worktree (from the batch's pool, or a worktree of its own); [`finish`]
+//! records the changes ([`super::patch`]) and gives the worktree back, or keeps it for resume.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository};
+
+use super::patch::{self, GitSummary};
+use super::snapshot::{commit_for_tree, snapshot_tree};
+use super::source::{Lease, LeaseKind};
+use super::{GitError, GitPlan, changes, git_err, relative_excludes, slot, worktree};
+use crate::spec::GitBase;
+
+/// A task's git state while it runs.
+#[derive(Debug)]
+pub struct GitTask {
+    pub(super) plan: GitPlan,
+    pub(super) repo_root: PathBuf,
+    /// The commit the task starts from (HEAD, or a snapshot commit of the working tree).
+    pub base_commit: Oid,
+    /// The tree the task's changes are measured against.
+    pub(super) base_tree: Oid,
+    /// The worktree, when isolated.
+    worktree: Option<Worktree>,
+    /// Where the agent works (inside the worktree when isolated).
+    pub workdir: PathBuf,
+}
+
+/// Where an isolated task runs.
+#[derive(Debug)]
+enum Worktree {
+    /// A worktree of its own, registered in the repository (`git worktree list`), checked
+    /// out at `run_dir/worktree`: a task run on its own.
+    Own { name: String, path: PathBuf },
+    /// One from the batch's pool (`plan.worktrees`).
+    Leased(Lease),
+}
+
+impl Worktree {
+    fn path(&self) -> &Path {
+        match self {
+            Worktree::Own { path, .. } => path,
+            Worktree::Leased(l) => &l.path,
+        }
+    }
+}
+
+impl GitTask {
+    /// The worktree's path, when the task is isolated.
+    pub fn worktree_path(&self) -> Option<&Path> {
+        self.worktree.as_ref().map(Worktree::path)
+    }
+
+    /// The root the task's changes are made in (the worktree, or the repository).
+    pub fn root(&self) -> &Path {
+        self.worktree_path().unwrap_or(&self.repo_root)
+    }
+
+    /// Whether the task fails when it changed nothing.
+    pub fn requires_changes(&self) -> bool {
+        self.plan.require_changes
+    }
+
+    /// The repository's root.
+    pub fn repo_root(&self) -> &Path {
+        &self.repo_root
+    }
+
+    /// Map a path inside the repository to the same place in the task's worktree (unchanged
+    /// when in place or outside the repository).
+    pub fn map_path(&self, p: &Path) -> PathBuf {
+        match (self.worktree_path(), p.strip_prefix(&self.repo_root)) {
+            (Some(wt), Ok(rel)) if rel.as_os_str().is_empty() => wt.to_path_buf(),
+            (Some(wt), Ok(rel)) => wt.join(rel),
+            _ => p.to_path_buf(),
+        }
+    }
+
+    /// The tree of the task's root as it is now.
+    pub(super) fn end_tree(&self, repo: &Repository) -> Result<Oid, GitError> {
+        let root = self.root();
+        let base = repo
+            .find_tree(self.base_tree)
+            .map_err(git_err("read the base tree"))?;
+        let exclude = relative_excludes(root, &self.plan.exclude);
+        match &self.worktree {
+            Some(Worktree::Leased(Lease {
+                kind: LeaseKind::Overlay { upper },
+                ..
+            })) => changes::from_upper(repo, &base, root, upper, &exclude),
+            // A worktree of the task's own: its index is its own, so the walk may write the
+            // refreshed stat data back.
+            Some(_) => changes::from_workdir(repo, &base, &exclude, true),
+            None => snapshot_tree(root, &self.plan.exclude, Some(self.base_tree)),
+        }
+    }
+
+    /// Give the worktree back (removed, or made clean for the next task), or keep it for
+    /// resume.
+    fn end_worktree(self, keep: bool) {
+        let source = self.plan.worktrees.clone();
+        match (self.worktree, source) {
+            (Some(Worktree::Leased(lease)), Some(source)) if keep => source.keep(lease),
+            (Some(Worktree::Leased(lease)), Some(source)) => source.release(lease),
+            (Some(Worktree::Own { name, path }), _) if !keep => {
+                worktree::remove(&self.repo_root, &name, &path)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Start a task: snapshot its base and, when isolated, get its worktree (detached at the base
+/// commit): from the batch's pool when the plan has one, else a worktree of its own created at
+/// `run_dir/worktree`. `Ok(None)`: no git for this task.
+pub fn begin(
+    plan: &GitPlan,
+    task: &str,
+    session_id: &str,
+    workdir: &Path,
+    run_dir: &Path,
+) -> Result<Option<GitTask>, GitError> {
+    let Some(root) = plan.repo_root.clone() else {
+        return Ok(None);
+    };
+    let repo = Repository::open(&root).map_err(git_err(format!("open {}", root.display())))?;
+    let head = match repo.head().and_then(|h| h.peel_to_commit()) {
+        Ok(c) => c,
+        Err(e) if !plan.isolate => {
+            tracing::warn!(repo = %root.display(), "no HEAD commit ({e}); no patch will be written");
+            return Ok(None);
+        }
+        Err(e) => {
+            return Err(git_err("find the HEAD commit to start the worktree from")(
+                e,
+            ));
+        }
+    };
+    let short = session_id.get(..8).unwrap_or(session_id);
+    let (base_tree, base_commit) = if plan.isolate && plan.base == GitBase::Head {
+        (head.tree_id(), head.id())
+    } else {
+        let tree = snapshot_tree(&root, &plan.exclude, None)?;
+        if plan.isolate {
+            // The worktree is checked out from a commit of the working tree as it is.
+            let commit = commit_for_tree(
+                &repo,
+                &head,
+                tree,
+                &format!("runner: working tree before task {task}"),
+            )
+            .map_err(git_err("record the working tree as a snapshot commit"))?;
+            (tree, commit)
+        } else {
+            // In place: changes are measured against the working tree as it was, and a branch
+            // commit goes on top of HEAD (see `patch::commit_on_branch`).
+            (tree, head.id())
+        }
+    };
+    let mut out = GitTask {
+        plan: plan.clone(),
+        repo_root: root.clone(),
+        base_commit,
+        base_tree,
+        worktree: None,
+        workdir: workdir.to_path_buf(),
+    };
+    if !plan.isolate {
+        return Ok(Some(out));
+    }
+    let wt = match &plan.worktrees {
+        Some(source) => Worktree::Leased(source.take(&root, base_commit, base_tree)?),
+        None => {
+            let name = format!("runner-{task}-{short}");
+            let path = run_dir.join("worktree");
+            worktree::add(&repo, &name, &path, base_commit)?;
+            let path = std::fs::canonicalize(&path).unwrap_or(path);
+            Worktree::Own { name, path }
+        }
+    };
+    out.worktree = Some(wt);
+    out.workdir = out.map_path(workdir);
+    if !out.workdir.is_dir() {
+        let rel = workdir.strip_prefix(&root).unwrap_or(workdir);
+        let err = GitError::Io {
+            what: format!(
+                "use the workdir: `{}` does not exist in commit {}",
+                rel.display(),
+                base_commit
+            ),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        out.end_worktree(false);
+        return Err(err);
+    }
+    Ok(Some(out))
+}
+
+/// How a task ended, as far as [`finish`] cares.
+#[derive(Debug, Clone, Copy)]
+pub struct Ending<'a> {
+    /// Task name (patch file name, commit message).
+    pub task: &'a str,
+    /// Session id (commit message).
+    pub session_id: &'a str,
+    /// The outcome is `success`: commit on the branch.
+    pub success: bool,
+    /// The task was interrupted: keep the worktree for resume.
+    pub interrupted: bool,
+}
+
+/// End a task: diff its end state against the base, write `PATCH_DIR/<task>.patch`, commit on
+/// the branch on success, then give the worktree back unless the task was interrupted (then
+/// it is kept for resume). On error the worktree is still given back (unless interrupted) and
+/// the summary so far is returned with it.
+pub fn finish(task: GitTask, end: Ending<'_>) -> (GitSummary, Option<GitError>) {
+    let mut summary = GitSummary {
+        isolated: task.worktree.is_some(),
+        base_commit: task.base_commit.to_string(),
+        ..Default::default()
+    };
+    let err = patch::record_changes(&task, end, &mut summary).err();
+    if end.interrupted {
+        summary.worktree = task.worktree_path().map(Path::to_path_buf);
+    }
+    if task.worktree.is_none() {
+        // A task resumed in a kept overlay worktree ran there in place: unmount it again.
+        slot::release_reattached(&task.repo_root);
+    }
+    task.end_worktree(end.interrupted);
+    (summary, err)
+}
