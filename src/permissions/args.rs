@@ -1211,7 +1211,7 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<ArgWord> {
-        s.split_whitespace().map(ArgWord::literal).collect()
+        ArgWord::split(s)
     }
 
     fn kinds(cmd: &str) -> Vec<String> {

@@ -95,6 +95,12 @@ impl ArgWord {
         }
     }
 
+    /// The static words of `s`, split at white space (for tests of the argument tables).
+    #[cfg(test)]
+    pub(crate) fn split(s: &str) -> Vec<ArgWord> {
+        s.split_whitespace().map(ArgWord::literal).collect()
+    }
+
     /// A word runner cannot see (a file name `find` substitutes for `{}`).
     fn unseen(raw: &str) -> ArgWord {
         ArgWord {

@@ -381,13 +381,7 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<ArgWord> {
-        s.split_whitespace()
-            .map(|w| ArgWord {
-                text: w.into(),
-                raw: w.into(),
-                ..ArgWord::default()
-            })
-            .collect()
+        ArgWord::split(s)
     }
 
     #[test]

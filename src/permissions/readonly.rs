@@ -815,7 +815,7 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<ArgWord> {
-        s.split_whitespace().map(ArgWord::literal).collect()
+        ArgWord::split(s)
     }
 
     #[test]

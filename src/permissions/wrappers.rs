@@ -633,13 +633,7 @@ mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<ArgWord> {
-        s.split_whitespace()
-            .map(|w| ArgWord {
-                text: w.into(),
-                raw: w.into(),
-                ..ArgWord::default()
-            })
-            .collect()
+        ArgWord::split(s)
     }
 
     fn start_of(s: &str) -> (usize, Vec<String>) {
