@@ -32,6 +32,7 @@ mod snapshot;
 pub mod source;
 pub(crate) mod sweep;
 mod task;
+mod tree_delta;
 mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -93,11 +93,21 @@ pub(super) fn record_changes(
     let new = repo
         .find_tree(end_tree)
         .map_err(git_err("read the end tree"))?;
+    // Only the paths that differ: the diff then skips every unchanged directory instead of
+    // parsing the whole repository's trees (see `tree_delta`).
+    let paths = super::tree_delta::changed_paths(&repo, &old, &new)
+        .map_err(git_err("compare the trees"))?;
     let mut opts = DiffOptions::new();
-    opts.show_binary(true);
-    let diff = repo
-        .diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
-        .map_err(git_err("diff the task's changes"))?;
+    opts.show_binary(true).disable_pathspec_match(true);
+    for p in &paths {
+        opts.pathspec(p.clone());
+    }
+    let diff = if paths.is_empty() {
+        repo.diff_tree_to_tree(None, None, Some(&mut opts))
+    } else {
+        repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))
+    }
+    .map_err(git_err("diff the task's changes"))?;
     let stats = diff.stats().map_err(git_err("count the task's changes"))?;
     summary.files_changed = stats.files_changed();
     summary.insertions = stats.insertions();
