@@ -469,7 +469,7 @@ impl Session {
 fn log_finished(r: &RunResult) {
     let cost = r
         .total_cost_usd
-        .map_or_else(|| "cost unknown".to_string(), |c| format!("${c:.4}"));
+        .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"));
     let reason = r.outcome.is_error().then(|| {
         let first = r.outcome.message.lines().next().unwrap_or_default();
         crate::report::xml_text::truncate(first, 300)
