@@ -65,6 +65,25 @@ fn run_one_command(
         .run()
 }
 
+/// Run `bash probe.sh` (the repository's) as the task's one command in bypassPermissions
+/// mode, with `extra_yaml` added to the spec; the mock answers the tool result with "done".
+fn run_probe(
+    repo: &TestRepo,
+    out: &OutDir,
+    extra_yaml: &str,
+    extra_args: &[&str],
+) -> (MockAnthropic, Run) {
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let yaml = spec(&format!(
+        "permissions:\n  mode: bypassPermissions\n{extra_yaml}"
+    ));
+    let run = run_one_command(&mock, repo, out, &yaml, extra_args);
+    (mock, run)
+}
+
 fn assert_no_secret(text: &str) {
     for secret in [GITHUB_TOKEN, DECLARED, "OPENSSH PRIVATE", "gho_hoststoken"] {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
@@ -90,17 +109,7 @@ fn commands_cannot_write_outside_read_credentials_or_runners_environment() {
             o = outside.display()
         ),
     );
-    let mock = MockAnthropic::start(vec![
-        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
-        text_turn("done"),
-    ]);
-    let run = run_one_command(
-        &mock,
-        &repo,
-        &out,
-        &spec("permissions:\n  mode: bypassPermissions\n"),
-        &[],
-    );
+    let (mock, run) = run_probe(&repo, &out, "", &[]);
     run.expect_code(0);
     assert!(!outside.exists(), "wrote outside the workdir");
     assert_eq!(repo.read("inside.txt"), "wrote-inside\n");
@@ -140,17 +149,7 @@ fn runners_own_environment_shows_no_secret_even_unsandboxed() {
         "probe.sh",
         "tr '\\0' '\\n' < /proc/$PPID/environ\necho end\n",
     );
-    let mock = MockAnthropic::start(vec![
-        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
-        text_turn("done"),
-    ]);
-    let run = run_one_command(
-        &mock,
-        &repo,
-        &out,
-        &spec("permissions:\n  mode: bypassPermissions\n"),
-        &["--sandbox", "off"],
-    );
+    let (mock, run) = run_probe(&repo, &out, "", &["--sandbox", "off"]);
     run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(text.contains("end"), "{text}");
@@ -174,17 +173,7 @@ fn no_network_means_a_local_listener_is_never_reached() {
         "probe.sh",
         &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected\n"),
     );
-    let mock = MockAnthropic::start(vec![
-        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
-        text_turn("done"),
-    ]);
-    let run = run_one_command(
-        &mock,
-        &repo,
-        &out,
-        &spec("permissions:\n  mode: bypassPermissions\n"),
-        &[],
-    );
+    let (mock, run) = run_probe(&repo, &out, "", &[]);
     run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(!text.contains("connected"), "{text}");
@@ -199,13 +188,22 @@ fn upstream(body: &'static str) -> u16 {
     std::thread::spawn(move || {
         use std::io::{Read, Write};
         if let Ok((mut s, _)) = listener.accept() {
+            // Read the whole request head first: closing a socket with unread input resets the
+            // connection, and the reset discards the response still in the send queue.
+            let mut head = Vec::new();
             let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
-            let _ = write!(
-                s,
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let response = format!(
                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
+            let _ = s.write_all(response.as_bytes());
+            let _ = s.shutdown(std::net::Shutdown::Write);
         }
     });
     port
@@ -232,17 +230,7 @@ fn listed_hosts_go_through_the_proxy_and_every_attempt_is_recorded() {
         "probe.sh",
         &format!("{}echo\n{}", connect("localhost"), connect("example.com")),
     );
-    let mock = MockAnthropic::start(vec![
-        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
-        text_turn("done"),
-    ]);
-    let run = run_one_command(
-        &mock,
-        &repo,
-        &out,
-        &spec("permissions:\n  mode: bypassPermissions\nsandbox:\n  network: [localhost]\n"),
-        &[],
-    );
+    let (mock, run) = run_probe(&repo, &out, "sandbox:\n  network: [localhost]\n", &[]);
     run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(text.contains("localhost: HTTP/1.1 200"), "{text}");
