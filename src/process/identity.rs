@@ -74,10 +74,8 @@ impl GroupIdentity {
 /// Field 22 of `/proc/<pid>/stat`.
 fn start_ticks(pid: i32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: count after its last ')'.
-    let (_, rest) = stat.rsplit_once(") ")?;
-    // `rest` starts at field 3; field 22 is the 20th from there.
-    rest.split_whitespace().nth(19)?.parse().ok()
+    // The fields start at field 3; field 22 is the 20th from there.
+    super::stat_fields(&stat)?.nth(19)?.parse().ok()
 }
 
 fn boot_id() -> Option<String> {

@@ -316,11 +316,10 @@ fn group_has_running_member(pgid: i32) -> bool {
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
             continue;
         };
-        // Fields after the command name: state (3), ppid (4), pgrp (5).
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
+        // state (3), ppid (4), pgrp (5).
+        let Some(mut f) = stat_fields(&stat) else {
             continue;
         };
-        let mut f = rest.split_whitespace();
         let state = f.next().unwrap_or("Z");
         let pgrp = f.nth(1).and_then(|p| p.parse::<i32>().ok());
         if pgrp == Some(pgid) && state != "Z" {
@@ -328,6 +327,12 @@ fn group_has_running_member(pgid: i32) -> bool {
         }
     }
     false
+}
+
+/// The fields of a `/proc/<pid>/stat` line from field 3 (state) on. The command name before
+/// them (field 2) may hold spaces and parentheses, so they start after its last `)`.
+fn stat_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(stat.rsplit_once(") ")?.1.split_whitespace())
 }
 
 /// SIGKILL every process group runner started that may still be running (for a run that ends

@@ -230,32 +230,33 @@ async fn run_one(
         ..
     } = run;
     let input = &input;
+    let command_line = match checked.access() {
+        Access::Exec(c) => Some(c.clone()),
+        _ => None,
+    };
     // A call allowed to write is on record before it acts: a command once its shell runs
     // (with its process group), any other call now.
     let start = match &ctx.journal {
         Some(j) if scope == Scope::Write => Some(j.call(&call.id, &call.name)),
         _ => None,
     };
-    let command = matches!(checked.access(), Access::Exec(_));
+    let (now, at_spawn) = match command_line {
+        Some(_) => (None, start),
+        None => (start, None),
+    };
     let scoped;
-    let ctx = if ctx.scope == scope && !(command && start.is_some()) {
+    let ctx = if ctx.scope == scope && at_spawn.is_none() {
         ctx
     } else {
         let mut c = ctx.clone();
         c.scope = scope;
-        if command {
-            c.started = start.clone();
-        }
+        c.started = at_spawn;
         scoped = c;
         &scoped
     };
-    if let (Some(s), false) = (&start, command) {
+    if let Some(s) = now {
         s.announce(None);
     }
-    let command_line = match checked.access() {
-        Access::Exec(c) => Some(c.clone()),
-        _ => None,
-    };
     let started = std::time::Instant::now();
     let mut out = checked.run(ctx).await?;
     if let Some(line) = command_line {
