@@ -479,7 +479,7 @@ pub async fn exec(args: ExecArgs) -> i32 {
     let multi = tasks.len() > 1;
     let groups =
         command_token.map(|t| Arc::new(batch::group::Groups::new(t, multi && args.jobs > 1)));
-    let show_progress = multi && progress::wanted();
+    let show_progress = multi && progress::wanted(crate::log::quiet());
     if show_progress {
         progress::start(tasks.len());
     }

@@ -199,7 +199,7 @@ impl Redactor {
     }
 
     /// Whether any secret value occurs in `bytes`.
-    fn occurs_in(&self, bytes: &[u8]) -> bool {
+    pub(crate) fn occurs_in(&self, bytes: &[u8]) -> bool {
         match &self.matcher {
             Some(ac) => ac.is_match(bytes),
             None => self
@@ -370,10 +370,10 @@ pub fn redact_file(path: &Path) -> std::io::Result<()> {
     std::fs::write(path, red.redact(&text).as_bytes())
 }
 
-/// Secrets of every task started so far, for the log writer ([`LogWriter`]).
+/// Secrets of every task started so far, for the log writer and spill files.
 static LOG_SECRETS: std::sync::RwLock<Option<Redactor>> = std::sync::RwLock::new(None);
 
-/// Redact `redactor`'s secrets in everything [`LogWriter`] writes from now on (logs are
+/// Redact `redactor`'s secrets in every log line from now on, and in spill files (logs are
 /// process-wide; a task registers its secrets when it starts).
 pub fn register_for_logs(redactor: &Redactor) {
     if redactor.is_empty() {
@@ -392,46 +392,14 @@ pub fn register_for_logs(redactor: &Redactor) {
     *all = Some(Redactor::from_pairs(pairs));
 }
 
-/// A `tracing_subscriber` writer for stderr that redacts the registered secrets
-/// ([`register_for_logs`]) in each log line before writing it.
-///
-/// Logging never fails the run: a line that cannot be written (stderr closed, a broken pipe,
-/// a full disk) is dropped, and the writer reports success so nothing upstream reacts to it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct LogWriter;
-
-impl std::io::Write for LogWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let secrets = match LOG_SECRETS.read() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        // Routed by crate::log: a task's buffered log group, or stderr (around the
-        // progress line).
-        let written = match secrets.as_ref() {
-            Some(red) if red.occurs_in(buf) => {
-                crate::log::write_log(red.redact(&String::from_utf8_lossy(buf)).as_bytes())
-            }
-            _ => crate::log::write_log(buf),
-        };
-        // Dropped: there is nowhere left to report that the log cannot be written.
-        let _ = written;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        // As in `write`: a failed flush of stderr loses log lines, never the run.
-        let _ = std::io::stderr().flush();
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogWriter {
-    type Writer = LogWriter;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        LogWriter
-    }
+/// Run `f` with the redactor of every secret registered so far ([`register_for_logs`]), if
+/// any, without copying it (the log writer calls this for each line).
+pub(crate) fn with_registered<R>(f: impl FnOnce(Option<&Redactor>) -> R) -> R {
+    let secrets = match LOG_SECRETS.read() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    f(secrets.as_ref())
 }
 
 #[cfg(test)]
@@ -599,16 +567,6 @@ mod tests {
             !out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"),
             "{out}"
         );
-    }
-
-    #[test]
-    fn log_writer_never_fails() {
-        use std::io::Write;
-        // Whatever stderr is (a closed pipe, /dev/full), writing a log line succeeds.
-        let mut w = LogWriter;
-        assert_eq!(w.write(b"a log line\n").unwrap(), 11);
-        w.write_all(b"another\n").unwrap();
-        w.flush().unwrap();
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! lines with `RUNNER_LOG_FORMAT=json`), and the route every log line takes: into the running
 //! task's buffer when its log is being buffered (concurrent tasks in GitHub Actions, written
 //! later as one `::group::`), else to stderr around the progress line. Every line passes through
-//! [`crate::redact::LogWriter`]; a line that cannot be written is dropped.
+//! [`writer::LogWriter`]; a line that cannot be written is dropped.
 
 pub mod human;
+pub(crate) mod writer;
 
 use std::future::Future;
 use std::io;
@@ -101,7 +102,7 @@ pub fn init(v: &Verbosity) {
     let color = terminal && std::env::var_os("NO_COLOR").is_none();
     let format_env = std::env::var("RUNNER_LOG_FORMAT").ok();
     let builder = tracing_subscriber::fmt()
-        .with_writer(crate::redact::LogWriter)
+        .with_writer(writer::LogWriter)
         .log_internal_errors(false)
         .with_env_filter(filter);
     let format = LogFormat::choose(format_env.as_deref(), terminal);

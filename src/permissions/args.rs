@@ -8,7 +8,7 @@
 //! program. Arguments runner cannot see (`xargs`, `find -exec ... {}`) are assumed to be the
 //! worst: see [`unseen_risk`].
 
-use super::bash::ArgWord;
+use super::word::ArgWord;
 use super::{git, sed};
 
 /// What a risky argument does.

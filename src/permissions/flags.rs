@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::bash::ArgWord;
+use super::word::ArgWord;
 
 /// What an option takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +229,7 @@ pub fn parse(prog: &str, args: &[ArgWord], opts: &Options, mode: Mode) -> Result
 /// Whether `a` may be read as an option: it starts with `-` (and is not `-` alone), or is
 /// expanded at run time (it could start with one).
 fn could_be_option(a: &ArgWord) -> bool {
-    if a.raw == super::bash::PROCESS_SUBSTITUTION {
+    if a.raw == super::word::PROCESS_SUBSTITUTION {
         // `/dev/fd/N`.
         return false;
     }

@@ -11,8 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use super::bash::ArgWord;
 use super::flags::{self, Mode, Options};
+use super::word::ArgWord;
 
 /// git's global options that take a value in the next word (or after `=`).
 const GLOBAL_WITH_VALUE: &[&str] = &[

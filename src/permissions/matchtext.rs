@@ -6,8 +6,9 @@
 //! resolve (`git p` with `alias.p=push`), as just the program name followed by anything.
 //! When in doubt, a deny rule matches.
 
-use super::bash::{ArgWord, SimpleCmd};
+use super::bash::SimpleCmd;
 use super::git;
+use super::word::ArgWord;
 
 /// One text to match, and whether it is only a prefix (the rest is unknown: a dynamic word or
 /// arguments runner cannot see).

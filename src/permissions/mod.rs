@@ -35,6 +35,7 @@ pub mod sed;
 pub mod settings;
 pub mod variables;
 pub mod walk;
+pub mod word;
 pub mod wrappers;
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use super::bash::ArgWord;
 use super::flags::{self, Mode, Options, Parsed};
+use super::word::ArgWord;
 use super::{git, sed};
 use crate::roots::SessionRoots;
 

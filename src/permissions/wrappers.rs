@@ -8,8 +8,8 @@
 
 use std::sync::LazyLock;
 
-use super::bash::ArgWord;
 use super::flags::{self, Mode, Options};
+use super::word::ArgWord;
 
 /// One wrapper in front of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]

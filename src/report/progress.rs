@@ -69,10 +69,10 @@ impl Status {
 }
 
 /// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
-/// not `-q`, and `RUNNER_PROGRESS` is not `0`.
-pub(crate) fn wanted() -> bool {
+/// not `quiet` (`-q`), and `RUNNER_PROGRESS` is not `0`.
+pub(crate) fn wanted(quiet: bool) -> bool {
     io::stderr().is_terminal()
-        && !crate::log::quiet()
+        && !quiet
         && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
         && std::env::var("RUNNER_PROGRESS").as_deref() != Ok("0")
 }
