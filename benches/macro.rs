@@ -326,6 +326,7 @@ fn tool_ctx(root: &Path) -> runner::tools::ToolContext {
         workdir: root,
         additional_dirs: vec![],
         output_dir: out,
+        source_root: None,
     };
     runner::tools::ToolContext::new(
         Arc::new(roots),

@@ -503,6 +503,7 @@ fn bench_permissions() {
         workdir: work.clone(),
         additional_dirs: vec![],
         output_dir: PathBuf::from("/work/.runner/task"),
+        source_root: None,
     };
     let allow: Vec<String> = [
         "Read",

@@ -564,6 +564,7 @@ fn batch_options(args: &ExecArgs) -> Result<batch::BatchOptions, String> {
         shard,
         max_total_cost_usd: args.max_total_cost_usd,
         skip_passed: args.skip_passed.clone(),
+        jobs: args.jobs,
     })
 }
 

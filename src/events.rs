@@ -125,6 +125,10 @@ pub struct Denial {
     pub tool_input: Value,
     /// Why it was denied.
     pub reason: String,
+    /// It refused a file write (the policy's [`crate::permissions::Decision::denies_write`]);
+    /// runner's own bookkeeping, not part of any output format.
+    #[serde(skip)]
+    pub write: bool,
 }
 
 /// Per-model usage and cost (stream-json `modelUsage`).

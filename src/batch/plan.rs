@@ -18,11 +18,41 @@ pub(crate) struct BatchOptions {
     pub max_total_cost_usd: Option<f64>,
     /// `--skip-passed DIR`.
     pub skip_passed: Option<PathBuf>,
+    /// `--jobs`: tasks at once.
+    pub jobs: u32,
 }
 
 /// A `skipped` result for a task that was not started.
 pub(crate) fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> RunResult {
     RunResult::not_run(loaded, Outcome::new(OutcomeKind::Skipped, why))
+}
+
+/// The error for two tasks that would edit one working tree at the same time: with `--jobs` above
+/// 1, tasks that run in place (`git.isolate: false`) in the same repository — or, outside git,
+/// the same workdir — and may write (any mode but `plan`) would each see, and put in its patch,
+/// the other's changes.
+fn shared_working_tree(tasks: &[PreparedTask]) -> Option<String> {
+    let mut seen: std::collections::HashMap<&std::path::Path, &PreparedTask> =
+        std::collections::HashMap::new();
+    for t in tasks {
+        if t.git.isolate
+            || t.loaded.spec.permissions.mode == crate::permissions::PermissionMode::Plan
+        {
+            continue;
+        }
+        let tree = t.git.repo_root.as_deref().unwrap_or(&t.loaded.workdir);
+        if let Some(other) = seen.insert(tree, t) {
+            return Some(format!(
+                "{}:{}:1: tasks `{}` and `{}` both work in place in {} (git.isolate: false), and --jobs runs them at the same time: each would edit the other's files and report the other's changes as its own. Give them `git: {{isolate: true}}` (each gets its own worktree), or run with --jobs 1.",
+                t.loaded.path.display(),
+                t.loaded.name_line,
+                other.loaded.spec.name,
+                t.loaded.spec.name,
+                tree.display()
+            ));
+        }
+    }
+    None
 }
 
 /// Apply the batch options to the prepared tasks, in order: `--shard` drops the tasks of other
@@ -50,13 +80,18 @@ pub(crate) fn plan(
         }
         None => tasks,
     };
+    if args.jobs > 1
+        && let Some(e) = shared_working_tree(&tasks)
+    {
+        return Err(vec![e]);
+    }
     if let Some(cap) = args.max_total_cost_usd {
         let errors: Vec<String> = tasks
             .iter()
             .filter(|t| t.model_info.and_then(|m| m.prices).is_none())
             .map(|t| {
                 format!(
-                    "{}:{}:1: --max-total-cost-usd {cap} needs a priced model, but task `{}` uses                      `{}`, which has no price in the model table; add it under `models:` in the spec",
+                    "{}:{}:1: --max-total-cost-usd {cap} needs a priced model, but task `{}` uses `{}`, which has no price in the model table; add it under `models:` in the spec",
                     t.loaded.path.display(),
                     t.loaded.name_line,
                     t.loaded.spec.name,

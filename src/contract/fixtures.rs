@@ -208,6 +208,7 @@ fn denial() -> Denial {
         tool_use_id: "toolu_02".into(),
         tool_input: json!({"command": "rm -rf /"}),
         reason: "no allow rule matches Bash(rm -rf /)".into(),
+        write: false,
     }
 }
 

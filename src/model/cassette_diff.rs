@@ -40,6 +40,105 @@ pub fn describe(recorded: &Value, current: &Value) -> String {
     out.join("\n")
 }
 
+/// How the newest message of a lenient replay's request departs from the recording, when it
+/// does: the tool results are compared by tool_use id. The first element says whether a
+/// result changed between success and error (a denial, a failed command), which explains a
+/// drifting replay better than any difference in output text. `None` when they are equal.
+pub fn tool_result_divergence(recorded: &Value, current: &Value) -> Option<(bool, String)> {
+    let last_blocks = |v: &Value| -> Vec<Value> {
+        v.as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (r, c) = (last_blocks(recorded), last_blocks(current));
+    if r == c {
+        return None;
+    }
+    let is_error = |b: &Value| b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+    let id = |b: &Value| {
+        b.get("tool_use_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut text_change = None;
+    for cb in c
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+    {
+        let cid = id(cb);
+        let Some(rb) = r.iter().find(|b| id(b) == cid) else {
+            continue;
+        };
+        if rb == cb {
+            continue;
+        }
+        let tool = tool_name(current, &cid);
+        let (rt, ct) = (result_text(rb), result_text(cb));
+        if is_error(rb) != is_error(cb) {
+            let state = |e: bool| if e { "an error" } else { "a success" };
+            return Some((
+                true,
+                format!(
+                    "the result of {tool} call {cid} differs: recorded {}, now {}: {}",
+                    state(is_error(rb)),
+                    state(is_error(cb)),
+                    excerpt(&ct)
+                ),
+            ));
+        }
+        text_change.get_or_insert_with(|| {
+            format!(
+                "the result of {tool} call {cid} differs:\n{}",
+                text_diff(&rt, &ct)
+            )
+        });
+    }
+    let fallback = || {
+        let mut out = Vec::new();
+        messages_diff(Some(recorded), Some(current), &mut out);
+        out.join("\n")
+    };
+    Some((false, text_change.unwrap_or_else(fallback)))
+}
+
+/// The name of the tool the call `id` went to, from the conversation's tool_use blocks.
+fn tool_name(messages: &Value, id: &str) -> String {
+    messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("content").and_then(Value::as_array))
+        .flatten()
+        .find(|b| {
+            b.get("type").and_then(Value::as_str) == Some("tool_use")
+                && b.get("id").and_then(Value::as_str) == Some(id)
+        })
+        .and_then(|b| b.get("name").and_then(Value::as_str))
+        .unwrap_or("a tool")
+        .to_string()
+}
+
+fn result_text(b: &Value) -> String {
+    match b.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// The start of `text`, at most [`EXCERPT`] characters, quoted.
+fn excerpt(text: &str) -> String {
+    let mut s: String = text.chars().take(EXCERPT).collect();
+    if text.chars().count() > EXCERPT {
+        s.push('…');
+    }
+    format!("{s:?}")
+}
+
 fn show(v: Option<&Value>) -> String {
     match v {
         None | Some(Value::Null) => "(none)".into(),
@@ -195,6 +294,44 @@ fn text_diff(a: &str, b: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn turn(result: &str, is_error: bool) -> Value {
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "fix it"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}},
+                {"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": "a"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "a\nb"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": result, "is_error": is_error}
+            ]}
+        ])
+    }
+
+    #[test]
+    fn tool_result_divergence_names_the_call_that_failed() {
+        let recorded = turn("The file a has been updated.", false);
+        assert_eq!(tool_result_divergence(&recorded, &recorded), None);
+        let (status, why) = tool_result_divergence(
+            &recorded,
+            &turn(
+                "Permission denied: Edit of a denied: `.runner` is a protected path",
+                true,
+            ),
+        )
+        .unwrap();
+        assert!(status);
+        assert!(
+            why.starts_with("the result of Edit call t2 differs: recorded a success, now an error: \"Permission denied: Edit of a denied"),
+            "{why}"
+        );
+        // Only the text changed: a weaker finding, still named.
+        let (status, why) =
+            tool_result_divergence(&recorded, &turn("The file a was updated.", false)).unwrap();
+        assert!(!status);
+        assert!(why.contains("the result of Edit call t2 differs"), "{why}");
+    }
 
     fn req(prompt: &str, tools: Value, append: Option<&str>) -> Value {
         let mut v = json!({

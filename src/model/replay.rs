@@ -34,6 +34,10 @@ pub(crate) struct ReplayProvider {
     redactor: Arc<Redactor>,
     system_append: Option<String>,
     next: Mutex<usize>,
+    /// Where a lenient replay's conversation first departed from the recording (request
+    /// number and what differed), kept to explain a replay that later stops fitting. A change
+    /// between success and error replaces an earlier change of text only.
+    divergence: Mutex<Option<(usize, bool, String)>>,
 }
 
 impl ReplayProvider {
@@ -47,6 +51,7 @@ impl ReplayProvider {
             redactor: Arc::new(Redactor::new(Vec::new())),
             system_append: None,
             next: Mutex::new(0),
+            divergence: Mutex::new(None),
         })
     }
 
@@ -82,6 +87,40 @@ impl ReplayProvider {
             self.path.display(),
             ex.request_digest,
         )))
+    }
+}
+
+impl ReplayProvider {
+    /// Note where request `seq` departs from the recorded one (lenient replay).
+    fn note_divergence(&self, seq: usize, ex: &Exchange, request: &ModelRequest) {
+        let current = normalize_request(request, &self.workdir, self.system_append.as_deref());
+        let (Some(recorded), Some(now)) = (ex.request.get("messages"), current.get("messages"))
+        else {
+            return;
+        };
+        let Some((status, why)) = cassette_diff::tool_result_divergence(recorded, now) else {
+            return;
+        };
+        let mut d = self.divergence.lock().unwrap_or_else(|p| p.into_inner());
+        let replace = match &*d {
+            None => true,
+            Some((_, earlier_status, _)) => status && !earlier_status,
+        };
+        if replace {
+            *d = Some((seq, status, why));
+        }
+    }
+
+    /// " The conversation first departed from the recording at request N: …", or nothing.
+    fn divergence_note(&self) -> String {
+        let d = self.divergence.lock().unwrap_or_else(|p| p.into_inner());
+        match &*d {
+            Some((seq, _, why)) => format!(
+                " The conversation first departed from the recording at request {}: {why}",
+                seq + 1
+            ),
+            None => String::new(),
+        }
     }
 }
 
@@ -123,24 +162,28 @@ impl Provider for ReplayProvider {
         };
         let Some(ex) = self.cassette.exchanges.get(seq) else {
             return Err(ProviderError::Replay(format!(
-                "cassette {} is exhausted: it holds {} recorded responses and the run asked for response {}. The conversation went further than the recording; re-record it with `runner exec --record`.",
+                "cassette {} is exhausted: it holds {} recorded responses and the run asked for response {}. The conversation went further than the recording.{} If the run is right and the recording old, re-record it with `runner exec --record`.",
                 self.path.display(),
                 self.cassette.exchanges.len(),
-                seq + 1
+                seq + 1,
+                self.divergence_note()
             )));
         };
         if self.mode == ReplayMode::Strict {
             self.check_digest(seq, ex, request)?;
+        } else {
+            self.note_divergence(seq, ex, request);
         }
         let recorded_msgs = ex.request.get("messages").cloned().unwrap_or(Value::Null);
         let recorded_len = recorded_msgs.as_array().map_or(0, Vec::len);
         if recorded_len != request.messages.len() {
             return Err(ProviderError::Replay(format!(
-                "cassette {} no longer fits the conversation at response {}: the request has {} messages, the recording had {}",
+                "cassette {} no longer fits the conversation at response {}: the request has {} messages, the recording had {}.{}",
                 self.path.display(),
                 seq + 1,
                 request.messages.len(),
-                recorded_len
+                recorded_len,
+                self.divergence_note()
             )));
         }
         let current: Vec<String> = request
@@ -159,11 +202,12 @@ impl Provider for ReplayProvider {
         let recorded = tool_result_ids(&recorded_msgs);
         if current != recorded {
             return Err(ProviderError::Replay(format!(
-                "cassette {} no longer fits the conversation at response {}: the request answers tool calls {:?}, the recording answered {:?}",
+                "cassette {} no longer fits the conversation at response {}: the request answers tool calls {:?}, the recording answered {:?}.{}",
                 self.path.display(),
                 seq + 1,
                 current,
-                recorded
+                recorded,
+                self.divergence_note()
             )));
         }
         let mut events = Vec::with_capacity(ex.events.len());

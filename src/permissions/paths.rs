@@ -175,11 +175,32 @@ const PROTECTED_FILES: &[&str] = &[
     ".claude.json",
 ];
 
-/// If `path` is protected, the marker that makes it so (e.g. `.git`, `.github/workflows`,
-/// `.bashrc`). Names are compared without case and without the invisible characters a
-/// case-insensitive or normalising file system ignores (`.GIT`, `.g\u{200c}it` are `.git` on
-/// macOS), so the check holds wherever the file system folds them.
-pub fn protected_marker(path: &Path) -> Option<String> {
+/// If `path` (absolute, resolved) is protected, the marker that makes it so (e.g. `.git`,
+/// `.github/workflows`, `.bashrc`).
+///
+/// Protected names count below the writable root that holds the path (the workdir or an
+/// additional directory; the deepest one when they nest), never in the root's own location:
+/// a task's worktree under `.runner/…/worktree` is an ordinary workspace, while its own
+/// `.git` or `.runner` is protected. A path outside every root is checked whole.
+pub fn protected_marker(path: &Path, roots: &SessionRoots) -> Option<String> {
+    protected_marker_rel(workspace_relative(path, roots))
+}
+
+/// `path` relative to the deepest workspace root (workdir or additional directory) that holds
+/// it, or `path` itself when none does.
+pub fn workspace_relative<'a>(path: &'a Path, roots: &SessionRoots) -> &'a Path {
+    std::iter::once(&roots.workdir)
+        .chain(roots.additional_dirs.iter())
+        .filter_map(|root| path.strip_prefix(root).ok())
+        .min_by_key(|rel| rel.components().count())
+        .unwrap_or(path)
+}
+
+/// The protected marker of a path taken component by component as given (see
+/// [`protected_marker`]). Names are compared without case and without the invisible
+/// characters a case-insensitive or normalising file system ignores (`.GIT`, `.g\u{200c}it`
+/// are `.git` on macOS), so the check holds wherever the file system folds them.
+fn protected_marker_rel(path: &Path) -> Option<String> {
     let comps: Vec<String> = path
         .components()
         .filter_map(|c| match c {
@@ -267,7 +288,107 @@ mod tests {
             ("/w/.travis.yml", Some(".travis.yml")),
         ];
         for (p, want) in cases {
-            assert_eq!(protected_marker(Path::new(p)).as_deref(), *want, "path {p}");
+            assert_eq!(
+                protected_marker_rel(Path::new(p)).as_deref(),
+                *want,
+                "path {p}"
+            );
+        }
+    }
+
+    fn roots(workdir: &str, additional: &[&str]) -> SessionRoots {
+        SessionRoots {
+            spec_dir: "/repo/tasks".into(),
+            repo_root: Some("/repo".into()),
+            workdir: workdir.into(),
+            additional_dirs: additional.iter().map(PathBuf::from).collect(),
+            output_dir: "/repo/.runner/t".into(),
+            source_root: None,
+        }
+    }
+
+    #[test]
+    fn protected_names_count_below_the_root_only() {
+        // runner's own worktrees: the task's worktree lies under `.runner`, and so does the
+        // pool's overlay and checkout.
+        let cases: &[(&str, &[&str], &str, Option<&str>)] = &[
+            ("/repo/.runner/t-1/worktree", &[], "src/lib.rs", None),
+            ("/repo/.runner/t-1/worktree", &[], "new.txt", None),
+            (
+                "/repo/.runner/t-1/worktree",
+                &[],
+                ".git/config",
+                Some(".git"),
+            ),
+            (
+                "/repo/.runner/t-1/worktree",
+                &[],
+                ".runner/x",
+                Some(".runner"),
+            ),
+            (
+                "/repo/.runner/t-1/worktree",
+                &[],
+                ".github/workflows/a.yml",
+                Some(".github/workflows"),
+            ),
+            (
+                "/repo/.runner/.worktrees/s3/tree",
+                &[],
+                "crates/a/Cargo.toml",
+                None,
+            ),
+            (
+                "/repo/.runner/.worktrees/s3/tree",
+                &[],
+                "crates/a/.git/hooks/x",
+                Some(".git"),
+            ),
+            // The root is `.github` itself: what is below it is judged from there.
+            ("/w/.github", &[], "workflows/ci.yml", None),
+            // Outside every root the whole path counts: runner's transcript next to the worktree.
+            (
+                "/repo/.runner/t-1/worktree",
+                &[],
+                "/repo/.runner/t-1/transcript.jsonl",
+                Some(".runner"),
+            ),
+            (
+                "/repo/.runner/t-1/worktree",
+                &[],
+                "/home/u/.bashrc",
+                Some(".bashrc"),
+            ),
+            // Additional directories are roots too; the deepest root holding the path wins.
+            (
+                "/w",
+                &["/cache/.cargo/registry"],
+                "/cache/.cargo/registry/x.rs",
+                None,
+            ),
+            ("/w", &["/w/.runner/extra"], "/w/.runner/extra/a", None),
+            (
+                "/w",
+                &["/w/.runner/extra"],
+                "/w/.runner/other",
+                Some(".runner"),
+            ),
+            // A root that merely shares a prefix of letters is not a parent.
+            (
+                "/w/.runner/t/worktree",
+                &[],
+                "/w/.runner/t/worktree2/a",
+                Some(".runner"),
+            ),
+        ];
+        for (workdir, extra, path, want) in cases {
+            let r = roots(workdir, extra);
+            let abs = Path::new(workdir).join(path);
+            assert_eq!(
+                protected_marker(&abs, &r).as_deref(),
+                *want,
+                "{path} in {workdir} (+{extra:?})"
+            );
         }
     }
 

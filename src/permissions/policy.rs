@@ -50,6 +50,9 @@ pub enum Decision {
     Deny {
         /// What was denied and why, which rule, how to get it allowed.
         reason: String,
+        /// The denial refused a file write (an Edit/Write path, a redirection, a command's
+        /// output file): the task tried to change a file and could not.
+        write: bool,
     },
 }
 
@@ -62,7 +65,7 @@ impl Decision {
     /// The reason, either way.
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason, .. } | Decision::Deny { reason } => reason,
+            Decision::Allow { reason, .. } | Decision::Deny { reason, .. } => reason,
         }
     }
 
@@ -71,6 +74,22 @@ impl Decision {
         match self {
             Decision::Allow { scope, .. } => *scope,
             Decision::Deny { .. } => Scope::ReadOnly,
+        }
+    }
+
+    /// Whether this is a denial of a file write.
+    pub fn denies_write(&self) -> bool {
+        matches!(self, Decision::Deny { write: true, .. })
+    }
+
+    /// The same decision, a denial marked as one of a file write.
+    fn of_write(self) -> Decision {
+        match self {
+            Decision::Deny { reason, .. } => Decision::Deny {
+                reason,
+                write: true,
+            },
+            allowed => allowed,
         }
     }
 }
@@ -94,6 +113,7 @@ fn allow_read(reason: impl Into<String>) -> Decision {
 fn deny(reason: impl Into<String>) -> Decision {
     Decision::Deny {
         reason: reason.into(),
+        write: false,
     }
 }
 
@@ -436,6 +456,18 @@ impl Policy {
         roots: &SessionRoots,
         what: &str,
     ) -> Option<Decision> {
+        self.write_blocker(covering, path, roots, what)
+            .map(Decision::of_write)
+    }
+
+    /// [`Self::write_blocked`], its denial not yet marked as one of a write.
+    fn write_blocker(
+        &self,
+        covering: &[&str],
+        path: &Path,
+        roots: &SessionRoots,
+        what: &str,
+    ) -> Option<Decision> {
         let home = self.home.as_deref();
         if let Some((r, b)) = self
             .path_blocker(covering, path, roots, true)
@@ -450,7 +482,7 @@ impl Policy {
             )));
         }
         let folded = paths::fold(&path.to_string_lossy());
-        let marker = paths::protected_marker(path).or_else(|| {
+        let marker = paths::protected_marker(path, roots).or_else(|| {
             self.protected.iter().find_map(|rel| {
                 let p = paths::fold(&roots.workdir.join(rel).to_string_lossy());
                 (folded == p || folded.starts_with(&format!("{p}/")))
@@ -475,7 +507,20 @@ impl Policy {
     // ---------------------------------------------------------------- file writes
 
     /// Decide a write of `path` (Edit/Write tools and Bash redirections). `what` describes it.
+    /// A denial is marked as one of a write ([`Decision::denies_write`]).
     fn decide_write(
+        &self,
+        tool: &str,
+        path: &Path,
+        roots: &SessionRoots,
+        what: &str,
+        grant: bool,
+    ) -> Decision {
+        self.decide_write_path(tool, path, roots, what, grant)
+            .of_write()
+    }
+
+    fn decide_write_path(
         &self,
         tool: &str,
         path: &Path,
@@ -515,6 +560,14 @@ impl Policy {
         }
         if let Some(r) = Self::path_rule(&self.allow, covering, path, roots, home, true) {
             return allow(format!("{what} allowed by the rule `{}`", r.raw));
+        }
+        if let Some(own) = roots.in_worktree(path) {
+            return deny(format!(
+                "{what} denied: {} is in the checkout this task's git worktree was made from; the task works in its own worktree, where that file is {}. Edit {} instead.",
+                path.display(),
+                own.display(),
+                rule_path(path, roots)
+            ));
         }
         deny(format!(
             "{what} denied: no allow rule matches (permission mode {}). Add an allow rule such as Edit or Edit({}) to permit it.",
@@ -1713,7 +1766,13 @@ fn is_kernel_fs(p: &Path) -> bool {
 /// The path a read tool touches: `file_path` for Read, `path` (default the workdir) plus the
 /// literal prefix of a Glob pattern.
 /// How a path rule for `path` is spelled: `./rel` inside the workdir, `//abs` elsewhere.
+/// How an allow rule names `path`: relative to the workdir (`./src/lib.rs`) when it lies
+/// there — or, in an isolated task, when it is the source checkout's copy of a file in the
+/// task's worktree (the rule then names the worktree's file, never the user's checkout) —
+/// else absolute (`//etc/x`).
 fn rule_path(path: &Path, roots: &SessionRoots) -> String {
+    let mapped = roots.in_worktree(path);
+    let path = mapped.as_deref().unwrap_or(path);
     match path.strip_prefix(&roots.workdir) {
         Ok(rel) => format!("./{}", rel.display()),
         Err(_) => format!("/{}", path.display()),

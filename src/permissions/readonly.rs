@@ -966,6 +966,7 @@ mod tests {
             workdir: "/w".into(),
             additional_dirs: vec![],
             output_dir: "/o".into(),
+            source_root: None,
         }
     }
 }

@@ -38,6 +38,7 @@ impl Fixture {
             workdir: root.join("work"),
             additional_dirs: vec![root.join("extra")],
             output_dir: root.join("out"),
+            source_root: None,
         };
         Fixture {
             _dir: dir,
@@ -85,6 +86,7 @@ impl Fixture {
             Err(e) => {
                 return Decision::Deny {
                     reason: format!("the tool rejects the input: {e}"),
+                    write: false,
                 };
             }
         };

@@ -7,12 +7,14 @@
 //! - `output`: the run's output directory and transcript; `provider`: the model backend;
 //!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
 //!   `verify`: the verify checks and the attempts they feed back; `instructions`: the project
-//!   instruction files the first prompt carries.
+//!   instruction files the first prompt carries; `denied`: the `denied` outcome of a task
+//!   whose every attempted write was refused.
 //!
 //! The session owns the task's MCP servers: they are stopped by [`Session::finish`], by a
 //! build that fails after starting them, and (killed with their process groups) when a
 //! session is dropped unfinished.
 
+mod denied;
 mod git;
 mod instructions;
 mod output;
@@ -428,6 +430,10 @@ impl Session {
         result.timing = state.timing;
         result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
+        if let Some(o) = denied::every_write_denied(result, &state.messages) {
+            tracing::warn!(task = %result.task_name, "{}", o.message);
+            result.outcome = o;
+        }
         result.errors = if result.outcome.is_error() {
             vec![self.redactor.redact(&result.outcome.message).into_owned()]
         } else {
@@ -500,6 +506,10 @@ fn session_roots(
         workdir: loaded.workdir.clone(),
         additional_dirs: loaded.additional_directories.iter().map(map).collect(),
         output_dir: run_dir.to_path_buf(),
+        source_root: git
+            .task()
+            .filter(|g| g.worktree_path().is_some())
+            .map(|g| g.repo_root().to_path_buf()),
     }
 }
 

@@ -62,7 +62,7 @@ fn done(out: ToolOutput, denial: Option<Denial>) -> Prepared {
     Prepared::Done(Box::new((out, denial)))
 }
 
-fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
+fn denied(call: &PendingCall, input: &Value, reason: String, write: bool) -> Prepared {
     // Logged as the call's one line by the tool log (`report::tool_log`).
     tracing::debug!(tool = %call.name, id = %call.id, "denied: {reason}");
     done(
@@ -73,6 +73,7 @@ fn denied(call: &PendingCall, input: &Value, reason: String) -> Prepared {
             tool_use_id: call.id.clone(),
             tool_input: input.clone(),
             reason,
+            write,
         }),
     )
 }
@@ -183,6 +184,7 @@ pub(super) async fn prepare(
                 call,
                 &input,
                 format!("{} call blocked by a PreToolUse hook: {reason}", call.name),
+                false,
             );
         }
         Some(HookDecision::Ask(reason)) => {
@@ -193,6 +195,7 @@ pub(super) async fn prepare(
                     "a PreToolUse hook asked for approval of this {} call ({reason}), and runner runs unattended with nobody to ask.",
                     call.name
                 ),
+                false,
             );
         }
         Some(HookDecision::Allow) => policy.decide_hook_allowed(&tc, &ctx.roots),
@@ -206,7 +209,7 @@ pub(super) async fn prepare(
             call: checked,
             context: hook.context,
         })),
-        Decision::Deny { reason } => denied(call, &input, reason),
+        Decision::Deny { reason, write } => denied(call, &input, reason, write),
     }
 }
 

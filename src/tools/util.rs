@@ -313,6 +313,7 @@ pub(crate) mod test_support {
             workdir,
             additional_dirs: vec![],
             output_dir,
+            source_root: None,
         };
         let ctx = ToolContext::new(
             Arc::new(roots),

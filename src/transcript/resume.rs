@@ -170,6 +170,8 @@ pub(crate) fn totals(t: &Transcript, spec: &TaskSpec) -> State {
                 tool_use_id: s("toolUseId"),
                 tool_input: r.value.get("toolInput").cloned().unwrap_or(Value::Null),
                 reason: s("reason"),
+                // Not recorded: a resumed task counts its earlier file-tool denials by name.
+                write: false,
             });
             continue;
         }

@@ -122,6 +122,55 @@ fn fix_clippy_example_fixes_the_warnings_in_a_worktree() {
     );
 }
 
+/// The README's command as users run it: from the repository's root, no `--transcript-dir`,
+/// so the task's worktree lies under the repository's own `.runner/`.
+#[test]
+fn fix_clippy_example_in_the_default_layout() {
+    let repo = examples_repo();
+    let o = Runner::new()
+        .env_remove("ANTHROPIC_API_KEY")
+        .current_dir(repo.path())
+        .args(["exec", "tasks/examples/fix-clippy.yaml"])
+        .run();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!o.stderr.contains("denied"), "{}", o.stderr);
+    let p = std::fs::read_to_string(repo.path().join(".runner/patches/fix-clippy.patch")).unwrap();
+    assert!(
+        p.contains("+pub fn is_enabled(features: &[String], name: &str) -> bool {"),
+        "{p}"
+    );
+    assert_eq!(repo.status(), "");
+}
+
+/// A replay whose conversation drifts from the recording (here: the Edit it recorded is
+/// denied now) says where it departed and why when the cassette runs out.
+#[test]
+fn a_drifting_replay_names_the_first_departure() {
+    let repo = examples_repo();
+    let spec = repo.read("tasks/examples/fix-clippy.yaml");
+    repo.write(
+        "tasks/examples/fix-clippy.yaml",
+        &spec.replace("mode: acceptEdits", "mode: default"),
+    );
+    repo.commit_all("no edits allowed");
+    let out = OutDir::new();
+    let o = Runner::new()
+        .env_remove("ANTHROPIC_API_KEY")
+        .current_dir(repo.path())
+        .args(["exec", "--output-format", "json", "--transcript-dir"])
+        .arg(out.transcripts())
+        .arg("tasks/examples/fix-clippy.yaml")
+        .run();
+    assert_eq!(o.code, Some(4), "{}", o.stderr);
+    let r = &o.json()[0];
+    let error = r["errors"][0].as_str().unwrap_or_default();
+    assert!(error.contains("is exhausted"), "{error}");
+    assert!(
+        error.contains("The conversation first departed from the recording at request 4: the result of Edit call toolu_03Edit differs: recorded a success, now an error: \"Permission denied: Edit of "),
+        "{error}"
+    );
+}
+
 #[test]
 fn review_example_reviews_without_writing() {
     let repo = examples_repo();

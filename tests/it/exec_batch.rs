@@ -659,10 +659,16 @@ fn github_actions_groups_concurrent_task_logs_without_interleaving() {
         "a.yaml",
         &task(
             "alpha",
-            "verify:\n  - name: shout\n    run: echo '::error::from alpha check'\n",
+            "permissions:\n  mode: plan\nverify:\n  - name: shout\n    run: echo '::error::from alpha check'\n",
         ),
     );
-    let b = write_spec_named(repo.path(), "b.yaml", &task("beta", ""));
+    // Read-only (plan mode): two tasks in place in one checkout may run at once only when
+    // neither writes.
+    let b = write_spec_named(
+        repo.path(),
+        "b.yaml",
+        &task("beta", "permissions:\n  mode: plan\n"),
+    );
     let mock = MockAnthropic::start(vec![
         Resp::new()
             .tool_use("toolu_1", "Glob", serde_json::json!({"pattern": "*"}))

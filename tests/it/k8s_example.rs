@@ -139,7 +139,7 @@ fn the_indexed_job_runs_a_shard_per_pod_and_the_merge_job_joins_their_reports() 
         write_spec_named(
             &nightly,
             &format!("{n}.yaml"),
-            &named_task(&n, "git:\n  isolate: false\n"),
+            &named_task(&n, "git:\n  isolate: false\npermissions:\n  mode: plan\n"),
         );
     }
     let mock = MockAnthropic::start((0..8).map(|_| text_turn("ok")).collect());

@@ -19,6 +19,7 @@ mod anthropic_http;
 mod batch_scale;
 mod compat_artifacts;
 mod context;
+mod default_layout;
 mod example_replay;
 mod examples;
 mod exec_basic;

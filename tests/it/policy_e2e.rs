@@ -332,7 +332,9 @@ fn hooks_and_checks_that_run_workdir_scripts_need_trusted() {
         ),
     );
     let (code, result, stderr) = run(&mock, &repo, &s, out_dir.path(), &[]);
-    assert_eq!(code, Some(0), "{stderr}");
+    // Every write the task tried was refused and it changed nothing: `denied`, not success.
+    assert_eq!(code, Some(5), "{stderr}");
+    assert_eq!(result["runner_outcome"], "denied", "{stderr}");
     assert_eq!(repo.read("hooks/guard.sh"), "#!/bin/sh\nexit 0\n");
     let reasons = denial_reasons(&result);
     assert_eq!(reasons.len(), 2, "{reasons:#?}");

@@ -71,6 +71,7 @@ fn error_result_has_errors_unknown_cost_is_null() {
         tool_use_id: "toolu_9".into(),
         tool_input: json!({"command": "curl x"}),
         reason: "denied by rule Bash(curl:*)".into(),
+        write: false,
     });
     let v = result_value(&r);
     assert_eq!(v["subtype"], "error_max_turns");

@@ -203,6 +203,7 @@ pub fn off_chain_events() -> Vec<RunEvent> {
             tool_use_id: "toolu_02".into(),
             tool_input: json!({"command": "rm -rf /"}),
             reason: "no allow rule matches Bash(rm -rf /)".into(),
+            write: false,
         }),
         RunEvent::UserText {
             uuid: "u-0002".into(),

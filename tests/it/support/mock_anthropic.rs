@@ -57,14 +57,28 @@ impl MockAnthropic {
         Self::start_with(script, MockOptions::default())
     }
 
+    /// Start a mock at which each of `tasks` tasks has the conversation `script`, in whatever
+    /// order their requests arrive ([`MockServer::start_each`]).
+    pub fn start_each(script: Vec<MockTurn>, tasks: usize) -> MockAnthropic {
+        MockAnthropic(MockServer::start_each(
+            Self::api(MockOptions::default()),
+            script,
+            tasks,
+        ))
+    }
+
     /// Start a mock with options (e.g. `MockOptions::new().ignore("empty_text")`).
     pub fn start_with(script: Vec<MockTurn>, options: MockOptions) -> MockAnthropic {
+        MockAnthropic(MockServer::start(Self::api(options), script))
+    }
+
+    fn api(options: MockOptions) -> Api {
         let check: Option<super::mock_server::Check> = if options.invariants {
             Some(Box::new(check_request))
         } else {
             None
         };
-        let api = Api {
+        Api {
             name: "Anthropic",
             route: "/v1/messages",
             check,
@@ -73,8 +87,7 @@ impl MockAnthropic {
                 json!({"type": "error", "error": {"type": "mock_error", "message": message}})
                     .to_string()
             },
-        };
-        MockAnthropic(MockServer::start(api, script))
+        }
     }
 }
 

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use super::invariants::Violation;
 use super::mock_turn::{Frame, MockTurn, body_stream, plan};
+use super::sse_builder::SseEvent;
 
 /// Checks one request: its 1-based number, method, path, headers (lowercase names) and body
 /// (`None`: not JSON).
@@ -83,7 +84,38 @@ struct State {
 struct Shared {
     api: Api,
     script: Vec<MockTurn>,
+    /// `Some(n)`: the script is one conversation that each of `n` tasks has, whatever order
+    /// their requests arrive in: a request is answered with the turn its conversation is at
+    /// (the number of assistant messages it carries). `None`: request N gets turn N.
+    conversations: Option<usize>,
     state: Mutex<State>,
+}
+
+impl Shared {
+    /// The script turn for a request with `body`, when it has one.
+    fn turn_for(&self, served: usize, body: Option<&Value>) -> Option<usize> {
+        let i = match self.conversations {
+            None => served,
+            Some(n) => {
+                if served >= self.script.len() * n {
+                    return None;
+                }
+                body.and_then(|b| b.get("messages"))
+                    .and_then(Value::as_array)
+                    .map_or(0, |m| {
+                        m.iter()
+                            .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+                            .count()
+                    })
+            }
+        };
+        (i < self.script.len()).then_some(i)
+    }
+
+    /// Script turns a clean run serves.
+    fn total(&self) -> usize {
+        self.script.len() * self.conversations.unwrap_or(1)
+    }
 }
 
 impl Shared {
@@ -109,6 +141,17 @@ pub struct MockServer {
 impl MockServer {
     /// Start a server for `api` that answers request N to its route with `script[N]`.
     pub fn start(api: Api, script: Vec<MockTurn>) -> MockServer {
+        Self::start_serving(api, script, None)
+    }
+
+    /// Start a server for `api` at which each of `tasks` concurrent tasks has the conversation
+    /// `script`: a request is answered with the turn its own conversation has reached, so the
+    /// tasks of a batch can interleave in any order.
+    pub fn start_each(api: Api, script: Vec<MockTurn>, tasks: usize) -> MockServer {
+        Self::start_serving(api, script, Some(tasks))
+    }
+
+    fn start_serving(api: Api, script: Vec<MockTurn>, conversations: Option<usize>) -> MockServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("mock: bind 127.0.0.1:0");
         listener
             .set_nonblocking(true)
@@ -118,6 +161,7 @@ impl MockServer {
         let shared = Arc::new(Shared {
             api,
             script,
+            conversations,
             state: Mutex::new(State::default()),
         });
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
@@ -234,7 +278,7 @@ impl MockServer {
             let mut st = self.shared.lock();
             let mut problems: Vec<String> =
                 st.violations.drain(..).map(|v| v.to_string()).collect();
-            let total = self.shared.script.len();
+            let total = self.shared.total();
             if st.served < total {
                 problems.push(format!(
                     "unserved turns: served {} of {total} script turn(s); turn(s) {:?} never requested",
@@ -305,6 +349,36 @@ fn internal(shared: &Shared, n: usize, message: String) -> Response {
     )
 }
 
+/// The token a scripted turn writes for the working directory the request's system prompt
+/// names ("- Working directory: …"): a task's worktree path is known only when it runs.
+pub const WORKDIR: &str = "@WORKDIR@";
+
+/// The working directory named in the system prompt of request `n` (1-based).
+fn parsed_workdir(shared: &Shared, n: usize) -> Option<String> {
+    let st = shared.lock();
+    let system = st.requests.get(n - 1)?.body.get("system")?.to_string();
+    let start = system.find("Working directory: ")? + "Working directory: ".len();
+    let rest = &system[start..];
+    let end = rest.find("\\n").unwrap_or(rest.len());
+    Some(rest[..end].to_string())
+}
+
+/// `turn` with [`WORKDIR`] replaced by `workdir` in its SSE data.
+fn with_workdir(turn: MockTurn, workdir: Option<String>) -> MockTurn {
+    match (turn, workdir) {
+        (MockTurn::Sse(events), Some(w)) => MockTurn::Sse(
+            events
+                .into_iter()
+                .map(|e| SseEvent {
+                    event: e.event,
+                    data: e.data.replace(WORKDIR, &w),
+                })
+                .collect(),
+        ),
+        (turn, _) => turn,
+    }
+}
+
 async fn handle(shared: Arc<Shared>, req: Request) -> Response {
     let received_at = Instant::now();
     let (parts, body) = req.into_parts();
@@ -353,12 +427,12 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         let mut turn_index = None;
         let mut turn = None;
         if routed {
-            if let Some(t) = shared.script.get(st.served) {
-                turn_index = Some(st.served);
-                turn = Some(t.clone());
+            if let Some(i) = shared.turn_for(st.served, parsed.as_ref()) {
+                turn_index = Some(i);
+                turn = Some(shared.script[i].clone());
                 st.served += 1;
             } else {
-                let total = shared.script.len();
+                let total = shared.total();
                 shared.record(
                     &mut st,
                     Violation {
@@ -391,7 +465,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         );
     }
     let Some(turn) = turn else {
-        let total = shared.script.len();
+        let total = shared.total();
         return error_response(
             &shared,
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -399,6 +473,7 @@ async fn handle(shared: Arc<Shared>, req: Request) -> Response {
         );
     };
 
+    let turn = with_workdir(turn, parsed_workdir(&shared, n));
     let p = plan(&turn, n);
     if !p.delay.is_zero() {
         tokio::time::sleep(p.delay).await;

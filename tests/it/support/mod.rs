@@ -42,7 +42,7 @@ pub use junit::*;
 pub use mcp::*;
 pub use mock_anthropic::{MockAnthropic, MockOptions};
 pub use mock_openai::*;
-pub use mock_server::CapturedRequest;
+pub use mock_server::{CapturedRequest, WORKDIR};
 pub use mock_turn::{Gate, Hold, MockTurn};
 pub use prompt_cache::*;
 pub use sinks::*;
