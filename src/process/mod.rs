@@ -182,17 +182,6 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(fd) = s.report_fd {
-        // SAFETY: dup2 is async-signal-safe; it runs in the child between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::dup2(fd, REPORT_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
     if s.inherit_env {
         s.env.remove_secrets(&mut cmd);
         if matches!(s.program, Program::Shell(_)) {
@@ -222,7 +211,24 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         cmd.env(k, v);
     }
     s.env.confine(&mut cmd, s.scope)?;
-    let inner = cmd.spawn()?;
+    if let Some(fd) = s.report_fd {
+        // Registered after the confinement, so it runs last before exec: the confinement still
+        // needs its ruleset's descriptor, which may have any number, REPORT_FD included; once
+        // it is applied, no descriptor but the child's stdio matters any more.
+        // SAFETY: `install_report_fd` makes only the dup2 and fcntl system calls, which are
+        // async-signal-safe; it runs in the child between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || install_report_fd(fd));
+        }
+    }
+    let inner = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if spawn_may_retry(&e) => {
+            tracing::warn!(error = %e, "starting a command failed; trying once more");
+            cmd.spawn()?
+        }
+        Err(e) => return Err(e),
+    };
     let pgid = inner.id().map(|pid| Pid::from_raw(pid as i32));
     if let Some(p) = pgid {
         live_groups(|g| {
@@ -230,6 +236,44 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
         });
     }
     Ok(Child { inner, pgid })
+}
+
+/// Give the child `fd` as [`REPORT_FD`], inheritable across exec. Runs between fork and exec.
+fn install_report_fd(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    if fd == REPORT_FD {
+        // dup2 onto itself changes nothing, close-on-exec included: clear that flag instead.
+        // SAFETY: fcntl on a descriptor the child holds; async-signal-safe.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        return Ok(());
+    }
+    // SAFETY: dup2 of a descriptor the child holds; async-signal-safe. The copy is not
+    // close-on-exec.
+    if unsafe { libc::dup2(fd, REPORT_FD) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether a failed start may be runner's own, passing trouble (a descriptor, memory or process
+/// table running short, the confinement failing to apply) rather than the program's: then it
+/// is tried once more. A missing or unexecutable program (`ENOENT`, `EACCES`, `ENOEXEC`,
+/// `ENOTDIR`) is not.
+fn spawn_may_retry(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(
+            libc::EPERM
+                | libc::EBADF
+                | libc::EBADFD
+                | libc::EMFILE
+                | libc::ENFILE
+                | libc::EAGAIN
+                | libc::ENOMEM
+                | libc::EINTR
+        )
+    )
 }
 
 impl Child {

@@ -73,8 +73,11 @@ pub struct ShellDone {
 /// Why a [`ShellRun`] produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The shell could not be started (reportable to whoever asked for the run).
-    #[error("Failed to start bash: {0}")]
+    /// The shell could not be started (reportable to whoever asked for the run): the command
+    /// did not run at all.
+    #[error(
+        "runner could not start the command ({0}); it did not run, so nothing it would have done happened"
+    )]
     Spawn(std::io::Error),
     /// Output could not be written to the spill directory (runner's own output is broken).
     #[error("{0}")]

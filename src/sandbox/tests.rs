@@ -366,3 +366,82 @@ async fn enforce_refuses_where_the_kernel_cannot_confine() {
     assert!(off.confine(Scope::Write).unwrap().is_none());
     let _ = Path::new(&fx.root);
 }
+
+/// Spawns under load never clobber a descriptor: with runner holding ~200 files (and free
+/// numbers around [`crate::process::REPORT_FD`], where a confined child's ruleset or report
+/// pipe lands), many confined shells started at once each apply their confinement and get
+/// their report pipe. Each must run and report; a single failure fails the test.
+/// `RUNNER_SPAWN_STRESS` sets the number of spawns (default 2,000; `.ci/run` runs 10,000).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn confined_spawns_under_load_never_fail() {
+    if !confinable() {
+        return;
+    }
+    let total: usize = std::env::var("RUNNER_SPAWN_STRESS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000);
+    let fx = Arc::new(Fixture::new());
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    // ~200 open files, with the numbers around REPORT_FD freed again so that new descriptors
+    // (pipes, the ruleset's copy) keep landing there.
+    let mut files: Vec<std::fs::File> = (0..200)
+        .map(|_| std::fs::File::open(fx.p("work/a.txt")).unwrap())
+        .collect();
+    let near = (crate::process::REPORT_FD - 6)..=(crate::process::REPORT_FD + 6);
+    files.retain(|f| !near.contains(&std::os::fd::AsRawFd::as_raw_fd(f)));
+    let policy = Arc::new(ChildPolicy {
+        remove: vec![],
+        sandbox: Some(sb.clone()),
+        git_workspace: None,
+    });
+    let jobs = Arc::new(tokio::sync::Semaphore::new(32));
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..total {
+        let (fx, policy, jobs) = (fx.clone(), policy.clone(), jobs.clone());
+        set.spawn(async move {
+            let _permit = jobs.acquire_owned().await.unwrap();
+            let script = format!("printf 'run {i}' >&{}", crate::process::REPORT_FD);
+            let done = run_shell(ShellRun {
+                script: &script,
+                cwd: &fx.p("work"),
+                env: &policy,
+                extra_env: &[],
+                timeout: Duration::from_secs(60),
+                cancel: &CancellationToken::new(),
+                spill_dir: &fx.p("out/spill"),
+                spill_name: &format!("s{i}"),
+                scope: Scope::Write,
+                report: true,
+                on_spawn: None,
+            })
+            .await;
+            match done {
+                Ok(d)
+                    if d.exit_code == Some(0)
+                        && d.report.as_deref() == Some(&format!("run {i}")) =>
+                {
+                    Ok(())
+                }
+                Ok(d) => Err(format!(
+                    "spawn {i}: exit {:?}, report {:?}, stderr {:?}",
+                    d.exit_code, d.report, d.stderr.text
+                )),
+                Err(e) => Err(format!("spawn {i}: {e}")),
+            }
+        });
+    }
+    let mut failures = Vec::new();
+    while let Some(r) = set.join_next().await {
+        if let Err(e) = r.unwrap() {
+            failures.push(e);
+        }
+    }
+    drop(files);
+    assert!(
+        failures.is_empty(),
+        "{} of {total} spawns failed; the first: {:?}",
+        failures.len(),
+        failures.iter().take(5).collect::<Vec<_>>()
+    );
+}

@@ -193,7 +193,10 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     .await;
     let done = match done {
         Ok(d) => d,
-        Err(e @ RunError::Spawn(_)) => return Ok(ToolOutput::error(e.to_string())),
+        Err(e @ RunError::Spawn(_)) => {
+            tracing::warn!(command = %p.command, "{e}");
+            return Ok(ToolOutput::error(e.to_string()));
+        }
         Err(RunError::Output(e)) => return Err(fatal(e)),
     };
     tracing::debug!(command = %p.command, cwd = %cwd.display(), "Bash done");
