@@ -17,6 +17,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod atomic_file;
 pub(crate) mod batch;
 pub mod cli;
 pub(crate) mod contract;

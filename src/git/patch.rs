@@ -124,13 +124,14 @@ pub(super) fn record_changes(
             text.extend_from_slice(&buf);
         }
     }
-    let dir = &task.plan.patch_dir;
-    std::fs::create_dir_all(dir).map_err(io_err(format!(
-        "create the patch directory {}",
-        dir.display()
-    )))?;
-    let path = dir.join(format!("{}.patch", end.task));
-    std::fs::write(&path, &text).map_err(io_err(format!("write the patch {}", path.display())))?;
+    let path = task.plan.patch_dir.join(format!("{}.patch", end.task));
+    // Whole or not at all: a failed write (a full disk) leaves no empty or partial patch that
+    // a later step could apply.
+    if let Err(e) = crate::atomic_file::write(&path, &text) {
+        // Nor a stale patch of an earlier run under the same name.
+        let _ = std::fs::remove_file(&path);
+        return Err(io_err(format!("write the patch {}", path.display()))(e));
+    }
     summary.patch = Some(path.clone());
     if summary.changed {
         tracing::info!(task = end.task, files = summary.files_changed, insertions = summary.insertions, deletions = summary.deletions, patch = %path.display(), "task changes written as a patch");

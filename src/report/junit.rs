@@ -39,25 +39,7 @@ pub fn render_junit(results: &[RunResult], hostname: &str) -> String {
 /// parent directories. The hostname comes from the system, `localhost` if unknown.
 pub fn write_junit(path: &Path, results: &[RunResult]) -> io::Result<()> {
     let xml = render_junit(results, &hostname());
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "junit.xml".into());
-    let tmp = path.with_file_name(format!(".{file_name}.tmp{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(xml.as_bytes())?;
-        f.sync_all()
-    });
-    match written.and_then(|()| std::fs::rename(&tmp, path)) {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    crate::atomic_file::write(path, xml.as_bytes())
 }
 
 /// This machine's hostname, `localhost` when it cannot be determined.

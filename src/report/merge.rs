@@ -78,20 +78,7 @@ pub(crate) fn merge_files(inputs: &[PathBuf], output: &Path) -> Result<Totals, M
         path: output.to_path_buf(),
         source,
     };
-    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io_err)?;
-    }
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "junit.xml".into());
-    let tmp = output.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, xml)
-        .and_then(|()| std::fs::rename(&tmp, output))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io_err(e)
-        })?;
+    crate::atomic_file::write(output, xml.as_bytes()).map_err(io_err)?;
     Ok(totals)
 }
 

@@ -164,9 +164,7 @@ pub fn write(
     let mut text = serde_json::to_string_pretty(&record).map_err(std::io::Error::other)?;
     text.push('\n');
     let path = dir.join(RESULT_FILE);
-    let tmp = dir.join(format!(".{RESULT_FILE}.tmp{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, &path)?;
+    crate::atomic_file::write(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -434,40 +434,80 @@ impl Session {
             tracing::warn!(task = %result.task_name, "{}", o.message);
             result.outcome = o;
         }
+        result.report_errors = self.agent.take_output_errors();
+        reports_lost(result);
         result.errors = if result.outcome.is_error() {
             vec![self.redactor.redact(&result.outcome.message).into_owned()]
         } else {
             vec![]
         };
-        result.report_errors = self.agent.take_output_errors();
         let mut result = self.redactor.redact_result(result);
-        let written = crate::report::result_file::write(
-            &self.run_dir,
-            &result,
-            &self.digest,
-            self.base_commit.as_deref(),
-        );
-        if let Err(e) = written {
-            let why = format!(
-                "cannot write {}: {e}",
-                self.run_dir
-                    .join(crate::report::result_file::RESULT_FILE)
-                    .display()
-            );
-            tracing::error!("{why}");
-            result.report_errors.push(why);
-        }
+        let written = self.write_result_file(&mut result);
         self.agent.emit(RunEvent::Result(Box::new(result.clone())));
         // The result record itself may not have been written.
+        let mut more = false;
         for e in self.agent.take_output_errors() {
             if !result.report_errors.contains(&e) {
                 result.report_errors.push(e);
+                more = true;
+            }
+        }
+        if more && reports_lost(&mut result) {
+            result.errors = vec![self.redactor.redact(&result.outcome.message).into_owned()];
+            // result.json said success: say what the run's exit code says, if it still can.
+            if written {
+                self.write_result_file(&mut result);
             }
         }
         log_finished(&result);
         self.hooks.session_end("other").await;
         result
     }
+}
+
+impl Session {
+    /// Write `result.json`; a failure is logged, added to the result's report errors and ends
+    /// a successful task as not successful. Returns whether it was written.
+    fn write_result_file(&self, result: &mut RunResult) -> bool {
+        let written = crate::report::result_file::write(
+            &self.run_dir,
+            result,
+            &self.digest,
+            self.base_commit.as_deref(),
+        );
+        let Err(e) = written else {
+            return true;
+        };
+        let why = format!(
+            "cannot write {}: {e}",
+            self.run_dir
+                .join(crate::report::result_file::RESULT_FILE)
+                .display()
+        );
+        tracing::error!("{why}");
+        result.report_errors.push(why);
+        if reports_lost(result) {
+            result.errors = vec![self.redactor.redact(&result.outcome.message).into_owned()];
+        }
+        false
+    }
+}
+
+/// A task whose own reports (transcript, `result.json`) could not be written is not a success,
+/// whatever its work did: the evidence a CI job keeps of it is missing. Turns a successful
+/// outcome into `agent_error` naming the files; returns whether it did.
+fn reports_lost(result: &mut RunResult) -> bool {
+    if result.report_errors.is_empty() || result.outcome.kind != OutcomeKind::Success {
+        return false;
+    }
+    result.outcome = Outcome::new(
+        OutcomeKind::AgentError,
+        format!(
+            "the task's work finished, but its reports could not be written: {}",
+            result.report_errors.join("; ")
+        ),
+    );
+    true
 }
 
 /// The one log line of a finished task, with its final outcome (after `fail_on_denial`, git's

@@ -114,9 +114,14 @@ fn a_transcript_that_fails_to_write_fails_the_run_and_is_in_the_result() {
         .run();
     run.expect_code(1);
     let r = run.result();
-    assert_eq!(
-        r["runner_outcome"], "success",
-        "the agent's work is not the problem"
+    // The model finished, but the evidence of the task is missing: not a success.
+    assert_eq!(r["runner_outcome"], "agent_error", "{r}");
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("the task's work finished, but its reports could not be written: cannot write the transcript"),
+        "{r}"
     );
     let errors = r["runner_report_errors"]
         .as_array()
