@@ -29,13 +29,13 @@ pub mod log;
 pub(crate) mod mcp;
 pub mod model;
 pub mod outcome;
-pub mod permissions;
+pub use runner_policy as permissions;
 pub mod prepare;
 pub mod process;
 pub mod redact;
 pub mod report;
 pub(crate) mod retry;
-pub mod roots;
+pub use runner_policy::roots;
 pub mod sandbox;
 pub(crate) mod session;
 pub mod spec;
@@ -43,6 +43,9 @@ pub(crate) mod task;
 pub mod tools;
 pub mod transcript;
 pub(crate) mod verify;
+
+#[cfg(test)]
+mod policy_tests;
 
 /// runner's version, as written into transcripts and `system/init`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -6,6 +6,7 @@
 
 pub mod resume;
 pub mod rules;
+pub mod settings;
 pub mod trust;
 
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use crate::hooks::Hooks;
 use crate::model::cassette::Cassette;
 use crate::model::openai::OpenaiConfig;
 use crate::model::table::{self, ModelInfo};
-use crate::permissions::{Policy, settings};
+use crate::permissions::Policy;
 use crate::spec::{
     LoadedSpec, NetworkSetting, PermissionMode, ProviderKind, ReplayMode, SandboxMode,
     SpecDuration, SpecError,
@@ -178,7 +179,7 @@ pub enum PrepareError {
     Cassette(#[from] crate::model::cassette::CassetteError),
     /// A settings file cannot be used.
     #[error("{0}")]
-    Settings(#[from] crate::permissions::settings::SettingsError),
+    Settings(#[from] settings::SettingsError),
 }
 
 /// A task that passed every check and can run.

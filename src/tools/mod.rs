@@ -9,7 +9,6 @@
 //! call's access → run → PostToolUse hooks → tool_result. Every failure short of a
 //! [`ToolFatal`] becomes an `is_error` tool_result for the model.
 
-pub mod access;
 pub mod bash;
 pub mod builtin;
 pub mod edit;
@@ -39,7 +38,7 @@ use crate::model::ToolSpec;
 use crate::permissions::Scope;
 use crate::process::ChildPolicy;
 use crate::roots::SessionRoots;
-pub use access::Access;
+pub use runner_policy::Access;
 
 /// What a tool call produced for the model.
 #[derive(Debug, Clone, PartialEq)]

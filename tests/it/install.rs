@@ -1112,7 +1112,12 @@ fn binstall_and_installer_agree_on_the_release_layout() {
         .unwrap();
     assert!(out.status.success(), "{}", describe(&out));
     let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let pkg = &meta["packages"][0];
+    let pkg = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "runner")
+        .unwrap();
     let repo = pkg["repository"].as_str().unwrap();
     let binstall = &pkg["metadata"]["binstall"];
     let target = "aarch64-apple-darwin";

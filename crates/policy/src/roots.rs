@@ -54,7 +54,7 @@ impl SessionRoots {
 }
 
 /// Remove `.` and `..` components without touching the filesystem.
-pub(crate) fn normalize_lexically(path: &Path) -> PathBuf {
+pub fn normalize_lexically(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut out = PathBuf::new();
     for c in path.components() {

@@ -442,12 +442,9 @@ impl PathPattern {
         let lit: Vec<String> = self
             .literal_components()
             .iter()
-            .map(|c| crate::permissions::paths::fold(c))
+            .map(|c| crate::paths::fold(c))
             .collect();
-        let want: Vec<String> = marker
-            .split('/')
-            .map(crate::permissions::paths::fold)
-            .collect();
+        let want: Vec<String> = marker.split('/').map(crate::paths::fold).collect();
         lit.windows(want.len()).any(|w| w == want.as_slice()) && self.matches(path, roots, home)
     }
 
@@ -470,9 +467,7 @@ impl PathPattern {
         let fold_all = |p: &Path| -> Vec<String> {
             p.components()
                 .filter_map(|c| match c {
-                    Component::Normal(s) => {
-                        Some(crate::permissions::paths::fold(&s.to_string_lossy()))
-                    }
+                    Component::Normal(s) => Some(crate::paths::fold(&s.to_string_lossy())),
                     _ => None,
                 })
                 .collect()

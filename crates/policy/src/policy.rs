@@ -12,8 +12,8 @@ use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
 use super::variables::{self, HARMLESS_ENV};
 use super::{git, globs, matchtext, paths, walk, wrappers};
+use crate::access::Access;
 use crate::roots::SessionRoots;
-use crate::tools::Access;
 
 /// One tool call as the agent loop presents it, after its input was parsed and checked.
 #[derive(Debug, Clone, Copy)]

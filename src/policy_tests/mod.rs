@@ -1,4 +1,5 @@
-//! Table tests for the permission engine.
+//! Table tests for the permission engine (the `runner-policy` crate), with each call's access
+//! declared by the real tool that parses its input, as the agent loop does.
 
 mod classes;
 mod property;
@@ -7,8 +8,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{Decision, Policy, ToolCall};
 use crate::permissions::PermissionMode;
+use crate::permissions::{Decision, Policy, ToolCall};
 use crate::roots::SessionRoots;
 use crate::tools::Access;
 use PermissionMode::{
@@ -857,7 +858,7 @@ fn read_only_bash_classification_for_concurrency() {
 
 #[test]
 fn allowed_calls_carry_the_scope_they_may_run_in() {
-    use super::Scope;
+    use crate::permissions::Scope;
     let fx = Fixture::new();
     let rows: &[(PermissionMode, &[&str], &str, &str, Scope)] = &[
         (DA, NONE, "Bash", "ls -la", Scope::ReadOnly),

@@ -447,8 +447,8 @@ fn join(prog: &str, words: &[ArgWord], unseen: bool) -> Candidate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permissions::bash::analyse;
-    use crate::permissions::rule::{BashPattern, Tail};
+    use crate::bash::analyse;
+    use crate::rule::{BashPattern, Tail};
 
     fn denied(rule: &str, cmd: &str) -> bool {
         let p = BashPattern::parse(rule);

@@ -1,8 +1,12 @@
-//! Permission policy: modes, allow/deny rules and the decision for one tool call.
+//! runner's permission engine: modes, allow/deny rules and the decision for one tool call.
 //!
 //! The agent loop builds one [`Policy`] per task from the spec's `permissions` and calls
 //! [`Policy::decide`] for every tool call after input validation. With no human to ask, every
 //! "would prompt" is a [`Decision::Deny`] with a reason the model can read.
+//!
+//! The crate stands alone: it knows what a call touches ([`Access`]) and the task's roots
+//! ([`roots::SessionRoots`]), not the tools, the agent loop or the sandbox, so it builds,
+//! tests and benchmarks without them (no async runtime, HTTP or git library).
 //!
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
@@ -18,8 +22,10 @@
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`policy`]: the decision chain.
-//! - [`settings`]: Claude Code settings files named by `--settings` or the spec.
+//! - [`access`]: what a tool call touches, the input of every decision.
+//! - [`roots`]: the directories a task's paths resolve through.
 
+pub mod access;
 pub mod args;
 pub mod bash;
 pub mod flags;
@@ -30,17 +36,15 @@ pub mod mode;
 pub mod paths;
 pub mod policy;
 pub mod readonly;
+pub mod roots;
 pub mod rule;
 pub mod sed;
-pub mod settings;
 pub mod variables;
 pub mod walk;
 pub mod word;
 pub mod wrappers;
 
-#[cfg(test)]
-mod tests;
-
+pub use access::Access;
 pub use mode::PermissionMode;
 pub use policy::{Decision, Policy, Scope, ToolCall};
 pub use rule::RuleError;
