@@ -379,6 +379,8 @@ pub fn register_for_logs(redactor: &Redactor) {
     if redactor.is_empty() {
         return;
     }
+    // Spilled command output is redacted in place before anyone reads it.
+    crate::process::set_spill_filter(redact_file);
     let mut all = match LOG_SECRETS.write() {
         Ok(g) => g,
         Err(p) => p.into_inner(),

@@ -11,7 +11,8 @@ pub mod locate;
 pub mod matrix;
 pub mod mcp;
 pub mod output;
-pub mod sandbox;
+/// The `sandbox:` section, defined where it is interpreted (`runner-exec`).
+pub use runner_exec::sandbox::settings as sandbox;
 pub mod schema;
 pub mod shape;
 pub mod types;

@@ -27,11 +27,31 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
-use crate::permissions::Scope;
 use crate::sandbox::Sandbox;
+use runner_policy::Scope;
+
+/// What is done to a file of spilled output before anyone reads it (runner: redact the
+/// secrets it knows), set once for the process by [`set_spill_filter`].
+static SPILL_FILTER: std::sync::OnceLock<fn(&Path) -> std::io::Result<()>> =
+    std::sync::OnceLock::new();
+
+/// Have `filter` rewrite every file of spilled command output in place before anyone reads it
+/// (the first filter set stays). runner sets its redaction here, so output a command wrote
+/// to disk holds no secret.
+pub fn set_spill_filter(filter: fn(&Path) -> std::io::Result<()>) {
+    let _ = SPILL_FILTER.set(filter);
+}
+
+/// Apply the spill filter to `path`, when one is set.
+fn filter_spill(path: &Path) -> std::io::Result<()> {
+    match SPILL_FILTER.get() {
+        Some(f) => f(path),
+        None => Ok(()),
+    }
+}
 
 /// Time between SIGTERM and SIGKILL when a process group is stopped.
-pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// What every child of a task gets: its environment without the task's secrets, its sandbox,
 /// and the workspace's repository for git in read-only children.
@@ -141,7 +161,7 @@ pub const BASE_ENV: &[&str] = &[
 ];
 
 /// The descriptor number a child gets [`Spawn::report_fd`] as.
-pub(crate) const REPORT_FD: std::os::fd::RawFd = 62;
+pub const REPORT_FD: std::os::fd::RawFd = 62;
 
 /// A started child: the leader of its own process group.
 pub struct Child {
@@ -381,7 +401,7 @@ fn stat_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
 
 /// SIGKILL every process group runner started that may still be running (for a run that ends
 /// before its tasks could stop their children).
-pub(crate) fn kill_all() {
+pub fn kill_all() {
     live_groups(|g| {
         for pgid in g.drain() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);

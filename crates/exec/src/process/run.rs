@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{Captured, capture};
 use super::identity::GroupIdentity;
 use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
-use crate::permissions::Scope;
+use runner_policy::Scope;
 
 /// How long output readers may linger after the process group is gone (a process that left
 /// the group may still hold the pipes).
@@ -152,7 +152,7 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     linger.abort();
     for c in [&stdout, &stderr] {
         if let Some(p) = &c.spill_path
-            && let Err(e) = crate::redact::redact_file(p)
+            && let Err(e) = super::filter_spill(p)
         {
             return Err(RunError::Output(format!(
                 "cannot redact secrets in {}: {e}",

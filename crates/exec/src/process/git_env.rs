@@ -6,7 +6,7 @@
 //! files, so `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n` overrides win over
 //! `.git/config`. What cannot be overridden that way (`diff.external`, diff and filter
 //! drivers) the permission policy finds in the repository's configuration before it allows
-//! the command (`crate::permissions::git::config_risk`).
+//! the command (`runner_policy::git::config_risk`).
 
 use std::path::Path;
 

@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 /// Characters of each stream kept in the text for the reader; the rest is spilled.
-pub(crate) const MAX_OUTPUT_CHARS: usize = 30_000;
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
 /// Bytes of a stream kept in memory from its start and from its end.
 const KEEP_BYTES: usize = 64 * 1024;
 /// A stream longer than this many bytes is spilled in full to a file.

@@ -10,7 +10,7 @@ use landlock::{
 use super::SandboxError;
 use super::plan::Plan;
 use super::support::Support;
-use crate::permissions::Scope as CallScope;
+use runner_policy::Scope as CallScope;
 
 /// The newest Landlock ABI whose rights the ruleset asks for; an older kernel enforces the
 /// subset it knows (best effort), which [`Support`] reports.

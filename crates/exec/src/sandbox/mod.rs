@@ -32,6 +32,7 @@ pub mod protect;
 pub mod proxy;
 #[cfg(target_os = "linux")]
 mod seccomp;
+pub mod settings;
 pub mod support;
 
 #[cfg(test)]
@@ -47,8 +48,8 @@ pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
 pub use support::{Support, support};
 
-use crate::permissions::Scope;
-use crate::spec::{NetworkSetting, SandboxMode};
+use runner_policy::Scope;
+use settings::{NetworkSetting, SandboxMode};
 
 /// Why a sandbox cannot be set up or entered.
 #[derive(Debug, thiserror::Error)]
