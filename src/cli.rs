@@ -57,18 +57,7 @@ pub struct Cli {
     pub command: Command,
     /// How much runner says on stderr.
     #[command(flatten)]
-    pub verbosity: Verbosity,
-}
-
-/// `-v`/`-q`: how much runner logs on stderr (`RUNNER_LOG` overrides both).
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub struct Verbosity {
-    /// More log detail on stderr: -v for debug logs of runner, -vv for trace logs.
-    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
-    /// Only warnings and errors on stderr, and no progress line.
-    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
-    pub quiet: bool,
+    pub verbosity: crate::log::Verbosity,
 }
 
 /// Subcommands.

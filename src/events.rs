@@ -364,6 +364,35 @@ impl NetworkTally {
 }
 
 impl RunResult {
+    /// A copy with every string redacted by `red` (for the text and JUnit reports, which
+    /// render an already redacted result).
+    pub fn redacted(&self, red: &crate::redact::Redactor) -> RunResult {
+        if red.is_empty() {
+            return self.clone();
+        }
+        let redacted = serde_json::to_value(self).and_then(|mut v| {
+            red.redact_value(&mut v);
+            serde_json::from_value::<RunResult>(v)
+        });
+        match redacted {
+            Ok(r) => r,
+            Err(e) => {
+                // Cannot happen for a value serde just produced; fall back to field-wise
+                // redaction of the free text rather than leaking.
+                tracing::warn!(error = %e, "redacting a run result via JSON failed");
+                let mut r = self.clone();
+                r.result_text = red.redact(&r.result_text).into_owned();
+                r.errors = r
+                    .errors
+                    .iter()
+                    .map(|e| red.redact(e).into_owned())
+                    .collect();
+                r.outcome.message = red.redact(&r.outcome.message).into_owned();
+                r
+            }
+        }
+    }
+
     /// The result of a task that never ran (skipped, or cut short before it started), or the
     /// start of one whose session is being built.
     pub fn not_run(loaded: &crate::spec::LoadedSpec, outcome: Outcome) -> RunResult {

@@ -19,8 +19,6 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::events::RunResult;
-
 /// Values shorter than this are never redacted: redacting `"1"` or `"ab"` would mangle
 /// every output while protecting nothing.
 pub const MIN_SECRET_LEN: usize = 4;
@@ -255,35 +253,6 @@ impl Redactor {
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
-        }
-    }
-
-    /// A copy of `result` with every string redacted (for the text and JUnit reports, which
-    /// render an already redacted result).
-    pub fn redact_result(&self, result: &RunResult) -> RunResult {
-        if self.is_empty() {
-            return result.clone();
-        }
-        let redacted = serde_json::to_value(result).and_then(|mut v| {
-            self.redact_value(&mut v);
-            serde_json::from_value::<RunResult>(v)
-        });
-        match redacted {
-            Ok(r) => r,
-            Err(e) => {
-                // Cannot happen for a value serde just produced; fall back to field-wise
-                // redaction of the free text rather than leaking.
-                tracing::warn!(error = %e, "redacting a run result via JSON failed");
-                let mut r = result.clone();
-                r.result_text = self.redact(&r.result_text).into_owned();
-                r.errors = r
-                    .errors
-                    .iter()
-                    .map(|e| self.redact(e).into_owned())
-                    .collect();
-                r.outcome.message = self.redact(&r.outcome.message).into_owned();
-                r
-            }
         }
     }
 }

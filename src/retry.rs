@@ -36,29 +36,6 @@ pub struct RetryPolicy {
     pub budget: Duration,
 }
 
-impl RetryPolicy {
-    /// The policy of a spec's `retry:` section: its settings over the defaults.
-    pub fn from_settings(s: &crate::spec::Retry) -> RetryPolicy {
-        let mut p = RetryPolicy::default();
-        if let Some(n) = s.max_retries {
-            p.max_retries = n;
-        }
-        if let Some(d) = s.base_delay {
-            p.base_delay = d.0;
-        }
-        if let Some(d) = s.max_delay {
-            p.max_delay = d.0;
-        }
-        if let Some(d) = s.max_wait {
-            p.max_wait = d.0;
-        }
-        if let Some(d) = s.budget {
-            p.budget = d.0;
-        }
-        p
-    }
-}
-
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {

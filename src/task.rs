@@ -51,7 +51,7 @@ pub(crate) async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Sto
             let mut result = RunResult::not_run(&loaded, outcome);
             result.duration_ms = started.elapsed().as_millis() as u64;
             let names = crate::prepare::secret_names(&loaded);
-            let result = crate::redact::Redactor::from_env(&names).redact_result(&result);
+            let result = result.redacted(&crate::redact::Redactor::from_env(&names));
             if let Some(out) = &opts.stream_out {
                 let frame = crate::report::json::result_value(&result);
                 if let Err(e) = crate::report::write_json_line(out, &frame) {

@@ -1,12 +1,13 @@
 //! Where a turn's wall time goes: a [`TurnClock`] the loop switches from phase to phase
 //! (request build → time to first byte → stream → tools, with failed attempts and their waits
-//! as retry), and a [`BusyClock`] the hooks run under, whose time is taken out of the phase it
+//! as retry), and the hooks' [`BusyClock`], whose time is taken out of the phase it
 //! fell in. The phases follow each other without gaps, so they add up to the turn.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::events::Phases;
+use crate::hooks::busy::BusyClock;
 
 /// A phase of a turn (hooks are counted apart, by [`BusyClock`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,52 +22,6 @@ pub(crate) enum Phase {
     Stream,
     /// Everything after the response: tool calls, Stop hooks.
     Tools,
-}
-
-/// Wall time during which at least one hook ran (overlapping hooks count once).
-#[derive(Debug, Default)]
-pub(crate) struct BusyClock {
-    inner: Mutex<Busy>,
-}
-
-#[derive(Debug, Default)]
-struct Busy {
-    running: u32,
-    since: Option<Instant>,
-    total: Duration,
-}
-
-/// Counts as busy until dropped.
-pub(crate) struct BusyGuard(Arc<BusyClock>);
-
-impl BusyClock {
-    /// Start counting one hook; it counts until the guard is dropped.
-    pub(crate) fn enter(self: &Arc<Self>) -> BusyGuard {
-        let mut b = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if b.running == 0 {
-            b.since = Some(Instant::now());
-        }
-        b.running += 1;
-        BusyGuard(self.clone())
-    }
-
-    /// Busy time so far, including the span still running.
-    pub(crate) fn total(&self) -> Duration {
-        let b = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        b.total + b.since.map_or(Duration::ZERO, |s| s.elapsed())
-    }
-}
-
-impl Drop for BusyGuard {
-    fn drop(&mut self) {
-        let mut b = self.0.inner.lock().unwrap_or_else(|p| p.into_inner());
-        b.running = b.running.saturating_sub(1);
-        if b.running == 0
-            && let Some(s) = b.since.take()
-        {
-            b.total += s.elapsed();
-        }
-    }
 }
 
 /// The current turn's clock.

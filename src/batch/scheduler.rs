@@ -119,12 +119,12 @@ async fn start_pool(
     tasks: &mut [(PreparedTask, Option<String>)],
     s: &Schedule,
 ) -> Option<WorktreePool> {
-    let running: Vec<&PreparedTask> = tasks
-        .iter()
-        .filter(|(_, skip)| skip.is_none())
-        .map(|(t, _)| t)
-        .collect();
-    let isolated = WorktreePool::isolated(&running);
+    let isolated = WorktreePool::isolated(
+        tasks
+            .iter()
+            .filter(|(_, skip)| skip.is_none())
+            .map(|(t, _)| &t.git),
+    );
     if isolated.len() < 2 {
         return None;
     }

@@ -31,7 +31,6 @@ use git2::{Oid, Repository};
 use crate::git::overlay;
 use crate::git::slot::{Slot, Template, remove_logged};
 use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
-use crate::prepare::PreparedTask;
 use crate::spec::GitBase;
 
 /// The pool's directory under the transcript directory.
@@ -149,12 +148,14 @@ fn common_dir(root: &Path) -> Result<(PathBuf, Repository), GitError> {
 }
 
 impl WorktreePool {
-    /// The isolated tasks of `tasks` as [`WorktreePool::start`] takes them.
-    pub fn isolated(tasks: &[&PreparedTask]) -> Vec<(PathBuf, GitBase)> {
-        tasks
-            .iter()
-            .filter(|t| t.git.isolate)
-            .filter_map(|t| Some((t.git.repo_root.clone()?, t.git.base)))
+    /// The isolated tasks among the git plans `plans`, as [`WorktreePool::start`] takes them.
+    pub fn isolated<'a>(
+        plans: impl IntoIterator<Item = &'a super::GitPlan>,
+    ) -> Vec<(PathBuf, GitBase)> {
+        plans
+            .into_iter()
+            .filter(|g| g.isolate)
+            .filter_map(|g| Some((g.repo_root.clone()?, g.base)))
             .collect()
     }
 

@@ -8,7 +8,7 @@
 //! killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
-pub(crate) mod config;
+pub(crate) mod busy;
 pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-pub(crate) use config::{HooksConfig, SUPPORTED_EVENTS};
+pub(crate) use crate::spec::hooks::{HooksConfig, SUPPORTED_EVENTS};
 
 use crate::permissions::Scope;
 use crate::permissions::bash;
@@ -172,7 +172,7 @@ pub struct Hooks {
     /// Set by the first hook that answers `continue: false`: the run stops with this reason.
     halt: Arc<Mutex<Option<String>>>,
     /// Counts the time hooks run (each turn's `hooks_ms`).
-    busy: Arc<crate::agent::timing::BusyClock>,
+    busy: Arc<busy::BusyClock>,
 }
 
 /// What the Stop hooks decided when the model finished.
@@ -315,7 +315,7 @@ impl Hooks {
     }
 
     /// The clock that counts the time hooks run.
-    pub(crate) fn busy(&self) -> Arc<crate::agent::timing::BusyClock> {
+    pub(crate) fn busy(&self) -> Arc<busy::BusyClock> {
         self.busy.clone()
     }
 

@@ -9,13 +9,13 @@ pub mod human;
 pub(crate) mod writer;
 
 use std::future::Future;
-use std::io;
+use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tracing_subscriber::EnvFilter;
 
-use crate::cli::Verbosity;
+use clap::Args;
 
 /// Targets of the shell parser's (brush-parser) debug logs: token and parse dumps, off unless
 /// a filter names them.
@@ -64,6 +64,17 @@ impl LogFormat {
             _ => LogFormat::Full,
         }
     }
+}
+
+/// `-v`/`-q`: how much runner logs on stderr (`RUNNER_LOG` overrides both).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct Verbosity {
+    /// More log detail on stderr: -v for debug logs of runner, -vv for trace logs.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    /// Only warnings and errors on stderr, and no progress line.
+    #[arg(short = 'q', long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
 }
 
 /// The log filter: `RUNNER_LOG` (or `RUST_LOG`) when set, else by `-v`/`-q`; the shell
@@ -132,7 +143,26 @@ pub(crate) fn write_log(bytes: &[u8]) -> io::Result<()> {
     if buffered.is_ok() {
         return Ok(());
     }
-    crate::report::progress::write_around(bytes)
+    match STDERR_WRITER.get() {
+        Some(write) => write(bytes),
+        None => {
+            let mut err = io::stderr().lock();
+            err.write_all(bytes)?;
+            err.flush()
+        }
+    }
+}
+
+/// A function that writes log bytes to stderr.
+type StderrWriter = fn(&[u8]) -> io::Result<()>;
+
+/// How log lines reach stderr when something else draws there (the progress line), set once.
+static STDERR_WRITER: std::sync::OnceLock<StderrWriter> = std::sync::OnceLock::new();
+
+/// Have every log line that goes to stderr written by `write` (the progress line's, which
+/// clears and redraws the line around it). The first writer set stays.
+pub fn set_stderr_writer(write: StderrWriter) {
+    let _ = STDERR_WRITER.set(write);
 }
 
 /// Run `f` with its log lines collected in `buffer`.

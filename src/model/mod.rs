@@ -10,6 +10,7 @@ pub mod openai;
 pub mod provider;
 pub mod record;
 pub mod replay;
+pub mod settings;
 pub mod sse;
 pub mod table;
 pub mod types;

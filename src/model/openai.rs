@@ -19,8 +19,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap};
 
 use super::http;
 use super::provider::{ModelCall, Provider, ProviderError, ResponseMeta};
+use super::settings::OpenaiSettings;
 use super::types::ModelRequest;
-use crate::spec::OpenaiSettings;
 
 pub use request::{MaxTokensField, request_body};
 pub use wire::{ChunkMapper, Estimate, event_stream};

@@ -20,10 +20,10 @@ use super::cassette::{
     Cassette, CassetteError, Exchange, WORKDIR_TOKEN, digest, normalize_request, replace_in_strings,
 };
 use super::cassette_diff;
+use super::settings::ReplayMode;
 use super::{ModelCall, ModelRequest, Provider, ProviderError, ResponseMeta, StreamEvent};
 use crate::model::ContentBlock;
 use crate::redact::Redactor;
-use crate::spec::ReplayMode;
 
 /// Serves recorded responses.
 pub(crate) struct ReplayProvider {

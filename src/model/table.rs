@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
+use super::settings::ModelInfoOverride;
 use super::types::Usage;
-use crate::spec::ModelInfoOverride;
 
 /// Context window assumed for a spec-defined model that does not set `context_window`.
 pub(crate) const DEFAULT_CONTEXT_WINDOW: u64 = 200_000;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::hooks::config::HooksConfig;
 use crate::permissions::PermissionMode;
+use crate::spec::hooks::HooksConfig;
 
 /// A settings file that cannot be used; the message names the file and the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

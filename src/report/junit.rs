@@ -5,7 +5,7 @@
 //! child element ([`Outcome::junit`](crate::outcome::Outcome::junit)), whose `type` is
 //! always the `runner_outcome`. All text is stripped of ANSI escapes and XML-invalid characters
 //! and escaped by quick-xml. Redaction is the caller's job: pass results through
-//! [`Redactor::redact_result`](crate::redact::Redactor::redact_result) first.
+//! [`RunResult::redacted`](crate::events::RunResult::redacted) first.
 
 use std::io::{self, Write};
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! [`Redactor`](crate::redact::Redactor) they hold. The renderers that take a finished
 //! [`RunResult`](crate::events::RunResult) ([`text::render_text`], [`junit::render_junit`])
 //! expect the caller to pass an already redacted result
-//! ([`Redactor::redact_result`](crate::redact::Redactor::redact_result)).
+//! ([`RunResult::redacted`](crate::events::RunResult::redacted)).
 
 pub mod footprint;
 pub mod github;

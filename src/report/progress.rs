@@ -79,6 +79,7 @@ pub(crate) fn wanted(quiet: bool) -> bool {
 
 /// Start showing the status line for `total` tasks.
 pub fn start(total: usize) {
+    crate::log::set_stderr_writer(write_around);
     let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
         "{spinner:.cyan} runner [{elapsed}] {bar:20.cyan/blue} {pos}/{len} done · {msg}",

@@ -441,7 +441,7 @@ impl Session {
         } else {
             vec![]
         };
-        let mut result = self.redactor.redact_result(result);
+        let mut result = result.redacted(&self.redactor);
         let written = self.write_result_file(&mut result);
         self.agent.emit(RunEvent::Result(Box::new(result.clone())));
         // The result record itself may not have been written.
@@ -626,7 +626,7 @@ fn loop_config(task: &PreparedTask, system: String) -> LoopConfig {
         // A `max_tokens` stop escalates once to the model's cap, unless the spec chose the cap.
         escalate_max_tokens_to: (spec.max_tokens.is_none() && model_cap > max_tokens)
             .then_some(model_cap),
-        retry: crate::retry::RetryPolicy::from_settings(&spec.retry),
+        retry: spec.retry.policy(),
         thinking: spec
             .thinking_budget_tokens
             .map(|b| serde_json::json!({"type": "enabled", "budget_tokens": b})),

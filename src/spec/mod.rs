@@ -4,6 +4,7 @@ pub mod discover;
 pub mod duration;
 pub mod errors;
 pub mod git;
+pub mod hooks;
 pub mod inline;
 pub mod instructions;
 pub mod load;

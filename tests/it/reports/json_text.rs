@@ -146,7 +146,7 @@ fn redact_result_covers_text_reports() {
         format!("refused; key {}", script::SECRET),
     ));
     r.result_text = format!("answer {}", script::SECRET);
-    let red_r = red.redact_result(&r);
+    let red_r = r.redacted(&red);
     let text = render_text(&red_r, true);
     assert!(!text.contains(script::SECRET));
     assert!(text.contains("refused; key [REDACTED:ANTHROPIC_API_KEY]"));
