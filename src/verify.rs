@@ -76,7 +76,7 @@ pub(crate) async fn run_checks(
         let name = check.name.clone().unwrap_or_else(|| check.run.clone());
         let extra: Vec<(String, String)> = params
             .iter()
-            .map(|(k, v)| (crate::spec::matrix::env_name(k), v.clone()))
+            .map(|(k, v)| (crate::spec::expand::env_name(k), v.clone()))
             .chain(check.env.iter().map(|(k, v)| (k.clone(), expand_env(v))))
             .collect();
         let timeout = check.timeout.map_or(DEFAULT_CHECK_TIMEOUT, |t| t.0);

@@ -273,3 +273,34 @@ impl Agent {
         state.record_usage(&response.model, &response.usage, cost, window);
     }
 }
+
+impl Agent {
+    /// Switch to the fallback model after the main model's overload `error`: record it (a
+    /// `runner_model_fallback` event), mark the thinking so far as the other model's, and use
+    /// the fallback's limits. False when there is no fallback (left).
+    pub(crate) fn fall_back(&mut self, state: &mut State, error: &str) -> bool {
+        let Some(f) = self.fallback.take() else {
+            return false;
+        };
+        tracing::warn!(
+            from = %self.model,
+            to = %f.model,
+            "the model stayed overloaded; continuing with the fallback model: {error}"
+        );
+        self.emit(RunEvent::ModelFallback {
+            uuid: new_uuid(),
+            from: self.model.clone(),
+            to: f.model.clone(),
+            error: error.to_string(),
+        });
+        state
+            .foreign_thinking
+            .extend(super::fallback::thinking_keys(&state.messages));
+        if let Some(cap) = f.info.map(|i| i.max_output_tokens) {
+            self.max_tokens = self.max_tokens.min(cap);
+        }
+        self.model = f.model;
+        self.model_info = f.info;
+        true
+    }
+}

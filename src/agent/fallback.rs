@@ -5,9 +5,6 @@
 
 use std::collections::HashSet;
 
-use super::core::Agent;
-use super::state::State;
-use crate::events::{RunEvent, new_uuid};
 use crate::model::table::ModelInfo;
 use crate::model::{ContentBlock, Message, Role};
 
@@ -20,40 +17,9 @@ pub(crate) struct Fallback {
     pub info: Option<ModelInfo>,
 }
 
-impl Agent {
-    /// Switch to the fallback model after the main model's overload `error`: record it (a
-    /// `runner_model_fallback` event), mark the thinking so far as the other model's, and use
-    /// the fallback's limits. False when there is no fallback (left).
-    pub(crate) fn fall_back(&mut self, state: &mut State, error: &str) -> bool {
-        let Some(f) = self.fallback.take() else {
-            return false;
-        };
-        tracing::warn!(
-            from = %self.model,
-            to = %f.model,
-            "the model stayed overloaded; continuing with the fallback model: {error}"
-        );
-        self.emit(RunEvent::ModelFallback {
-            uuid: new_uuid(),
-            from: self.model.clone(),
-            to: f.model.clone(),
-            error: error.to_string(),
-        });
-        state
-            .foreign_thinking
-            .extend(thinking_keys(&state.messages));
-        if let Some(cap) = f.info.map(|i| i.max_output_tokens) {
-            self.max_tokens = self.max_tokens.min(cap);
-        }
-        self.model = f.model;
-        self.model_info = f.info;
-        true
-    }
-}
-
 /// What identifies each thinking block of the conversation: its signature (the opaque data of
 /// a redacted one).
-fn thinking_keys(messages: &[Message]) -> impl Iterator<Item = String> + '_ {
+pub(super) fn thinking_keys(messages: &[Message]) -> impl Iterator<Item = String> + '_ {
     messages
         .iter()
         .filter(|m| m.role == Role::Assistant)

@@ -38,7 +38,11 @@ impl SpecError {
     /// An error at the place in `spec`'s source where `key_path` is written (e.g.
     /// `limits.max_cost_usd`, `tools[2]`, `models["gpt-4.1"]`); see
     /// [`super::LoadedSpec::locate`].
-    pub fn at(spec: &super::LoadedSpec, key_path: &str, message: impl Into<String>) -> SpecError {
+    pub fn at(
+        spec: &super::loaded::LoadedSpec,
+        key_path: &str,
+        message: impl Into<String>,
+    ) -> SpecError {
         SpecError::in_source(&spec.path, &spec.source, key_path, message)
     }
 
@@ -133,7 +137,7 @@ impl SpecError {
     /// `--flag: ` (with the spec file named when it is a real file).
     fn origin(&self) -> String {
         match self.flag() {
-            Some(flag) if self.file == Path::new(super::inline::INLINE_PATH) => format!("{flag}: "),
+            Some(flag) if self.file == Path::new(super::loaded::INLINE_PATH) => format!("{flag}: "),
             Some(flag) => format!("{flag} (applied to {}): ", self.file.display()),
             None => format!(
                 "{}{}: ",

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::load::{LoadedSpec, SpecError, load_text};
+use super::errors::SpecError;
+use super::load::load_text;
+use super::loaded::LoadedSpec;
 
-/// The spec path an inline task reports (JUnit `file`, result `spec_path`).
-pub const INLINE_PATH: &str = "<inline>";
+pub use super::loaded::INLINE_PATH;
 
 /// The task name when `--name` is not given.
 pub const DEFAULT_INLINE_NAME: &str = "inline";

@@ -11,46 +11,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 pub use super::errors::SpecError;
+use super::expand;
+pub use super::loaded::LoadedSpec;
 use super::locate::locate;
-use super::matrix;
 use super::shape;
 use super::types::{ProviderKind, TaskSpec};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
 pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
-
-/// A spec loaded and resolved against its file's location.
-#[derive(Debug, Clone)]
-pub struct LoadedSpec {
-    /// Path as given (for reports).
-    pub path: PathBuf,
-    /// Directory holding the spec (absolute).
-    pub dir: PathBuf,
-    /// The parsed spec.
-    pub spec: TaskSpec,
-    /// The prompt text (from `prompt` or `prompt_file`).
-    pub prompt: String,
-    /// Absolute workdir.
-    pub workdir: PathBuf,
-    /// Absolute additional directories.
-    pub additional_directories: Vec<PathBuf>,
-    /// Absolute cassette path, for replay.
-    pub cassette: Option<PathBuf>,
-    /// The checked structured-output JSON Schema (`output.schema` or `output.schema_file`).
-    pub output_schema: Option<serde_json::Value>,
-    /// 1-based line of the `name:` key (for annotations and JUnit `line`).
-    pub name_line: usize,
-    /// The spec file's text, kept so later errors can be positioned ([`LoadedSpec::locate`]).
-    pub source: String,
-}
-
-impl LoadedSpec {
-    /// The 1-based `(line, column)` where `key_path` (`limits.max_cost_usd`, `tools[2]`,
-    /// `models["id"].field`) is written; the deepest written prefix, else `(1, 1)`.
-    pub fn locate(&self, key_path: &str) -> (usize, usize) {
-        locate(&self.source, key_path)
-    }
-}
 
 /// Load one spec file that holds one task: parse, check, and resolve its paths. A spec with a
 /// `matrix:` expanding into several tasks is an error here; use [`load_all`].
@@ -89,14 +57,14 @@ pub(crate) fn load_text(
     };
     let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
     // The template's own name must be valid once its placeholders are filled.
-    let written = matrix::substitute_any(&spec.name, "x");
+    let written = expand::substitute_any(&spec.name, "x");
     if let Some(why) = super::validate::name_problem(&written) {
         return Err(at("name", why));
     }
-    let sets = matrix::param_sets(&m, dir, &at)?;
+    let sets = expand::param_sets(&m, dir, &at)?;
     let mut out = Vec::with_capacity(sets.len());
     for params in &sets {
-        let expanded = matrix::expand_one(&spec, params, path, &source)?;
+        let expanded = expand::expand_one(&spec, params, path, &source)?;
         out.push(finish(path, dir, source.clone(), expanded)?);
     }
     Ok(out)
@@ -136,7 +104,7 @@ fn finish(
             if spec.params.is_empty() {
                 text
             } else {
-                matrix::substitute(&text, &spec.params, false).map_err(|u| {
+                expand::substitute(&text, &spec.params, false).map_err(|u| {
                     at(
                         "prompt_file",
                         format!(

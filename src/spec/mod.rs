@@ -3,11 +3,13 @@
 pub mod discover;
 pub mod duration;
 pub mod errors;
+pub mod expand;
 pub mod git;
 pub mod hooks;
 pub mod inline;
 pub mod instructions;
 pub mod load;
+pub mod loaded;
 pub mod locate;
 pub mod matrix;
 pub mod mcp;
@@ -21,9 +23,11 @@ pub mod validate;
 
 pub use discover::discover;
 pub use duration::SpecDuration;
+pub use errors::SpecError;
 pub use git::{GitAuthor, GitBase, GitBranch, GitSettings};
 pub use instructions::Instructions;
-pub use load::{LoadedSpec, MAX_SPEC_BYTES, SpecError, load, load_all};
+pub use load::{MAX_SPEC_BYTES, load, load_all};
+pub use loaded::LoadedSpec;
 pub use mcp::McpServerSpec;
 pub use sandbox::{CheckSandbox, NetworkSetting, SandboxMode, SandboxSettings};
 pub use types::*;

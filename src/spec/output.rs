@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::load::SpecError;
+use super::errors::SpecError;
 use super::types::OutputSpec;
 
 /// Most meta-schema errors listed in one spec error.

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use super::load::{LoadedSpec, SpecError};
+use super::errors::SpecError;
+use super::loaded::LoadedSpec;
 use super::types::{ProviderKind, TaskSpec};
 use crate::model::table;
 
