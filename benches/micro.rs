@@ -5,11 +5,11 @@
 //!   a byte stream, then `Assembler`);
 //! - normalize-for-API (and building + serializing the request body) on a 200-message
 //!   conversation;
-//! - permission decisions for typical and adversarial Bash commands;
 //! - transcript append per record (`TranscriptSink`);
-//! - JUnit rendering and writing for 1,000 tasks;
-//! - one command (`true`) started, run and reaped, unconfined and in the sandbox (the
-//!   difference is what confinement costs per command).
+//! - JUnit rendering and writing for 1,000 tasks.
+//!
+//! The permission engine and the sandbox have benchmarks of their own, in their crates:
+//! `cargo bench -p runner-policy` and `cargo bench -p runner-exec`.
 //!
 //! Each figure is the median per-iteration time over several samples. Pass a substring as the
 //! first argument to run only the matching groups (`cargo bench --bench micro -- sse`).
@@ -47,11 +47,7 @@ use runner::model::anthropic::{RequestBody, request_body};
 use runner::model::assembler::Assembler;
 use runner::model::{ContentBlock, Message, ModelRequest, Role};
 use runner::outcome::{Outcome, OutcomeKind};
-use runner::permissions::{Policy, ToolCall};
 use runner::redact::Redactor;
-use runner::roots::SessionRoots;
-use runner::spec::PermissionMode;
-use runner::tools::Access;
 use runner::transcript::TranscriptSink;
 
 const SAMPLES: usize = 7;
@@ -71,99 +67,12 @@ fn main() {
     if want("normalize") {
         bench_normalize();
     }
-    if want("permissions") {
-        bench_permissions();
-    }
     if want("transcript") {
         bench_transcript();
     }
     if want("junit") {
         bench_junit();
     }
-    if want("sandbox") {
-        bench_sandbox();
-    }
-}
-
-// ---------------------------------------------------------------- sandbox
-
-/// One `true` through the process module, as the Bash tool runs it, without and with the
-/// task's sandbox (read-only and write scopes): the difference is the confinement's cost.
-fn bench_sandbox() {
-    use runner::permissions::Scope;
-    use runner::process::ChildPolicy;
-    use runner::process::run::{ShellRun, run_shell};
-    use runner::sandbox::{Sandbox, SandboxRequest};
-    use runner::spec::{NetworkSetting, SandboxMode};
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().canonicalize().unwrap();
-    let spill = work.join("spill");
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let started = std::time::Instant::now();
-    let sandbox = rt
-        .block_on(Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Auto,
-            network: &NetworkSetting::None,
-            workdir: &work,
-            write: vec![],
-            read_deny: vec![],
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            attempts: tx,
-        }))
-        .unwrap();
-    let setup = started.elapsed();
-    let confined = sandbox.confines();
-    let sandbox = Arc::new(sandbox);
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let one = |policy: &ChildPolicy, scope: Scope| {
-        rt.block_on(async {
-            let done = run_shell(ShellRun {
-                script: "true",
-                cwd: &work,
-                env: policy,
-                extra_env: &[],
-                timeout: Duration::from_secs(10),
-                cancel: &cancel,
-                spill_dir: &spill,
-                spill_name: "b",
-                scope,
-                report: true,
-                on_spawn: None,
-            })
-            .await
-            .unwrap();
-            assert_eq!(done.exit_code, Some(0));
-        })
-    };
-    let plain = ChildPolicy::default();
-    let boxed = ChildPolicy {
-        sandbox: Some(sandbox.clone()),
-        ..ChildPolicy::default()
-    };
-    let mut t = Table::new(&["command `true` (spawn, wait, reap)", "median"]);
-    let (d0, _) = time_per_iter(SAMPLES, TARGET, || one(&plain, Scope::Write));
-    t.row(vec!["unconfined".into(), fmt_dur(d0)]);
-    let (d1, _) = time_per_iter(SAMPLES, TARGET, || one(&boxed, Scope::ReadOnly));
-    t.row(vec!["sandbox, read-only scope".into(), fmt_dur(d1)]);
-    let (d2, _) = time_per_iter(SAMPLES, TARGET, || one(&boxed, Scope::Write));
-    t.row(vec!["sandbox, write scope".into(), fmt_dur(d2)]);
-    let (dc, _) = time_per_iter(SAMPLES, TARGET, || {
-        black_box(sandbox.confine(Scope::Write).unwrap());
-    });
-    t.row(vec![
-        "runner's side of confining one command (ruleset, env)".into(),
-        fmt_dur(dc),
-    ]);
-    print!("{}", t.render());
-    println!(
-        "sandbox confines: {confined}; per-task setup (grants, rulesets, filter): {}\n",
-        fmt_dur(setup)
-    );
 }
 
 // ---------------------------------------------------------------- SSE + assembly
@@ -491,131 +400,6 @@ fn bench_normalize() {
     ]);
     println!("{}", t.render());
     println!("request body: {body_len} bytes\n");
-}
-
-// ---------------------------------------------------------------- permissions
-
-fn bench_permissions() {
-    let work = PathBuf::from("/work/repo");
-    let roots = SessionRoots {
-        spec_dir: work.clone(),
-        repo_root: Some(work.clone()),
-        workdir: work.clone(),
-        additional_dirs: vec![],
-        output_dir: PathBuf::from("/work/.runner/task"),
-        source_root: None,
-    };
-    let allow: Vec<String> = [
-        "Read",
-        "Edit",
-        "Bash(cargo test:*)",
-        "Bash(cargo build *)",
-        "Bash(git diff *)",
-        "Bash(npm run lint)",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let deny: Vec<String> = ["Bash(rm -rf *)", "Bash(curl *)", "Read(./secrets/**)"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let policy = Policy::new(PermissionMode::Default, &allow, &deny)
-        .expect("policy")
-        .with_home(Some(PathBuf::from("/root")));
-
-    let long_chain = (0..200)
-        .map(|i| format!("echo step{i}"))
-        .collect::<Vec<_>>()
-        .join(" && ");
-    let long_pipe = (0..200).map(|_| "cat").collect::<Vec<_>>().join(" | ");
-    let nested = {
-        let mut s = "echo x".to_string();
-        for _ in 0..30 {
-            s = format!("echo $({s})");
-        }
-        s
-    };
-    let quotes = format!(
-        "echo '{}' \"{}\"",
-        "a'\\''b ".repeat(500),
-        "$HOME \\\" ".repeat(500)
-    );
-    let big_arg = format!("grep -rn '{}' src", "x".repeat(100_000));
-    let heredoc = format!(
-        "cat <<'EOF'\n{}EOF",
-        "line of text $(not expanded)\n".repeat(1000)
-    );
-    let unterminated = format!("echo \"{}", "abc ".repeat(1000));
-    let cases: Vec<(&str, String)> = vec![
-        ("typical: git status (read-only set)", "git status".into()),
-        ("typical: ls -la src | head", "ls -la src | head -20".into()),
-        (
-            "typical: cargo test (allow rule)",
-            "cargo test --all -- --nocapture".into(),
-        ),
-        (
-            "typical: git diff && cargo build",
-            "git diff HEAD~1 && cargo build --release".into(),
-        ),
-        ("typical: rm -rf (deny rule)", "rm -rf target".into()),
-        (
-            "typical: unknown command (no rule)",
-            "python3 setup.py install".into(),
-        ),
-        ("adversarial: 200-command && chain", long_chain),
-        ("adversarial: 200-stage pipeline", long_pipe),
-        ("adversarial: 30 nested $(...)", nested),
-        ("adversarial: 1,000 quoted pieces", quotes),
-        ("adversarial: 100 KB argument", big_arg),
-        ("adversarial: 1,000-line heredoc", heredoc),
-        ("adversarial: unterminated quote", unterminated),
-        (
-            "adversarial: env/sudo wrappers",
-            "env -i FOO=1 nice -n 5 timeout 10 sudo rm -rf /".into(),
-        ),
-    ];
-    let mut t = Table::new(&[
-        "Bash permission decision",
-        "bytes",
-        "decision",
-        "median / call",
-    ]);
-    let cwd = work.clone();
-    for (label, cmd) in &cases {
-        let access = Access::Exec(cmd.to_string());
-        let call = ToolCall {
-            tool: "Bash",
-            access: &access,
-            cwd: &cwd,
-        };
-        let decision = policy.decide(&call, &roots);
-        let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {
-            black_box(policy.decide(black_box(&call), &roots));
-        });
-        t.row(vec![
-            label.to_string(),
-            cmd.len().to_string(),
-            if decision.is_allow() { "allow" } else { "deny" }.into(),
-            fmt_dur(d),
-        ]);
-    }
-    let read_access = Access::Read(vec!["/work/repo/src/main.rs".into()]);
-    let call = ToolCall {
-        tool: "Read",
-        access: &read_access,
-        cwd: &cwd,
-    };
-    let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {
-        black_box(policy.decide(black_box(&call), &roots));
-    });
-    t.row(vec![
-        "Read src/main.rs".into(),
-        "".into(),
-        "allow".into(),
-        fmt_dur(d),
-    ]);
-    println!("{}", t.render());
 }
 
 // ---------------------------------------------------------------- transcript

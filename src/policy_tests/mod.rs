@@ -2,7 +2,6 @@
 //! declared by the real tool that parses its input, as the agent loop does.
 
 mod classes;
-mod property;
 
 use std::path::PathBuf;
 

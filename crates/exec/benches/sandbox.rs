@@ -1,0 +1,114 @@
+//! How runner starts and confines a command, alone (a `harness = false` bench;
+//! `cargo bench -p runner-exec`): one `true` started, run and reaped through the process
+//! module, unconfined and in the sandbox (the difference is what confinement costs per
+//! command), and the sandbox's per-task set-up.
+
+// Benchmark code may unwrap, panic and print (the library may not: the workspace's [lints]).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    unreachable_pub
+)]
+
+#[path = "../../../benches/common/mod.rs"]
+mod common;
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Table, fmt_dur, time_per_iter};
+
+const SAMPLES: usize = 7;
+const TARGET: Duration = Duration::from_millis(200);
+
+fn main() {
+    println!(
+        "runner-exec: median of {SAMPLES} samples of ~{} ms each\n",
+        TARGET.as_millis()
+    );
+    bench_sandbox();
+}
+
+/// One `true` through the process module, as the Bash tool runs it, without and with the
+/// task's sandbox (read-only and write scopes): the difference is the confinement's cost.
+fn bench_sandbox() {
+    use runner_exec::process::ChildPolicy;
+    use runner_exec::process::run::{ShellRun, run_shell};
+    use runner_exec::sandbox::settings::{NetworkSetting, SandboxMode};
+    use runner_exec::sandbox::{Sandbox, SandboxRequest};
+    use runner_policy::Scope;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().canonicalize().unwrap();
+    let spill = work.join("spill");
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let started = std::time::Instant::now();
+    let sandbox = rt
+        .block_on(Sandbox::start(SandboxRequest {
+            mode: SandboxMode::Auto,
+            network: &NetworkSetting::None,
+            workdir: &work,
+            write: vec![],
+            read_deny: vec![],
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            attempts: tx,
+        }))
+        .unwrap();
+    let setup = started.elapsed();
+    let confined = sandbox.confines();
+    let sandbox = Arc::new(sandbox);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let one = |policy: &ChildPolicy, scope: Scope| {
+        rt.block_on(async {
+            let done = run_shell(ShellRun {
+                script: "true",
+                cwd: &work,
+                env: policy,
+                extra_env: &[],
+                timeout: Duration::from_secs(10),
+                cancel: &cancel,
+                spill_dir: &spill,
+                spill_name: "b",
+                scope,
+                report: true,
+                on_spawn: None,
+            })
+            .await
+            .unwrap();
+            assert_eq!(done.exit_code, Some(0));
+        })
+    };
+    let plain = ChildPolicy::default();
+    let boxed = ChildPolicy {
+        sandbox: Some(sandbox.clone()),
+        ..ChildPolicy::default()
+    };
+    let mut t = Table::new(&["command `true` (spawn, wait, reap)", "median"]);
+    let (d0, _) = time_per_iter(SAMPLES, TARGET, || one(&plain, Scope::Write));
+    t.row(vec!["unconfined".into(), fmt_dur(d0)]);
+    let (d1, _) = time_per_iter(SAMPLES, TARGET, || one(&boxed, Scope::ReadOnly));
+    t.row(vec!["sandbox, read-only scope".into(), fmt_dur(d1)]);
+    let (d2, _) = time_per_iter(SAMPLES, TARGET, || one(&boxed, Scope::Write));
+    t.row(vec!["sandbox, write scope".into(), fmt_dur(d2)]);
+    let (dc, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(sandbox.confine(Scope::Write).unwrap());
+    });
+    t.row(vec![
+        "runner's side of confining one command (ruleset, env)".into(),
+        fmt_dur(dc),
+    ]);
+    print!("{}", t.render());
+    println!(
+        "sandbox confines: {confined}; per-task setup (grants, rulesets, filter): {}\n",
+        fmt_dur(setup)
+    );
+}
