@@ -246,8 +246,8 @@ fn resume_task(
     prepare::resume::prepare_resume(&req, o).map_err(|e| e.to_string())
 }
 
-/// Print a finished (or skipped) task's result in the chosen format. A skipped task has no
-/// stream-json sink, so its `result` frame is written here.
+/// Print a finished (or skipped, or not started) task's result in the chosen format. A task
+/// that did not run has no stream-json sink, so its `result` frame is written here.
 fn print_result(
     format: OutputFormat,
     out: &SharedOut,
