@@ -87,6 +87,9 @@ pub enum GitError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The batch was interrupted while the task's worktree was being made: it was abandoned.
+    #[error("the batch was interrupted before the task's worktree was ready")]
+    Cancelled,
 }
 
 pub(crate) fn git_err(what: impl Into<String>) -> impl FnOnce(git2::Error) -> GitError {

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
-use super::checkout;
+use super::checkout::{self, Cancel};
 use super::overlay::{self, Layers, Options};
 use super::{GitError, admin, git_err, io_err};
 
@@ -54,15 +54,16 @@ pub(crate) struct Template {
 }
 
 impl Template {
-    /// Check `tree` out into `dir` (which must not exist yet).
+    /// Check `tree` out into `dir` (which must not exist yet), unless `cancel` stops it.
     pub(crate) fn create(
         dir: &Path,
         common_dir: &Path,
         commit: Oid,
         tree: Oid,
         filters: bool,
+        cancel: &Cancel,
     ) -> Result<Template, GitError> {
-        checkout::create(dir, common_dir, commit, tree, filters)?;
+        checkout::create(dir, common_dir, commit, tree, filters, cancel)?;
         Ok(Template {
             dir: dir.to_path_buf(),
             filters,
@@ -164,15 +165,17 @@ impl Slot {
         Ok(slot)
     }
 
-    /// Make a checkout slot at `dir`: a full checkout of `tree`, HEAD detached at `commit`.
+    /// Make a checkout slot at `dir`: a full checkout of `tree`, HEAD detached at `commit`,
+    /// unless `cancel` stops it.
     pub(crate) fn checkout(
         dir: &Path,
         common_dir: &Path,
         commit: Oid,
         tree: Oid,
         filters: bool,
+        cancel: &Cancel,
     ) -> Result<Slot, GitError> {
-        checkout::create(dir, common_dir, commit, tree, filters)?;
+        checkout::create(dir, common_dir, commit, tree, filters, cancel)?;
         Ok(Slot {
             dir: dir.to_path_buf(),
             kind: SlotKind::Checkout,
@@ -194,15 +197,25 @@ impl Slot {
         let what = || format!("reset the worktree {}", work.display());
         checkout::reset(&work, tree, filters).map_err(git_err(what()))?;
         admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
-        let _ = std::fs::remove_file(self.dir.join(TAKEN));
+        self.given_back();
         self.tree = tree;
         self.filters = filters;
         Ok(())
     }
 
+    /// The task that had the slot is done with it: no later batch keeps it for resume.
+    pub(crate) fn given_back(&self) {
+        let _ = std::fs::remove_file(self.dir.join(TAKEN));
+    }
+
     /// Keep the slot for resume: an overlay is unmounted (`runner resume` mounts it again);
     /// its layers and administrative directory stay.
     pub(crate) fn keep(self) {
+        self.unmount();
+    }
+
+    /// Unmount an overlay slot (its files stay); nothing for a checkout.
+    pub(crate) fn unmount(&self) {
         if matches!(self.kind, SlotKind::Overlay(_)) {
             unmount_logged(&self.worktree());
         }
@@ -210,9 +223,7 @@ impl Slot {
 
     /// Remove the slot: unmount an overlay, delete its files.
     pub(crate) fn destroy(self) {
-        if matches!(self.kind, SlotKind::Overlay(_)) {
-            unmount_logged(&self.worktree());
-        }
+        self.unmount();
         remove_logged(&self.dir);
     }
 }
@@ -276,6 +287,7 @@ pub fn reattach(path: &Path) -> Result<(), GitError> {
                 parse(&meta.commit)?,
                 parse(&meta.tree)?,
                 meta.filters,
+                &Cancel::default(),
             )?;
         }
         own.join(TREE)
