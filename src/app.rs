@@ -542,7 +542,13 @@ pub async fn exec(args: ExecArgs) -> i32 {
         }
         report_failures.extend(r.report_errors.iter().cloned());
     }
-    let code = combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()));
+    // An interrupted run ends with the signal's code, also when no task was running then.
+    let code = combined_exit_code(
+        end.results
+            .iter()
+            .map(|r| r.outcome.exit_code())
+            .chain(end.signal.map(|s| 128 + s)),
+    );
     if report_failures.is_empty() {
         return code;
     }

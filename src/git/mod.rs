@@ -42,7 +42,7 @@ pub use patch::{FileChange, GitSummary};
 pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of};
 pub use slot::reattach;
 pub use source::{Lease, LeaseKind, WorktreeSource};
-pub use task::{Ending, GitTask, begin, finish};
+pub use task::{Ending, GitTask, abandon, begin, finish};
 
 use crate::spec::SpecError;
 
