@@ -4,8 +4,9 @@
 //! administrative directory at `SLOT/git` ([`super::admin`]); an overlay slot also has its
 //! layers `SLOT/upper` and `SLOT/work`, and `SLOT/slot.json` says what it was made from, so
 //! that a task kept for resume can be mounted again ([`reattach`]). `SLOT/taken` marks a slot
-//! a task has started in: after a crash such a slot is kept (resume needs it), an untaken one
-//! is removed.
+//! a task has started in, `SLOT/kept` one its batch kept for `runner resume` (the task was
+//! interrupted and its result names the worktree). A later batch removes every slot of a batch
+//! that is gone except the kept ones ([`super::sweep`]).
 //!
 //! A template is a checkout of one tree (`TEMPLATE/tree`, with `TEMPLATE/git/index` holding
 //! the files' stat data): the lower layer of every overlay slot of that tree. Each slot gets a
@@ -26,6 +27,8 @@ use super::{GitError, admin, git_err, io_err};
 pub(crate) const TREE: &str = "tree";
 /// The marker of a slot a task has started in.
 const TAKEN: &str = "taken";
+/// The marker of a slot kept for resume.
+const KEPT: &str = "kept";
 /// What an overlay slot was made from.
 const META: &str = "slot.json";
 
@@ -208,9 +211,12 @@ impl Slot {
         let _ = std::fs::remove_file(self.dir.join(TAKEN));
     }
 
-    /// Keep the slot for resume: an overlay is unmounted (`runner resume` mounts it again);
-    /// its layers and administrative directory stay.
+    /// Keep the slot for resume: marked kept, and an overlay unmounted (`runner resume` mounts
+    /// it again); its layers and administrative directory stay.
     pub(crate) fn keep(self) {
+        if let Err(e) = std::fs::write(self.dir.join(KEPT), b"") {
+            tracing::warn!(worktree = %self.worktree().display(), "cannot mark the worktree kept for resume ({e}); the next batch may remove it");
+        }
         self.unmount();
     }
 
@@ -245,9 +251,14 @@ pub(crate) fn remove_logged(dir: &Path) {
     }
 }
 
-/// Whether the slot directory `dir` was taken by a task (so resume may need it).
+/// Whether the slot directory `dir` was taken by a task.
 pub(crate) fn was_taken(dir: &Path) -> bool {
     dir.join(TAKEN).exists()
+}
+
+/// Whether the slot directory `dir` was kept for resume by its batch.
+pub(crate) fn was_kept(dir: &Path) -> bool {
+    dir.join(KEPT).exists()
 }
 
 /// Overlay worktrees this process mounted again for `runner resume`, with the lock that
