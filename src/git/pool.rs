@@ -401,7 +401,6 @@ impl WorktreeSource for WorktreePool {
                 slot.given_back();
             }
             Mode::Checkout => {
-                slot.given_back();
                 // Reset in the background, so the task's end is not held up by it.
                 let commit = st.keys.get(&key).map_or(Oid::ZERO_SHA1, |k| k.commit);
                 if let Some(ks) = st.keys.get_mut(&key) {
@@ -409,6 +408,7 @@ impl WorktreeSource for WorktreePool {
                 }
                 st.workers += 1;
                 drop(st);
+                slot.given_back();
                 let pool = self.inner.clone();
                 std::thread::spawn(move || {
                     pool.reset_slot(key, slot, commit);
