@@ -246,8 +246,8 @@ fn resume_task(
     prepare::resume::prepare_resume(&req, o).map_err(|e| e.to_string())
 }
 
-/// Print a finished (or skipped) task's result in the chosen format. A skipped task has no
-/// stream-json sink, so its `result` frame is written here.
+/// Print a finished (or skipped, or not started) task's result in the chosen format. A task
+/// that did not run has no stream-json sink, so its `result` frame is written here.
 fn print_result(
     format: OutputFormat,
     out: &SharedOut,
@@ -542,7 +542,13 @@ pub async fn exec(args: ExecArgs) -> i32 {
         }
         report_failures.extend(r.report_errors.iter().cloned());
     }
-    let code = combined_exit_code(end.results.iter().map(|r| r.outcome.exit_code()));
+    // An interrupted run ends with the signal's code, also when no task was running then.
+    let code = combined_exit_code(
+        end.results
+            .iter()
+            .map(|r| r.outcome.exit_code())
+            .chain(end.signal.map(|s| 128 + s)),
+    );
     if report_failures.is_empty() {
         return code;
     }

@@ -19,14 +19,20 @@ fn main() -> anyhow::Result<()> {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            rt.block_on(runner::app::exec(*args))
+            let code = rt.block_on(runner::app::exec(*args));
+            // Every report is written: work a signal left behind (a cut-short task's blocking
+            // git work) does not hold the exit up.
+            rt.shutdown_background();
+            code
         }
         Command::Resume(args) => {
             let args = args.into_exec_args()?;
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            rt.block_on(runner::app::exec(args))
+            let code = rt.block_on(runner::app::exec(args));
+            rt.shutdown_background();
+            code
         }
     };
     std::process::exit(code);

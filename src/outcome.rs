@@ -30,8 +30,11 @@ pub enum OutcomeKind {
     ApiError,
     /// SIGINT or SIGTERM.
     Interrupted,
-    /// Not run.
+    /// Not run: `--fail-fast`, `--max-total-cost-usd` or `--skip-passed`.
     Skipped,
+    /// Not run: the batch was interrupted (SIGINT/SIGTERM) before the task started. Like
+    /// `Skipped` in every report; the run's exit code is the interruption's.
+    NotStarted,
 }
 
 /// JUnit element an outcome maps to.
@@ -54,7 +57,7 @@ pub struct Outcome {
     pub kind: OutcomeKind,
     /// Human-readable reason (shown in errors, JUnit message, text output).
     pub message: String,
-    /// For `Interrupted`: the signal number (2 or 15).
+    /// For `Interrupted` and `NotStarted`: the signal number (2 or 15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
     /// For `Interrupted`: whether tools were running (aborted_tools) rather than streaming.
@@ -80,6 +83,17 @@ impl Outcome {
             terminal_override: None,
             subtype_override: None,
         }
+    }
+
+    /// The outcome of a task a signal (2 or 15) kept from starting.
+    pub fn not_started(signal: i32) -> Self {
+        let name = if signal == 15 { "SIGTERM" } else { "SIGINT" };
+        let mut o = Outcome::new(
+            OutcomeKind::NotStarted,
+            format!("not started: the batch was interrupted by {name} before this task started"),
+        );
+        o.signal = Some(signal);
+        o
     }
 
     /// `runner_outcome` string.
@@ -109,7 +123,7 @@ impl Outcome {
                     "aborted_streaming"
                 }
             }
-            Skipped => "skipped",
+            Skipped | NotStarted => "skipped",
         }
     }
 
@@ -131,7 +145,7 @@ impl Outcome {
     pub fn exit_code(&self) -> i32 {
         use OutcomeKind::*;
         match self.kind {
-            Success | Skipped => 0,
+            Success | Skipped | NotStarted => 0,
             ChecksFailed | AgentError => 1,
             MaxTurns | BudgetTokens | BudgetCost | Timeout | ContextExhausted => 3,
             Denied => 5,
@@ -146,7 +160,7 @@ impl Outcome {
         match self.kind {
             Success => JunitKind::Pass,
             ApiError | Interrupted => JunitKind::Error,
-            Skipped => JunitKind::Skipped,
+            Skipped | NotStarted => JunitKind::Skipped,
             _ => JunitKind::Failure,
         }
     }
@@ -169,7 +183,13 @@ impl OutcomeKind {
             ApiError => "api_error",
             Interrupted => "interrupted",
             Skipped => "skipped",
+            NotStarted => "not_started",
         }
+    }
+
+    /// Whether the task never ran (`skipped`, `not_started`): nothing of it passed or failed.
+    pub fn not_run(&self) -> bool {
+        matches!(self, OutcomeKind::Skipped | OutcomeKind::NotStarted)
     }
 }
 
@@ -211,6 +231,14 @@ mod tests {
         let mut i = o(OutcomeKind::Interrupted);
         i.signal = Some(15);
         assert_eq!(i.exit_code(), 143);
+        // A task the interruption kept from starting adds nothing to the interruption's code.
+        let mut n = o(OutcomeKind::NotStarted);
+        n.signal = Some(15);
+        assert_eq!(n.exit_code(), 0);
+        assert_eq!(n.junit(), JunitKind::Skipped);
+        assert_eq!(n.terminal_reason(), "skipped");
+        assert_eq!(n.name(), "not_started");
+        assert_eq!(combined_exit_code([0, n.exit_code(), i.exit_code()]), 143);
     }
 
     #[test]

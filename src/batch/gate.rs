@@ -60,7 +60,7 @@ impl BatchGate {
     pub(crate) fn record(&self, r: &RunResult) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
         s.spent_usd += r.total_cost_usd.unwrap_or(0.0);
-        let failed = !matches!(r.outcome.kind, OutcomeKind::Success | OutcomeKind::Skipped);
+        let failed = r.outcome.kind != OutcomeKind::Success && !r.outcome.kind.not_run();
         if failed && s.first_failure.is_none() {
             s.first_failure = Some(r.task_name.clone());
         }

@@ -2,10 +2,16 @@
 //! the gate decides before each start whether it still may; SIGINT/SIGTERM stop every task,
 //! and a second signal cuts the wait short so the reports are written at once. The batch's
 //! isolated tasks take their worktrees from a pool ([`crate::git::pool`]) that prepares them ahead.
+//!
+//! From the first signal on no task starts: those that had not are `not_started`, at once, and
+//! the pool makes no more worktrees (a checkout being made stops part way). The pool's files
+//! are removed before the reports are written, unless a signal comes meanwhile or the batch
+//! was cut short: then the next batch removes them.
 
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use super::BatchGate;
 use super::group::Groups;
@@ -22,7 +28,8 @@ use crate::spec::LoadedSpec;
 /// commands were killed).
 const SECOND_SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_millis(1500);
 
-/// Called with each task's result as soon as it is known (`true` for a task that was skipped).
+/// Called with each task's result as soon as it is known (`true` for a task that did not run:
+/// skipped or not started).
 pub(crate) type OnResult = Arc<dyn Fn(&RunResult, bool) + Send + Sync>;
 
 /// How a batch runs.
@@ -44,10 +51,81 @@ pub(crate) struct BatchEnd {
     /// Every task's result, in the order given; a task a second signal cut short is
     /// `interrupted` ("cut short by a second signal").
     pub results: Vec<RunResult>,
-    /// Indexes of the tasks that were cut short (their results were not reported yet).
+    /// Indexes of the tasks whose results were not reported yet (cut short, or never reached
+    /// before a second signal).
     pub unfinished: Vec<usize>,
     /// Whether a second signal cut the batch short.
     pub cut_short: bool,
+    /// The first signal the batch got (2 or 15), if any: the run ends with its exit code
+    /// (130/143) even when no task was running then.
+    pub signal: Option<i32>,
+}
+
+/// The signals a batch got, as its parts wait for them.
+#[derive(Clone, Default)]
+struct Signals {
+    /// Cancelled at the first SIGINT/SIGTERM.
+    first: CancellationToken,
+    /// Woken at each signal after the first.
+    again: Arc<Notify>,
+    /// The first signal's number, and the last one's.
+    numbers: Arc<Mutex<(Option<i32>, Option<i32>)>>,
+    /// The batch's worktree pool, once it is there: the first signal stops it.
+    pool: Arc<Mutex<Option<WorktreePool>>>,
+}
+
+impl Signals {
+    fn numbers(&self) -> (Option<i32>, Option<i32>) {
+        *self.numbers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Record signal `sig`; whether it is the first.
+    fn record(&self, sig: i32) -> bool {
+        let mut n = self.numbers.lock().unwrap_or_else(|e| e.into_inner());
+        let first = n.0.is_none();
+        if first {
+            n.0 = Some(sig);
+        }
+        n.1 = Some(sig);
+        first
+    }
+
+    /// Make `pool` the one the first signal stops (at once, when it has come already).
+    fn set_pool(&self, pool: &WorktreePool) {
+        *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = Some(pool.clone());
+        // After the pool is published: a signal that came before is seen here, one after it
+        // finds the pool.
+        if self.first.is_cancelled() {
+            pool.cancel();
+        }
+    }
+
+    /// Stop the pool, if there is one (the first signal has come).
+    fn stop_pool(&self) {
+        if let Some(pool) = &*self.pool.lock().unwrap_or_else(|e| e.into_inner()) {
+            pool.cancel();
+        }
+    }
+
+    /// Wait for the next signal.
+    async fn next(&self) {
+        if self.first.is_cancelled() {
+            self.again.notified().await;
+        } else {
+            self.first.cancelled().await;
+        }
+    }
+}
+
+/// Where a task of the batch is.
+#[derive(Clone)]
+enum TaskState {
+    /// Not started yet.
+    Waiting,
+    /// Started, no result yet.
+    Running,
+    /// Its result (reported).
+    Done(Box<RunResult>),
 }
 
 /// Run `tasks` (each with the reason it is skipped, if it is) under `schedule`.
@@ -55,18 +133,17 @@ pub(crate) async fn run_all(
     mut tasks: Vec<(PreparedTask, Option<String>)>,
     schedule: Schedule,
 ) -> BatchEnd {
-    let pool = start_pool(&mut tasks, &schedule).await;
     let specs: Vec<LoadedSpec> = tasks.iter().map(|(t, _)| t.loaded.clone()).collect();
     let stoppers: Vec<Stopper> = tasks.iter().map(|_| Stopper::default()).collect();
-    let second = Arc::new(Notify::new());
-    let last_signal = Arc::new(Mutex::new(2));
-    spawn_signal_listener(stoppers.clone(), second.clone(), last_signal.clone());
-    let slots: Arc<Mutex<Vec<Option<RunResult>>>> = Arc::new(Mutex::new(vec![None; tasks.len()]));
-    let run = dispatch(tasks, stoppers, &schedule, slots.clone());
+    let signals = Signals::default();
+    spawn_signal_listener(stoppers.clone(), signals.clone());
+    let pool = start_pool(&mut tasks, &schedule, &signals).await;
+    let states = Arc::new(Mutex::new(vec![TaskState::Waiting; tasks.len()]));
+    let run = dispatch(tasks, stoppers, &schedule, states.clone(), &signals);
     tokio::pin!(run);
     let cut_short = tokio::select! {
         _ = &mut run => false,
-        _ = second.notified() => true,
+        _ = signals.again.notified() => true,
     };
     if cut_short {
         // Nothing runner started outlives it: every process group still running is killed,
@@ -81,43 +158,74 @@ pub(crate) async fn run_all(
     }
     // After the tasks (or the grace a second signal gives them): worktrees still held are kept.
     if let Some(pool) = pool {
-        let _ = tokio::task::spawn_blocking(move || pool.shutdown()).await;
+        end_pool(pool, cut_short, &signals).await;
     }
-    let sig = last_signal.lock().map(|s| *s).unwrap_or(2);
-    let slots = match slots.lock() {
-        Ok(g) => g.clone(),
-        Err(p) => p.into_inner().clone(),
-    };
+    let (first, last) = signals.numbers();
+    let states = states.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let mut unfinished = Vec::new();
-    let results = slots
+    let results = states
         .into_iter()
         .zip(&specs)
         .enumerate()
-        .map(|(i, (r, l))| {
-            r.unwrap_or_else(|| {
+        .map(|(i, (state, l))| match state {
+            TaskState::Done(r) => *r,
+            TaskState::Running => {
                 let mut o = Outcome::new(
                     OutcomeKind::Interrupted,
                     "cut short by a second signal before the task finished",
                 );
-                o.signal = Some(sig);
+                o.signal = Some(last.unwrap_or(2));
                 unfinished.push(i);
                 RunResult::not_run(l, o)
-            })
+            }
+            TaskState::Waiting => {
+                unfinished.push(i);
+                RunResult::not_run(l, Outcome::not_started(first.unwrap_or(2)))
+            }
         })
         .collect();
     BatchEnd {
         results,
         unfinished,
         cut_short,
+        signal: first,
+    }
+}
+
+/// End the batch's use of its worktree pool: stop it and keep the worktrees tasks still hold
+/// (fast), then remove the rest — unless the batch was cut short, or a signal comes while the
+/// files are being removed: the reports come first, and the next batch removes what is left.
+async fn end_pool(pool: WorktreePool, cut_short: bool, signals: &Signals) {
+    let closing = pool.clone();
+    let _ = tokio::task::spawn_blocking(move || closing.close()).await;
+    if cut_short {
+        tracing::info!(
+            "the worktree pool's files are left for the next batch in this transcript directory to remove"
+        );
+        return;
+    }
+    // A thread of its own, which the process does not wait for when it is left behind.
+    let (done, removed) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        pool.clean_up();
+        let _ = done.send(());
+    });
+    tokio::select! {
+        _ = removed => {}
+        _ = signals.next() => tracing::warn!(
+            "signal while the worktree pool was being removed: writing the reports now; the next batch in this transcript directory removes what is left"
+        ),
     }
 }
 
 /// Start the worktree pool for the batch's isolated tasks (those not skipped already) and give
 /// it to them; without one (fewer than two isolated tasks, or it cannot be made) each isolated
-/// task creates a worktree of its own.
+/// task creates a worktree of its own. A signal ends the wait for it (cleaning up after
+/// killed batches may take a while): no task starts then anyway.
 async fn start_pool(
     tasks: &mut [(PreparedTask, Option<String>)],
     s: &Schedule,
+    signals: &Signals,
 ) -> Option<WorktreePool> {
     let isolated = WorktreePool::isolated(
         tasks
@@ -131,9 +239,21 @@ async fn start_pool(
     let jobs = s.jobs as usize;
     let dir = s.opts.transcript_dir.clone();
     let choice = crate::git::pool::Choice::from_env();
-    let started =
-        tokio::task::spawn_blocking(move || WorktreePool::start(&isolated, jobs, &dir, choice))
-            .await;
+    let published = signals.clone();
+    let starting = tokio::task::spawn_blocking(move || {
+        let started = WorktreePool::start(&isolated, jobs, &dir, choice);
+        if let Ok(Some(pool)) = &started {
+            published.set_pool(pool);
+        }
+        started
+    });
+    let started = tokio::select! {
+        started = starting => started,
+        _ = signals.first.cancelled() => {
+            tracing::info!("signal while the worktree pool was being started: no task starts");
+            return None;
+        }
+    };
     let pool = match started {
         Ok(Ok(p)) => p?,
         Ok(Err(e)) => {
@@ -157,36 +277,58 @@ async fn start_pool(
 
 /// Start the tasks in order as permits free up, and wait for all of them. Permits are taken
 /// here, in the order the specs were given, before each task is spawned: acquiring them inside
-/// the spawned tasks would let the runtime start them in any order.
+/// the spawned tasks would let the runtime start them in any order. From the first signal on,
+/// no task waits for a permit or starts: each is `not_started` (or `skipped`, if it was to be).
 async fn dispatch(
     tasks: Vec<(PreparedTask, Option<String>)>,
     stoppers: Vec<Stopper>,
     s: &Schedule,
-    slots: Arc<Mutex<Vec<Option<RunResult>>>>,
+    states: Arc<Mutex<Vec<TaskState>>>,
+    signals: &Signals,
 ) {
     let sem = Arc::new(Semaphore::new(s.jobs as usize));
     let mut handles = Vec::new();
     for (i, ((task, pre_skipped), stopper)) in tasks.into_iter().zip(stoppers).enumerate() {
-        let Ok(permit) = sem.clone().acquire_owned().await else {
-            break;
+        let permit = tokio::select! {
+            biased;
+            _ = signals.first.cancelled() => None,
+            p = sem.clone().acquire_owned() => p.ok(),
         };
-        let put = {
-            let slots = slots.clone();
-            move |r: RunResult| {
-                if let Ok(mut slots) = slots.lock() {
-                    slots[i] = Some(r);
+        let set = {
+            let states = states.clone();
+            move |state: TaskState| {
+                if let Ok(mut states) = states.lock() {
+                    states[i] = state;
                 }
+            }
+        };
+        let not_run = |result: RunResult| {
+            progress::task_finished(&result, false);
+            (s.on_result)(&result, true);
+            set(TaskState::Done(Box::new(result)));
+        };
+        let permit = match permit {
+            Some(p) if !signals.first.is_cancelled() => p,
+            _ => {
+                let result = match pre_skipped {
+                    Some(why) => super::skipped_result(&task.loaded, why),
+                    None => {
+                        let sig = signals.numbers().0.unwrap_or(2);
+                        RunResult::not_run(&task.loaded, Outcome::not_started(sig))
+                    }
+                };
+                tracing::info!(task = %task.loaded.spec.name, "{}: {}", result.outcome.name(), result.outcome.message);
+                not_run(result);
+                continue;
             }
         };
         // Decided once the permit is held, so with --jobs 1 the previous task has finished.
         if let Some(why) = pre_skipped.or_else(|| s.gate.skip_reason()) {
             tracing::info!(task = %task.loaded.spec.name, "skipped: {why}");
-            let result = super::skipped_result(&task.loaded, why);
-            progress::task_finished(&result, false);
-            (s.on_result)(&result, true);
-            put(result);
+            not_run(super::skipped_result(&task.loaded, why));
             continue;
         }
+        set(TaskState::Running);
         let (opts, gate, groups, on_result) = (
             s.opts.clone(),
             s.gate.clone(),
@@ -197,8 +339,9 @@ async fn dispatch(
             let _permit = permit;
             let result = run_one(task, &opts, stopper, groups.as_deref()).await;
             gate.record(&result);
-            on_result(&result, false);
-            put(result);
+            // A task stopped while it was being set up never started: reported as one.
+            on_result(&result, result.outcome.kind.not_run());
+            set(TaskState::Done(Box::new(result)));
         }));
     }
     futures_util::future::join_all(handles).await;
@@ -234,12 +377,9 @@ async fn run_one(
     result
 }
 
-/// Listen for SIGINT/SIGTERM: the first stops every task; the second wakes `second`.
-fn spawn_signal_listener(
-    stoppers: Vec<Stopper>,
-    second: Arc<Notify>,
-    last_signal: Arc<Mutex<i32>>,
-) {
+/// Listen for SIGINT/SIGTERM: the first stops every task and the worktree pool's preparation;
+/// each later one wakes `signals.again`.
+fn spawn_signal_listener(stoppers: Vec<Stopper>, signals: Signals) {
     use tokio::signal::unix::{SignalKind, signal};
     tokio::spawn(async move {
         let (Ok(mut int), Ok(mut term)) = (
@@ -251,17 +391,12 @@ fn spawn_signal_listener(
             );
             return;
         };
-        let mut count = 0;
         loop {
             let sig = tokio::select! {
                 _ = int.recv() => 2,
                 _ = term.recv() => 15,
             };
-            count += 1;
-            if let Ok(mut l) = last_signal.lock() {
-                *l = sig;
-            }
-            if count == 1 {
+            if signals.record(sig) {
                 tracing::warn!(
                     "received {}; stopping tasks and writing reports (send it again to cut this short)",
                     if sig == 15 { "SIGTERM" } else { "SIGINT" }
@@ -269,9 +404,11 @@ fn spawn_signal_listener(
                 for s in &stoppers {
                     s.stop(StopCause::Signal(sig));
                 }
+                signals.first.cancel();
+                signals.stop_pool();
             } else {
                 tracing::warn!("second signal: writing reports now");
-                second.notify_one();
+                signals.again.notify_one();
             }
         }
     });

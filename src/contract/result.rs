@@ -13,7 +13,6 @@ use crate::events::{
     CheckResult, CommandRun, Denial, ModelUsage, NetworkTally, RunResult, TimingTotals,
 };
 use crate::git::GitSummary;
-use crate::outcome::OutcomeKind;
 use crate::sandbox::SandboxReport;
 
 /// The result message of one finished task (`"type":"result"`).
@@ -121,7 +120,10 @@ impl<'a> ResultMessage<'a> {
             runner_task: &r.task_name,
             runner_transcript_path: r.transcript_path.as_deref().map(DisplayPath),
             runner_exit_code: r.outcome.exit_code(),
-            runner_skip_reason: (r.outcome.kind == OutcomeKind::Skipped)
+            runner_skip_reason: r
+                .outcome
+                .kind
+                .not_run()
                 .then_some(r.outcome.message.as_str()),
             runner_checks: &r.checks,
             runner_git: r.git.as_ref(),

@@ -472,6 +472,7 @@ mod tests {
             head.id(),
             head.tree_id(),
             false,
+            &crate::git::checkout::Cancel::default(),
         )
         .unwrap();
         let scripts = [

@@ -7,13 +7,44 @@
 //! off where they do not change the result: the attribute look-up for every file (needed only
 //! when the repository has attribute, end-of-line or filter rules, see [`needs_filters`]) and
 //! re-hashing every object read (see [`super::fast_object_reads`]).
+//!
+//! A new checkout is written a few hundred files at a time, and a [`Cancel`] set meanwhile
+//! stops it before the next step: an interrupted batch does not wait for a full checkout of
+//! a large repository it no longer needs.
 
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use git2::build::CheckoutBuilder;
-use git2::{Oid, Repository, TreeWalkMode, TreeWalkResult};
+use git2::{IndexTime, ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
-use super::admin;
+use super::{GitError, admin, git_err};
+
+/// Files written per step of a new checkout; [`Cancel`] is looked at between two steps.
+const STEP_FILES: usize = 256;
+
+/// The mode of a submodule's entry (a commit of another repository): no file of its own.
+const GITLINK_MODE: u32 = 0o160000;
+
+/// Stops the checkouts that watch it before their next step (the batch was interrupted).
+/// Clones share the flag.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Stop every checkout watching this flag (for good).
+    pub(crate) fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
 
 /// Whether files of `tree` may need git's filters between the object store and the working
 /// tree (end-of-line conversion, `ident`, filter drivers such as LFS): a `.gitattributes` file
@@ -66,20 +97,95 @@ fn global_attributes_file() -> bool {
 
 /// Make `dir/tree` a checkout of `tree` with its own administrative directory `dir/git`
 /// (HEAD detached at `commit`) for the repository whose common directory is `common_dir`.
+/// [`GitError::Cancelled`] when `cancel` was set before it was complete (what was written
+/// stays; the caller removes `dir`).
 pub(crate) fn create(
     dir: &Path,
     common_dir: &Path,
     commit: Oid,
     tree: Oid,
     filters: bool,
-) -> Result<(), super::GitError> {
+    cancel: &Cancel,
+) -> Result<(), GitError> {
     let work = dir.join(super::slot::TREE);
     let admin_dir = dir.join(admin::ADMIN_DIR);
     let what = || format!("create the worktree {}", work.display());
     std::fs::create_dir_all(&work).map_err(super::io_err(what()))?;
     admin::write(&admin_dir, common_dir, &work, commit).map_err(super::io_err(what()))?;
     admin::write_gitfile(&work, &admin_dir).map_err(super::io_err(what()))?;
-    reset(&work, tree, filters).map_err(super::git_err(what()))
+    let repo = Repository::open(&work).map_err(git_err(what()))?;
+    let tree = repo.find_tree(tree).map_err(git_err(what()))?;
+    let mut files = Vec::new();
+    file_paths(&repo, &tree, &[], &mut files).map_err(git_err(what()))?;
+    for step in files.chunks(STEP_FILES) {
+        if cancel.is_cancelled() {
+            return Err(GitError::Cancelled);
+        }
+        // Only these paths: the files of earlier steps are left alone (not in the index yet,
+        // they are untracked to libgit2, and untracked files are kept).
+        let mut cb = CheckoutBuilder::new();
+        cb.force()
+            .disable_filters(!filters)
+            .update_index(false)
+            .disable_pathspec_match(true);
+        for path in step {
+            cb.path(path.as_slice());
+        }
+        repo.checkout_tree(tree.as_object(), Some(&mut cb))
+            .map_err(git_err(what()))?;
+    }
+    write_index(&repo, &work, &tree).map_err(git_err(what()))
+}
+
+/// The paths of every entry of `tree` that is not a directory (files, symbolic links,
+/// submodules), below `prefix`, in tree order.
+fn file_paths(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &[u8],
+    out: &mut Vec<Vec<u8>>,
+) -> Result<(), git2::Error> {
+    for entry in tree.iter() {
+        let mut path = prefix.to_vec();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(entry.name_bytes());
+        if entry.kind() == Some(ObjectType::Tree) {
+            file_paths(repo, &repo.find_tree(entry.id())?, &path, out)?;
+        } else {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Write the index of the checkout of `tree` at `work`: `tree`'s entries with the stat data
+/// of the files just written, as a checkout records them, so that git finds them clean
+/// without reading them.
+fn write_index(repo: &Repository, work: &Path, tree: &Tree<'_>) -> Result<(), git2::Error> {
+    let mut index = repo.index()?;
+    index.read_tree(tree)?;
+    let entries: Vec<git2::IndexEntry> = index.iter().collect();
+    for mut e in entries {
+        if e.mode == GITLINK_MODE {
+            continue;
+        }
+        let path = work.join(std::ffi::OsStr::from_bytes(&e.path));
+        let Ok(md) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        // The index keeps the low 32 bits of each, as git does.
+        e.ctime = IndexTime::new(md.ctime() as i32, md.ctime_nsec() as u32);
+        e.mtime = IndexTime::new(md.mtime() as i32, md.mtime_nsec() as u32);
+        e.dev = md.dev() as u32;
+        e.ino = md.ino() as u32;
+        e.uid = md.uid();
+        e.gid = md.gid();
+        e.file_size = md.size() as u32;
+        index.add(&e)?;
+    }
+    index.write()
 }
 
 /// Make the worktree at `work` (with its own index) exactly `tree`: changed and deleted files
@@ -94,4 +200,148 @@ pub(crate) fn reset(work: &Path, tree: Oid, filters: bool) -> Result<(), git2::E
         .remove_ignored(true)
         .disable_filters(!filters);
     repo.checkout_tree(tree.as_object(), Some(&mut cb))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// A repository with `n` files in directories of 100 (and a few special entries).
+    fn repo_with(root: &Path, n: usize) -> (PathBuf, Oid, Oid) {
+        git(root, &["init", "-q", "-b", "main"]);
+        for i in 0..n {
+            let p = root.join(format!("d{:03}/f{i}.txt", i / 100));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, format!("file {i}\n")).unwrap();
+        }
+        std::fs::write(root.join("run.sh"), "echo hi\n").unwrap();
+        std::fs::set_permissions(root.join("run.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        std::os::unix::fs::symlink("run.sh", root.join("link")).unwrap();
+        std::fs::write(
+            root.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+            "latin-1\n",
+        )
+        .unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "init"]);
+        let repo = Repository::open(root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        (repo.commondir().to_path_buf(), head.id(), head.tree_id())
+    }
+
+    /// Files under `dir` (not `.git`).
+    fn count_files(dir: &Path) -> usize {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_name() != ".git")
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => count_files(&e.path()),
+                _ => 1,
+            })
+            .sum()
+    }
+
+    /// A checkout written in several steps is the tree, byte for byte, modes and links
+    /// included, and git finds it clean from the stat data in its index.
+    #[test]
+    fn a_checkout_in_steps_is_the_tree_and_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        let n = STEP_FILES * 2 + 10;
+        let (common, commit, tree) = repo_with(&root, n);
+        let slot = dir.path().join("slot");
+        create(&slot, &common, commit, tree, false, &Cancel::default()).unwrap();
+        let work = slot.join(super::super::slot::TREE);
+        assert_eq!(
+            count_files(&work),
+            n + 3,
+            "the files, run.sh, link and café"
+        );
+        assert_eq!(
+            std::fs::read_to_string(work.join("d002/f250.txt")).unwrap(),
+            "file 250\n"
+        );
+        let mode = std::fs::metadata(work.join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0o111);
+        assert_eq!(
+            std::fs::read_link(work.join("link")).unwrap(),
+            Path::new("run.sh")
+        );
+        assert!(
+            work.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"))
+                .exists()
+        );
+        assert_eq!(git(&work, &["status", "--porcelain", "--ignored"]), "");
+        // Clean from the stat data alone: no file's size or time is left at zero.
+        let repo = Repository::open(&work).unwrap();
+        let index = repo.index().unwrap();
+        assert_eq!(index.len(), n + 3);
+        assert!(index.iter().all(|e| e.mtime.seconds() != 0 && e.ino != 0));
+        assert!(repo.statuses(None).unwrap().is_empty());
+        // A reset after a task's changes brings it back.
+        std::fs::write(work.join("d000/f1.txt"), "changed\n").unwrap();
+        std::fs::write(work.join("new.txt"), "new\n").unwrap();
+        reset(&work, tree, false).unwrap();
+        assert_eq!(git(&work, &["status", "--porcelain", "--ignored"]), "");
+    }
+
+    /// A cancel set while a checkout is being written stops it before the next step.
+    #[test]
+    fn a_cancelled_checkout_stops_part_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        let n = STEP_FILES * 12;
+        let (common, commit, tree) = repo_with(&root, n);
+        let slot = dir.path().join("slot");
+        let work = slot.join(super::super::slot::TREE);
+        let cancel = Cancel::default();
+        let watcher = {
+            let (cancel, work) = (cancel.clone(), work.clone());
+            std::thread::spawn(move || {
+                while count_files(&work.join("d000")) == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                cancel.cancel();
+            })
+        };
+        let made = create(&slot, &common, commit, tree, false, &cancel);
+        watcher.join().unwrap();
+        assert!(matches!(made, Err(GitError::Cancelled)), "{made:?}");
+        let written = count_files(&work);
+        assert!(written < n, "{written} of {n} files written");
+        // Stopped before anything is written.
+        let slot2 = dir.path().join("slot2");
+        let made = create(&slot2, &common, commit, tree, false, &cancel);
+        assert!(matches!(made, Err(GitError::Cancelled)), "{made:?}");
+        assert_eq!(count_files(&slot2.join(super::super::slot::TREE)), 0);
+    }
 }

@@ -42,7 +42,7 @@ pub use patch::{FileChange, GitSummary};
 pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of};
 pub use slot::reattach;
 pub use source::{Lease, LeaseKind, WorktreeSource};
-pub use task::{Ending, GitTask, begin, finish};
+pub use task::{Ending, GitTask, abandon, begin, finish};
 
 use crate::spec::SpecError;
 
@@ -87,6 +87,9 @@ pub enum GitError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The batch was interrupted while the task's worktree was being made: it was abandoned.
+    #[error("the batch was interrupted before the task's worktree was ready")]
+    Cancelled,
 }
 
 pub(crate) fn git_err(what: impl Into<String>) -> impl FnOnce(git2::Error) -> GitError {

@@ -18,8 +18,12 @@
 //!
 //! The pool lives in `<transcript-dir>/.worktrees/<pid>-<random>`, locked while the batch
 //! runs; at the end everything in it is removed except the worktrees of interrupted tasks,
-//! kept for `runner resume`. A batch that was killed is cleaned up by the next one
-//! (`crate::git::sweep`).
+//! kept for `runner resume`. A batch that was killed, or that had no time left to remove its
+//! files, is cleaned up by the next one (`crate::git::sweep`).
+//!
+//! When the batch is interrupted, [`WorktreePool::cancel`] stops all preparation at once: no
+//! worktree is started, a checkout being made stops within a few hundred files, and a task
+//! waiting for a worktree gets [`GitError::Cancelled`] (it never starts).
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,6 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{Oid, Repository};
 
+use crate::git::checkout::Cancel;
 use crate::git::overlay;
 use crate::git::slot::{Slot, Template, remove_logged};
 use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
@@ -114,6 +119,9 @@ struct State {
     workers: usize,
     /// Worktrees kept for resume.
     kept: usize,
+    /// Directories to remove at the end: worktrees given back or abandoned part way after
+    /// the pool was cancelled (removing them is left out of the tasks' and workers' way).
+    trash: Vec<PathBuf>,
     closed: bool,
 }
 
@@ -134,6 +142,8 @@ struct Inner {
     jobs: usize,
     /// Most background workers.
     threads: usize,
+    /// Set when the batch is interrupted: stops every checkout and all preparation.
+    cancel: Cancel,
     state: Mutex<State>,
     changed: Condvar,
     /// Held for the batch's life: tells a later batch this one is alive.
@@ -218,6 +228,7 @@ impl WorktreePool {
                 mode,
                 jobs,
                 threads,
+                cancel: Cancel::default(),
                 state: Mutex::new(State::default()),
                 changed: Condvar::new(),
                 _lock: lock,
@@ -252,10 +263,56 @@ impl WorktreePool {
         Arc::new(self.clone())
     }
 
-    /// End the batch's use of the pool: wait for the workers, remove every worktree no task
-    /// holds, the templates and the batch's directory. Worktrees tasks still hold (a batch cut
-    /// short) are unmounted and kept, like those of interrupted tasks.
+    /// Stop preparing worktrees (the batch was interrupted): none is started any more, a
+    /// checkout being made stops before its next few hundred files, and tasks waiting for a
+    /// worktree, or asking for one later, get [`GitError::Cancelled`] at once.
+    pub fn cancel(&self) {
+        let inner = &self.inner;
+        if !inner.cancel.is_cancelled() {
+            tracing::info!("worktree pool: no more worktrees are made for this batch");
+        }
+        inner.cancel.cancel();
+        // Under the lock: a task that found the flag unset is waiting by now, and is woken.
+        drop(inner.lock());
+        inner.changed.notify_all();
+    }
+
+    /// End the batch's use of the pool, quickly: stop preparing worktrees
+    /// ([`WorktreePool::cancel`]), keep the worktrees tasks still hold (a batch cut short),
+    /// like those of interrupted tasks, and unmount the overlays made ahead. Removing the rest
+    /// is [`WorktreePool::clean_up`]'s.
+    pub fn close(&self) {
+        self.cancel();
+        let inner = &self.inner;
+        let mut st = inner.lock();
+        st.closed = true;
+        let leased: Vec<Slot> = st.leased.drain().map(|(_, (_, s))| s).collect();
+        st.kept += leased.len();
+        st.live = st.live.saturating_sub(leased.len());
+        for ks in st.keys.values() {
+            for s in &ks.ready {
+                s.unmount();
+            }
+        }
+        drop(st);
+        for s in leased {
+            tracing::warn!(worktree = %s.worktree().display(), "worktree still in use at the end of the batch; kept");
+            s.keep();
+        }
+    }
+
+    /// End the batch's use of the pool and remove its files: [`WorktreePool::close`], then
+    /// [`WorktreePool::clean_up`].
     pub fn shutdown(&self) {
+        self.close();
+        self.clean_up();
+    }
+
+    /// Remove what the batch leaves after [`WorktreePool::close`]: once the workers have
+    /// stopped, every worktree no task holds, the templates and the batch's directory (unless
+    /// it keeps worktrees for resume). Takes as long as removing those files takes; whatever
+    /// is left when runner exits before it ends is removed by the next batch's sweep.
+    pub fn clean_up(&self) {
         let inner = &self.inner;
         let mut st = inner.lock();
         st.closed = true;
@@ -270,16 +327,14 @@ impl WorktreePool {
                 templates.push(t.dir.clone());
             }
         }
-        let leased: Vec<Slot> = st.leased.drain().map(|(_, (_, s))| s).collect();
-        st.kept += leased.len();
+        let trash = std::mem::take(&mut st.trash);
         let kept = st.kept;
         drop(st);
         for s in destroy {
             s.destroy();
         }
-        for s in leased {
-            tracing::warn!(worktree = %s.worktree().display(), "worktree still in use at the end of the batch; kept");
-            s.keep();
+        for d in trash {
+            remove_logged(&d);
         }
         for t in templates {
             remove_logged(&t);
@@ -339,10 +394,12 @@ impl WorktreeSource for WorktreePool {
                 slot.destroy();
                 inner.refill();
             }
-            Mode::Checkout if st.closed => {
+            Mode::Checkout if st.closed || inner.cancel.is_cancelled() => {
+                // No task needs it any more: removed at the end, not on the task's way out.
                 st.live -= 1;
+                st.trash.push(slot.dir.clone());
                 drop(st);
-                slot.destroy();
+                slot.given_back();
             }
             Mode::Checkout => {
                 // Reset in the background, so the task's end is not held up by it.
@@ -352,6 +409,7 @@ impl WorktreeSource for WorktreePool {
                 }
                 st.workers += 1;
                 drop(st);
+                slot.given_back();
                 let pool = self.inner.clone();
                 std::thread::spawn(move || {
                     pool.reset_slot(key, slot, commit);
@@ -407,6 +465,9 @@ impl Inner {
             ks.demand = ks.demand.saturating_sub(1);
         }
         loop {
+            if self.cancel.is_cancelled() {
+                return Err(GitError::Cancelled);
+            }
             if let Some(slot) = st.key(key, commit).ready.pop() {
                 return Ok(slot);
             }
@@ -467,22 +528,34 @@ impl Inner {
         };
         let dir = self.dir.join(format!("s{n}"));
         let filters = self.filters(key)?;
-        match self.mode {
+        let made = match self.mode {
             Mode::Overlay(opts) => {
                 let template = self.template(key, commit, filters)?;
-                let made = Slot::overlay(&dir, &template, &key.common_dir, commit, key.tree, opts);
-                if made.is_err() {
-                    remove_logged(&dir);
-                }
-                made
+                Slot::overlay(&dir, &template, &key.common_dir, commit, key.tree, opts)
             }
-            Mode::Checkout => {
-                let made = Slot::checkout(&dir, &key.common_dir, commit, key.tree, filters);
-                if made.is_err() {
-                    remove_logged(&dir);
-                }
-                made
-            }
+            Mode::Checkout => Slot::checkout(
+                &dir,
+                &key.common_dir,
+                commit,
+                key.tree,
+                filters,
+                &self.cancel,
+            ),
+        };
+        if let Err(e) = &made {
+            self.discard(&dir, e);
+        }
+        made
+    }
+
+    /// Remove the directory of a worktree or template that could not be made: now, or at
+    /// the end when the pool was cancelled (the task or worker that made it is not held up).
+    fn discard(&self, dir: &Path, e: &GitError) {
+        if matches!(e, GitError::Cancelled) {
+            tracing::info!(dir = %dir.display(), "checkout stopped part way: the batch was interrupted");
+            self.lock().trash.push(dir.to_path_buf());
+        } else {
+            remove_logged(dir);
         }
     }
 
@@ -505,6 +578,9 @@ impl Inner {
     fn template(&self, key: &Key, commit: Oid, filters: bool) -> Result<Arc<Template>, GitError> {
         let mut st = self.lock();
         loop {
+            if self.cancel.is_cancelled() {
+                return Err(GitError::Cancelled);
+            }
             match &st.key(key, commit).template {
                 TemplateState::Ready(t) => return Ok(t.clone()),
                 TemplateState::Failed(why) => {
@@ -526,7 +602,17 @@ impl Inner {
         };
         let dir = self.dir.join(format!("t{n}-{:.12}", key.tree.to_string()));
         let started = std::time::Instant::now();
-        let made = Template::create(&dir, &key.common_dir, commit, key.tree, filters);
+        let made = Template::create(
+            &dir,
+            &key.common_dir,
+            commit,
+            key.tree,
+            filters,
+            &self.cancel,
+        );
+        if let Err(e) = &made {
+            self.discard(&dir, e);
+        }
         let mut st = self.lock();
         let result = match made {
             Ok(t) => {
@@ -535,8 +621,11 @@ impl Inner {
                 st.key(key, commit).template = TemplateState::Ready(t.clone());
                 Ok(t)
             }
+            Err(GitError::Cancelled) => {
+                st.key(key, commit).template = TemplateState::Missing;
+                Err(GitError::Cancelled)
+            }
             Err(e) => {
-                remove_logged(&dir);
                 st.key(key, commit).template = TemplateState::Failed(e.to_string());
                 Err(e)
             }
@@ -546,10 +635,15 @@ impl Inner {
         result
     }
 
-    /// Make a given-back checkout clean again (for `key`), and put it back as ready.
+    /// Make a given-back checkout clean again (for `key`), and put it back as ready; once the
+    /// pool is cancelled it is left for the end instead.
     fn reset_slot(&self, key: Key, mut slot: Slot, commit: Oid) {
-        let filters = self.filters(&key).unwrap_or(true);
-        let reset = slot.reset(commit, key.tree, filters);
+        let reset = if self.cancel.is_cancelled() {
+            Err(GitError::Cancelled)
+        } else {
+            let filters = self.filters(&key).unwrap_or(true);
+            slot.reset(commit, key.tree, filters)
+        };
         let mut st = self.lock();
         if let Some(ks) = st.keys.get_mut(&key) {
             ks.preparing = ks.preparing.saturating_sub(1);
@@ -571,6 +665,10 @@ impl Inner {
                 drop(st);
                 slot.destroy();
             }
+            Err(GitError::Cancelled) => {
+                st.live -= 1;
+                st.trash.push(slot.dir.clone());
+            }
             Err(e) => {
                 tracing::warn!(worktree = %slot.worktree().display(), "cannot reset the worktree for the next task ({e}); removing it");
                 st.live -= 1;
@@ -591,7 +689,7 @@ impl Inner {
     /// than `jobs` worktrees at all).
     fn refill(self: &Arc<Self>) {
         let mut st = self.lock();
-        while !st.closed && st.workers < self.threads {
+        while !st.closed && !self.cancel.is_cancelled() && st.workers < self.threads {
             let cap = match self.mode {
                 Mode::Overlay(_) => usize::MAX,
                 Mode::Checkout => self.jobs,
@@ -626,6 +724,7 @@ impl Inner {
                         slot.destroy();
                         st = pool.lock();
                     }
+                    Err(GitError::Cancelled) => st.live -= 1,
                     Err(e) => {
                         st.live -= 1;
                         // Stop making this key's worktrees ahead; a task that takes one

@@ -4,8 +4,9 @@
 //! administrative directory at `SLOT/git` ([`super::admin`]); an overlay slot also has its
 //! layers `SLOT/upper` and `SLOT/work`, and `SLOT/slot.json` says what it was made from, so
 //! that a task kept for resume can be mounted again ([`reattach`]). `SLOT/taken` marks a slot
-//! a task has started in: after a crash such a slot is kept (resume needs it), an untaken one
-//! is removed.
+//! a task has started in, `SLOT/kept` one its batch kept for `runner resume` (the task was
+//! interrupted and its result names the worktree). A later batch removes every slot of a batch
+//! that is gone except the kept ones ([`super::sweep`]).
 //!
 //! A template is a checkout of one tree (`TEMPLATE/tree`, with `TEMPLATE/git/index` holding
 //! the files' stat data): the lower layer of every overlay slot of that tree. Each slot gets a
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 use git2::Oid;
 use serde::{Deserialize, Serialize};
 
-use super::checkout;
+use super::checkout::{self, Cancel};
 use super::overlay::{self, Layers, Options};
 use super::{GitError, admin, git_err, io_err};
 
@@ -26,6 +27,8 @@ use super::{GitError, admin, git_err, io_err};
 pub(crate) const TREE: &str = "tree";
 /// The marker of a slot a task has started in.
 const TAKEN: &str = "taken";
+/// The marker of a slot kept for resume.
+const KEPT: &str = "kept";
 /// What an overlay slot was made from.
 const META: &str = "slot.json";
 
@@ -54,15 +57,16 @@ pub(crate) struct Template {
 }
 
 impl Template {
-    /// Check `tree` out into `dir` (which must not exist yet).
+    /// Check `tree` out into `dir` (which must not exist yet), unless `cancel` stops it.
     pub(crate) fn create(
         dir: &Path,
         common_dir: &Path,
         commit: Oid,
         tree: Oid,
         filters: bool,
+        cancel: &Cancel,
     ) -> Result<Template, GitError> {
-        checkout::create(dir, common_dir, commit, tree, filters)?;
+        checkout::create(dir, common_dir, commit, tree, filters, cancel)?;
         Ok(Template {
             dir: dir.to_path_buf(),
             filters,
@@ -164,15 +168,17 @@ impl Slot {
         Ok(slot)
     }
 
-    /// Make a checkout slot at `dir`: a full checkout of `tree`, HEAD detached at `commit`.
+    /// Make a checkout slot at `dir`: a full checkout of `tree`, HEAD detached at `commit`,
+    /// unless `cancel` stops it.
     pub(crate) fn checkout(
         dir: &Path,
         common_dir: &Path,
         commit: Oid,
         tree: Oid,
         filters: bool,
+        cancel: &Cancel,
     ) -> Result<Slot, GitError> {
-        checkout::create(dir, common_dir, commit, tree, filters)?;
+        checkout::create(dir, common_dir, commit, tree, filters, cancel)?;
         Ok(Slot {
             dir: dir.to_path_buf(),
             kind: SlotKind::Checkout,
@@ -194,15 +200,28 @@ impl Slot {
         let what = || format!("reset the worktree {}", work.display());
         checkout::reset(&work, tree, filters).map_err(git_err(what()))?;
         admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
-        let _ = std::fs::remove_file(self.dir.join(TAKEN));
+        self.given_back();
         self.tree = tree;
         self.filters = filters;
         Ok(())
     }
 
-    /// Keep the slot for resume: an overlay is unmounted (`runner resume` mounts it again);
-    /// its layers and administrative directory stay.
+    /// The task that had the slot is done with it: no later batch keeps it for resume.
+    pub(crate) fn given_back(&self) {
+        let _ = std::fs::remove_file(self.dir.join(TAKEN));
+    }
+
+    /// Keep the slot for resume: marked kept, and an overlay unmounted (`runner resume` mounts
+    /// it again); its layers and administrative directory stay.
     pub(crate) fn keep(self) {
+        if let Err(e) = std::fs::write(self.dir.join(KEPT), b"") {
+            tracing::warn!(worktree = %self.worktree().display(), "cannot mark the worktree kept for resume ({e}); the next batch may remove it");
+        }
+        self.unmount();
+    }
+
+    /// Unmount an overlay slot (its files stay); nothing for a checkout.
+    pub(crate) fn unmount(&self) {
         if matches!(self.kind, SlotKind::Overlay(_)) {
             unmount_logged(&self.worktree());
         }
@@ -210,9 +229,7 @@ impl Slot {
 
     /// Remove the slot: unmount an overlay, delete its files.
     pub(crate) fn destroy(self) {
-        if matches!(self.kind, SlotKind::Overlay(_)) {
-            unmount_logged(&self.worktree());
-        }
+        self.unmount();
         remove_logged(&self.dir);
     }
 }
@@ -234,9 +251,14 @@ pub(crate) fn remove_logged(dir: &Path) {
     }
 }
 
-/// Whether the slot directory `dir` was taken by a task (so resume may need it).
+/// Whether the slot directory `dir` was taken by a task.
 pub(crate) fn was_taken(dir: &Path) -> bool {
     dir.join(TAKEN).exists()
+}
+
+/// Whether the slot directory `dir` was kept for resume by its batch.
+pub(crate) fn was_kept(dir: &Path) -> bool {
+    dir.join(KEPT).exists()
 }
 
 /// Overlay worktrees this process mounted again for `runner resume`, with the lock that
@@ -276,6 +298,7 @@ pub fn reattach(path: &Path) -> Result<(), GitError> {
                 parse(&meta.commit)?,
                 parse(&meta.tree)?,
                 meta.filters,
+                &Cancel::default(),
             )?;
         }
         own.join(TREE)

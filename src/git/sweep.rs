@@ -4,9 +4,11 @@
 //! transcript directory (`.worktrees/<pid>-<random>`), and holds a lock on `lock` there for as
 //! long as it runs (the kernel drops it when the process dies, however it dies). A later batch
 //! that can take that lock knows the directory's owner is gone: it unmounts what is still
-//! mounted there and removes everything but the worktrees tasks had started in, which
-//! `runner resume` may still need. Overlay mounts of dead batches elsewhere (another
-//! transcript directory) are found through /proc/self/mountinfo and unmounted too.
+//! mounted there and removes everything but the worktrees the batch kept for `runner resume`
+//! (its interrupted tasks', whose results name them). The worktrees of tasks that were still
+//! running when their batch was killed are removed too, with a log line: no result names
+//! them. Overlay mounts of dead batches elsewhere (another transcript directory) are found
+//! through /proc/self/mountinfo and unmounted too.
 
 use std::fs::File;
 use std::path::Path;
@@ -14,7 +16,7 @@ use std::path::Path;
 use rustix::fs::FlockOperation;
 
 use super::overlay;
-use super::slot::{remove_logged, was_taken};
+use super::slot::{remove_logged, was_kept, was_taken};
 
 /// The lock file of a batch directory.
 pub(crate) const LOCK: &str = "lock";
@@ -63,17 +65,23 @@ pub(crate) fn sweep(pool_root: &Path) {
         let Ok(children) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let mut kept = 0;
+        let (mut kept, mut killed) = (0, 0);
         for child in children.flatten() {
             let p = child.path();
             if child.file_name() == LOCK {
                 continue;
             }
-            if p.is_dir() && was_taken(&p) {
+            if p.is_dir() && was_kept(&p) {
                 kept += 1;
-            } else {
-                remove_logged(&p);
+                continue;
             }
+            if p.is_dir() && was_taken(&p) {
+                killed += 1;
+            }
+            remove_logged(&p);
+        }
+        if killed > 0 {
+            tracing::warn!(dir = %dir.display(), worktrees = killed, "removed the worktrees of tasks that were still running when their batch was killed");
         }
         if kept == 0 {
             remove_logged(&dir);

@@ -231,3 +231,12 @@ pub fn finish(task: GitTask, end: Ending<'_>) -> (GitSummary, Option<GitError>) 
     task.end_worktree(end.interrupted);
     (summary, err)
 }
+
+/// Give back the worktree of a task that never started (the batch was interrupted while it
+/// was being set up): nothing to record.
+pub fn abandon(task: GitTask) {
+    if task.worktree.is_none() {
+        slot::release_reattached(&task.repo_root);
+    }
+    task.end_worktree(false);
+}

@@ -209,7 +209,7 @@ fn task_line(f: &Fields, color: bool) -> String {
     let outcome = f.get("outcome").unwrap_or("?");
     let (icon, style) = match outcome {
         "success" => ("✓", GREEN),
-        "skipped" => ("○", DIM),
+        "skipped" | "not_started" => ("○", DIM),
         "denied" => ("✗", YELLOW),
         _ => ("✗", RED),
     };

@@ -91,11 +91,12 @@ pub(crate) fn resume_commands(token: &str) {
     stderr_line(&format!("::{token}::"));
 }
 
-/// The annotation line for a task that did not succeed (None for success/skipped).
+/// The annotation line for a task that did not succeed (None for success, skipped and not
+/// started).
 pub fn annotation(r: &RunResult) -> Option<String> {
     use crate::outcome::OutcomeKind::*;
     let level = match r.outcome.kind {
-        Success | Skipped => return None,
+        Success | Skipped | NotStarted => return None,
         Denied => "warning",
         _ => "error",
     };
@@ -198,17 +199,16 @@ fn shown_path(path: &Path, workspace: Option<&Path>) -> String {
     rel.display().to_string()
 }
 
-/// The totals row: tasks, passed, failed (and skipped), tokens, cost.
+/// The totals row: tasks, passed, failed (and skipped, not started), tokens, cost.
 fn totals_row(results: &[RunResult]) -> String {
     let passed = results
         .iter()
         .filter(|r| r.outcome.kind == OutcomeKind::Success)
         .count();
-    let skipped = results
-        .iter()
-        .filter(|r| r.outcome.kind == OutcomeKind::Skipped)
-        .count();
-    let failed = results.len() - passed - skipped;
+    let count = |kind| results.iter().filter(|r| r.outcome.kind == kind).count();
+    let skipped = count(OutcomeKind::Skipped);
+    let not_started = count(OutcomeKind::NotStarted);
+    let failed = results.len() - passed - skipped - not_started;
     let (tin, tout) = results.iter().fold((0u64, 0u64), |(i, o), r| {
         (
             i.saturating_add(tokens_in(r)),
@@ -225,6 +225,9 @@ fn totals_row(results: &[RunResult]) -> String {
     let mut outcome = format!("{passed} passed, {failed} failed");
     if skipped > 0 {
         outcome.push_str(&format!(", {skipped} skipped"));
+    }
+    if not_started > 0 {
+        outcome.push_str(&format!(", {not_started} not started"));
     }
     format!(
         "| **total: {} task{}** | **{outcome}** | | **{tin}/{tout}** | **{cost}** | | |\n",
@@ -340,7 +343,7 @@ fn task_details(r: &RunResult, workspace: Option<&Path>) -> String {
 fn outcome_icon(r: &RunResult) -> &'static str {
     match r.outcome.kind {
         OutcomeKind::Success => "✅",
-        OutcomeKind::Skipped => "⏭️",
+        OutcomeKind::Skipped | OutcomeKind::NotStarted => "⏭️",
         _ => "❌",
     }
 }

@@ -112,7 +112,7 @@ pub(crate) fn task_finished(r: &RunResult, started: bool) {
         }
         match r.outcome.kind {
             OutcomeKind::Success => s.passed += 1,
-            OutcomeKind::Skipped => s.skipped += 1,
+            OutcomeKind::Skipped | OutcomeKind::NotStarted => s.skipped += 1,
             _ => s.failed += 1,
         }
     });

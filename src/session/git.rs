@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use crate::agent::{StopCause, Stopper};
 use crate::events::RunResult;
-use crate::git::GitTask;
+use crate::git::{GitError, GitTask};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::prepare::PreparedTask;
 
@@ -14,12 +15,16 @@ use crate::prepare::PreparedTask;
 pub(crate) struct GitGuard(Option<GitTask>);
 
 impl GitGuard {
-    /// Snapshot the task's git base and, when it is isolated, create its worktree.
+    /// Snapshot the task's git base and, when it is isolated, create its worktree. A signal
+    /// meanwhile (`stopper`) ends the wait at once: the task is `not_started`, and a worktree
+    /// still being made is given back as soon as it is there. Any other failure is the task's
+    /// `agent_error`.
     pub(crate) async fn start(
         task: &PreparedTask,
         session_id: &str,
         run_dir: &Path,
-    ) -> Result<GitGuard, String> {
+        stopper: &Stopper,
+    ) -> Result<GitGuard, Outcome> {
         if task.git.repo_root.is_none() {
             return Ok(GitGuard(None));
         }
@@ -28,13 +33,31 @@ impl GitGuard {
         let sid = session_id.to_string();
         let workdir = task.loaded.workdir.clone();
         let run_dir = run_dir.to_path_buf();
-        let task = tokio::task::spawn_blocking(move || {
-            crate::git::begin(&plan, &name, &sid, &workdir, &run_dir)
-        })
-        .await
-        .map_err(|e| format!("git setup failed: {e}"))?
-        .map_err(|e| e.to_string())?;
-        Ok(GitGuard(task))
+        let (done, mut begun) = tokio::sync::oneshot::channel();
+        tokio::task::spawn_blocking(move || {
+            let r = crate::git::begin(&plan, &name, &sid, &workdir, &run_dir);
+            // Nobody waits for it any more: the worktree goes back at once.
+            if let Err(Ok(Some(task))) = done.send(r) {
+                crate::git::abandon(task);
+            }
+        });
+        let agent_error = |m: String| Outcome::new(OutcomeKind::AgentError, m);
+        let r = tokio::select! {
+            biased;
+            r = &mut begun => r.map_err(|e| agent_error(format!("git setup failed: {e}")))?,
+            _ = stopper.token().cancelled() => {
+                begun.close();
+                if let Ok(Ok(Some(task))) = begun.try_recv() {
+                    tokio::task::spawn_blocking(move || crate::git::abandon(task));
+                }
+                return Err(not_started(stopper));
+            }
+        };
+        match r {
+            Ok(task) => Ok(GitGuard(task)),
+            Err(GitError::Cancelled) => Err(not_started(stopper)),
+            Err(e) => Err(agent_error(e.to_string())),
+        }
     }
 
     /// The task's git state, if any.
@@ -89,5 +112,13 @@ impl GitGuard {
             result.checks.push(check);
         }
         result.git = Some(summary);
+    }
+}
+
+/// The outcome of a task stopped before it started (by the batch's first signal).
+pub(crate) fn not_started(stopper: &Stopper) -> Outcome {
+    match stopper.cause() {
+        Some(StopCause::Signal(sig)) => Outcome::not_started(sig),
+        _ => Outcome::not_started(2),
     }
 }

@@ -156,6 +156,10 @@ impl Session {
     ) -> Result<Session, Outcome> {
         let started = Instant::now();
         let agent_error = |m: String| Outcome::new(OutcomeKind::AgentError, m);
+        // A signal before anything of the task was made: it never starts.
+        if stopper.cause().is_some() {
+            return Err(git::not_started(&stopper));
+        }
         let session_id = partial.result.session_id.clone();
         let resume = task.resume.take();
         let paths = output::create_run_dir(
@@ -167,9 +171,17 @@ impl Session {
         )
         .map_err(agent_error)?;
         let repo = crate::git::repo_info(&task.loaded.workdir);
-        partial.git = GitGuard::start(&task, &session_id, &paths.dir)
-            .await
-            .map_err(agent_error)?;
+        partial.git = match GitGuard::start(&task, &session_id, &paths.dir, &stopper).await {
+            Ok(g) => g,
+            Err(o) => {
+                if o.kind == OutcomeKind::NotStarted {
+                    // Nothing of the task was written: its output directory goes too (when
+                    // it is still empty).
+                    let _ = std::fs::remove_dir(&paths.dir);
+                }
+                return Err(o);
+            }
+        };
         let (git_branch, git_commit) = match partial.git.task() {
             // An isolated task works in its worktree: every path below resolves through it.
             Some(g) if g.worktree_path().is_some() => {

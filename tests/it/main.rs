@@ -16,6 +16,7 @@
 mod support;
 
 mod anthropic_http;
+mod batch_cancel;
 mod batch_scale;
 mod compat_artifacts;
 mod context;

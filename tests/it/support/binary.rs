@@ -216,6 +216,46 @@ impl Started {
     pub fn wait(self) -> Run {
         Run::from(self.child.wait_with_output().expect("wait for runner"))
     }
+
+    /// Wait at most `limit` for it to exit, reading its output meanwhile (so a full pipe never
+    /// holds it up): `Ok` when it exited in time, else `Err` after killing it with SIGKILL, as
+    /// a CI service does once its grace period is over (`code` is then `None`).
+    pub fn wait_within(mut self, limit: Duration) -> Result<Run, Run> {
+        fn drain(
+            pipe: Option<impl std::io::Read + Send + 'static>,
+        ) -> std::thread::JoinHandle<Vec<u8>> {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        }
+        let (out, err) = (
+            drain(self.child.stdout.take()),
+            drain(self.child.stderr.take()),
+        );
+        let deadline = std::time::Instant::now() + limit;
+        let mut in_time = true;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for runner") {
+                break status;
+            }
+            if std::time::Instant::now() >= deadline {
+                in_time = false;
+                self.signal(Signal::SIGKILL);
+                break self.child.wait().expect("wait for runner");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let run = Run {
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&out.join().expect("stdout reader")).into_owned(),
+            stderr: String::from_utf8_lossy(&err.join().expect("stderr reader")).into_owned(),
+        };
+        if in_time { Ok(run) } else { Err(run) }
+    }
 }
 
 /// What one run of the binary produced.
