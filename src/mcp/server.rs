@@ -339,6 +339,7 @@ fn render(result: CallToolResult) -> ToolOutput {
         content: parts.join("\n"),
         is_error: result.is_error.unwrap_or(false),
         structured: Some(structured),
+        command: None,
     }
 }
 

@@ -336,6 +336,10 @@ fn render(
         content,
         is_error: failed,
         structured: Some(structured),
+        command: Some(super::CommandEnd {
+            exit_code,
+            timed_out: timed_out_ms.is_some(),
+        }),
     }
 }
 

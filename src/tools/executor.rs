@@ -291,20 +291,18 @@ async fn run_one(
     Ok(out)
 }
 
-/// Add a command that ran to the task's list, with its exit code (from the tool's structured
-/// result) and duration.
+/// Add a command that ran to the task's list, with how it ended (as the tool reports it) and
+/// its duration.
 fn log_command(ctx: &ToolContext, command: String, out: &ToolOutput, took: std::time::Duration) {
-    let s = out.structured.as_ref();
-    let exit_code = s
-        .and_then(|v| v.get("exitCode"))
-        .and_then(Value::as_i64)
-        .and_then(|c| i32::try_from(c).ok());
-    let timed_out = s.is_some_and(|v| v.get("timedOutAfterMs").is_some());
+    let end = out.command.unwrap_or(super::CommandEnd {
+        exit_code: None,
+        timed_out: false,
+    });
     let run = crate::events::CommandRun {
         command,
-        exit_code,
+        exit_code: end.exit_code,
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        timed_out,
+        timed_out: end.timed_out,
     };
     ctx.commands
         .lock()

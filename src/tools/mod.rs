@@ -49,6 +49,17 @@ pub struct ToolOutput {
     pub is_error: bool,
     /// The tool's structured result (transcript `toolUseResult`, stream-json `tool_use_result`).
     pub structured: Option<Value>,
+    /// For a command that ran (the Bash tool): how it ended, for the task's list of commands.
+    pub command: Option<CommandEnd>,
+}
+
+/// How a command a tool ran ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandEnd {
+    /// Its exit code (128 + signal when a signal ended it); `None` when it never exited.
+    pub exit_code: Option<i32>,
+    /// It was killed at its time limit.
+    pub timed_out: bool,
 }
 
 impl ToolOutput {
@@ -58,6 +69,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: false,
             structured,
+            command: None,
         }
     }
 
@@ -67,6 +79,7 @@ impl ToolOutput {
             content: content.into(),
             is_error: true,
             structured: None,
+            command: None,
         }
     }
 }
