@@ -76,8 +76,10 @@ fn build(
     filter.try_into()
 }
 
-/// `socket(domain, type, ...)` calls to deny: every family but Unix sockets; with an egress
-/// proxy (and Landlock able to limit TCP to its port), IPv4/IPv6 stream sockets stay allowed.
+/// `socket(domain, type, protocol)` calls to deny: every family but Unix sockets; with an
+/// egress proxy (and Landlock able to limit TCP to its port), IPv4/IPv6 stream sockets of
+/// plain TCP stay allowed — and only those: Landlock's TCP rules do not see other stream
+/// protocols (MPTCP, SCTP), so a stream socket asking for any protocol but 0 or TCP is refused.
 fn socket_rules(network: &Network, support: &Support) -> Result<Vec<SeccompRule>, BackendError> {
     let domain = |op, v: i32| cond(0, SeccompCmpArgLen::Dword, op, v as u64);
     let tcp_through_proxy = network.proxy_port().is_some() && support.landlock_net();
@@ -92,8 +94,19 @@ fn socket_rules(network: &Network, support: &Support) -> Result<Vec<SeccompRule>
         domain(SeccompCmpOp::Ne, libc::AF_INET)?,
         domain(SeccompCmpOp::Ne, libc::AF_INET6)?,
     ])?];
-    // Any type but SOCK_STREAM (the type argument may carry SOCK_NONBLOCK | SOCK_CLOEXEC).
+    // Any type but SOCK_STREAM (the type argument may carry SOCK_NONBLOCK | SOCK_CLOEXEC), and
+    // any protocol but the default (0) and TCP.
     for family in [libc::AF_INET, libc::AF_INET6] {
+        rules.push(SeccompRule::new(vec![
+            domain(SeccompCmpOp::Eq, family)?,
+            cond(2, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)?,
+            cond(
+                2,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::Ne,
+                libc::IPPROTO_TCP as u64,
+            )?,
+        ])?);
         for kind in [
             libc::SOCK_DGRAM,
             libc::SOCK_RAW,

@@ -350,6 +350,55 @@ cat <&3"#
     );
 }
 
+/// With a host list, TCP goes through the proxy and Landlock holds it to the proxy's port;
+/// other stream protocols, which Landlock's TCP rules do not see (MPTCP, SCTP), and raw or
+/// packet sockets are refused outright. Probed with python3's socket module (errno 1: EPERM).
+#[tokio::test]
+async fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
+    if !confinable() || !support().landlock_net() || which("python3").is_none() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx
+        .sandbox(NetworkSetting::Hosts(vec!["localhost".into()]))
+        .await;
+    let probe = |args: &str| {
+        format!(
+            "python3 -c 'import socket, errno\ntry:\n    socket.socket({args}).close(); print(\"made\")\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno))'"
+        )
+    };
+    let cases = [
+        // (socket arguments, expected): plain TCP is made (and held to the proxy by Landlock).
+        ("socket.AF_INET, socket.SOCK_STREAM, 0", "made"),
+        (
+            "socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP",
+            "made",
+        ),
+        ("socket.AF_INET, socket.SOCK_STREAM, 262", "EPERM"), // IPPROTO_MPTCP
+        ("socket.AF_INET6, socket.SOCK_STREAM, 262", "EPERM"),
+        ("socket.AF_INET, socket.SOCK_STREAM, 132", "EPERM"), // IPPROTO_SCTP
+        ("socket.AF_INET, socket.SOCK_SEQPACKET, 132", "EPERM"),
+        ("socket.AF_INET, socket.SOCK_DGRAM, 0", "EPERM"),
+        (
+            "socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP",
+            "EPERM",
+        ),
+        ("socket.AF_PACKET, socket.SOCK_RAW, 0", "EPERM"),
+    ];
+    for (args, want) in cases {
+        let (_, out, err) = fx.run(&sb, Scope::Write, &probe(args)).await;
+        assert_eq!(out.trim(), want, "socket({args}): {err}");
+    }
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
 #[tokio::test]
 async fn enforce_refuses_where_the_kernel_cannot_confine() {
     // What `prepare` and `Sandbox::start` check, on a simulated kernel without Landlock.
