@@ -7,8 +7,8 @@
 //! inside a longer encoded text such as a `basic` authorization header), hex, URL encoding.
 //! Tool results are redacted before they go to the model; sinks (transcript, stream-json,
 //! json) redact everything they write, spill files are redacted when written, and reports
-//! rendered from a [`RunResult`] (text, JUnit) are given an already redacted result
-//! ([`Redactor::redact_result`]).
+//! rendered from a [`RunResult`](crate::events::RunResult) (text, JUnit) are given an already
+//! redacted result ([`RunResult::redacted`](crate::events::RunResult::redacted)).
 
 use std::borrow::Cow;
 use std::path::Path;
