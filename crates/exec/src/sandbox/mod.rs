@@ -204,7 +204,11 @@ impl Sandbox {
         let compiled = Some(Compiled {
             read_only: landlock::ruleset(&plan, Scope::ReadOnly, &sup)?,
             write: landlock::ruleset(&plan, Scope::Write, &sup)?,
-            filter: Arc::new(seccomp::program(&plan.network, &sup)?),
+            filter: Arc::new(seccomp::program(
+                &plan.network,
+                &sup,
+                &crate::process::protected_pids(),
+            )?),
         });
         let report = SandboxReport {
             mode: req.mode.as_str().into(),

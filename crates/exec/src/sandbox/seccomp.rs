@@ -3,6 +3,13 @@
 //! that bypass socket filtering (`io_uring`), kernel keyrings, and — when the network is
 //! restricted — every socket that is not a Unix socket (no UDP, so no DNS; no raw or netlink
 //! sockets), and TCP Fast Open (a connect hidden in `sendto`). A denied call fails with EPERM.
+//!
+//! It also keeps commands from acting on other processes where Landlock's scopes do not reach
+//! (signal scoping needs Landlock ABI 6; resource limits and priorities have no scope at all):
+//! no signal or pidfd aimed at runner, its ancestors, its process group or every process
+//! (`kill(-1)`); no resource limit, priority, scheduling or memory placement set on another
+//! process (only on the caller itself: pid 0); and no `TIOCSTI`/`TIOCLINUX`, which push input
+//! into a terminal (commands have no controlling terminal besides).
 
 use std::collections::BTreeMap;
 
@@ -15,16 +22,22 @@ use super::SandboxError;
 use super::plan::Network;
 use super::support::Support;
 
-/// The filter for commands with network `network`.
-pub(super) fn program(network: &Network, support: &Support) -> Result<BpfProgram, SandboxError> {
+/// The filter for commands with network `network`; `protected`: the processes no command may
+/// signal (runner, its ancestors, and a negative process group id for runner's group).
+pub(super) fn program(
+    network: &Network,
+    support: &Support,
+    protected: &[i32],
+) -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    build(network, support, arch).map_err(|e| SandboxError::Seccomp(e.to_string()))
+    build(network, support, protected, arch).map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
 fn build(
     network: &Network,
     support: &Support,
+    protected: &[i32],
     arch: TargetArch,
 ) -> Result<BpfProgram, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -44,6 +57,7 @@ fn build(
     ] {
         rules.insert(nr, vec![]);
     }
+    other_processes(&mut rules, protected)?;
     if network.restricts() {
         rules.insert(libc::SYS_socket, socket_rules(network, support)?);
         // TCP Fast Open connects inside sendto/sendmsg, past a connect filter.
@@ -125,6 +139,84 @@ fn socket_rules(network: &Network, support: &Support) -> Result<Vec<SeccompRule>
         }
     }
     Ok(rules)
+}
+
+/// The rules that keep a command from acting on processes other than its own.
+fn other_processes(
+    rules: &mut BTreeMap<i64, Vec<SeccompRule>>,
+    protected: &[i32],
+) -> Result<(), BackendError> {
+    let is = |arg: u8, v: i64| {
+        cond(
+            arg,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            v as i32 as u32 as u64,
+        )
+    };
+    let not_zero = |arg: u8| cond(arg, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0);
+    // Signals and pidfds aimed at runner, its ancestors or its group; kill(-1) signals every
+    // process the caller may signal.
+    let mut targets: Vec<i64> = protected.iter().map(|p| i64::from(*p)).collect();
+    targets.push(-1);
+    // tkill names a thread alone, and any thread's id reaches its process: obsolete (libc uses
+    // tgkill), so refused outright.
+    rules.insert(libc::SYS_tkill, vec![]);
+    for nr in [
+        libc::SYS_kill,
+        libc::SYS_tgkill,
+        libc::SYS_rt_sigqueueinfo,
+        libc::SYS_rt_tgsigqueueinfo,
+        libc::SYS_pidfd_open,
+    ] {
+        let mut list = Vec::with_capacity(targets.len());
+        for t in &targets {
+            list.push(SeccompRule::new(vec![is(0, *t)?])?);
+        }
+        rules.insert(nr, list);
+    }
+    // Limits, priorities, scheduling and memory placement of another process (pid 0 is the
+    // caller). prlimit64 may still read another process's limits (no new limit given).
+    rules.insert(
+        libc::SYS_prlimit64,
+        vec![SeccompRule::new(vec![not_zero(0)?, not_zero(2)?])?],
+    );
+    for nr in [
+        libc::SYS_sched_setattr,
+        libc::SYS_sched_setscheduler,
+        libc::SYS_sched_setparam,
+        libc::SYS_sched_setaffinity,
+        libc::SYS_migrate_pages,
+        libc::SYS_move_pages,
+    ] {
+        rules.insert(nr, vec![SeccompRule::new(vec![not_zero(0)?])?]);
+    }
+    // setpriority(which, who) and ioprio_set(which, who): another process or group, or a whole
+    // user (runner's uid among them).
+    rules.insert(
+        libc::SYS_setpriority,
+        vec![
+            SeccompRule::new(vec![not_zero(1)?])?,
+            SeccompRule::new(vec![is(0, i64::from(libc::PRIO_USER))?])?,
+        ],
+    );
+    const IOPRIO_WHO_USER: i64 = 3;
+    rules.insert(
+        libc::SYS_ioprio_set,
+        vec![
+            SeccompRule::new(vec![not_zero(1)?])?,
+            SeccompRule::new(vec![is(0, IOPRIO_WHO_USER)?])?,
+        ],
+    );
+    // Input pushed into a terminal.
+    rules.insert(
+        libc::SYS_ioctl,
+        vec![
+            SeccompRule::new(vec![is(1, libc::TIOCSTI as i64)?])?,
+            SeccompRule::new(vec![is(1, libc::TIOCLINUX as i64)?])?,
+        ],
+    );
+    Ok(())
 }
 
 fn cond(

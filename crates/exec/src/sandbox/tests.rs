@@ -391,6 +391,63 @@ async fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
     }
 }
 
+/// A confined command acts on no process but its own: it cannot signal runner (here: the test
+/// process), an ancestor, runner's group or every process, set their limits, priority or
+/// scheduling, or push input into a terminal; and it runs in a session of its own, with no
+/// controlling terminal. Run also with `RUNNER_TEST_LANDLOCK_ABI=4` (in `.ci/run`), where
+/// Landlock cannot scope signals and seccomp alone holds.
+#[tokio::test]
+async fn commands_cannot_act_on_other_processes() {
+    if !confinable() || which("python3").is_none() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let runner = std::process::id();
+    let grand = std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.to_string()))
+        .and_then(|r| r.split_whitespace().nth(1).map(str::to_string))
+        .unwrap_or_default();
+    let script = format!(
+        r#"python3 - <<'EOF'
+import errno, fcntl, os, resource, termios
+def probe(name, f):
+    try:
+        f(); r = "done"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    print(f"{{name}}={{r}}")
+probe("kill_runner", lambda: os.kill({runner}, 0))
+probe("kill_grandparent", lambda: os.kill({grand}, 0))
+probe("kill_all", lambda: os.kill(-1, 0))
+probe("prlimit_runner", lambda: resource.prlimit({runner}, resource.RLIMIT_FSIZE, (0, 0)))
+probe("setpriority_runner", lambda: os.setpriority(os.PRIO_PROCESS, {runner}, 19))
+probe("setpriority_user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+probe("tiocsti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"x"))
+probe("own_limit", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
+probe("own_priority", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5))
+print(f"own_session={{os.getsid(0) == os.getppid()}}")
+EOF"#
+    );
+    let (code, out, err) = fx.run(&sb, Scope::Write, &script).await;
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "kill_runner=EPERM",
+        "kill_grandparent=EPERM",
+        "kill_all=EPERM",
+        "prlimit_runner=EPERM",
+        "setpriority_runner=EPERM",
+        "setpriority_user=EPERM",
+        "tiocsti=EPERM",
+        "own_limit=done",
+        "own_priority=done",
+        "own_session=True",
+    ] {
+        assert!(out.lines().any(|l| l == want), "{want} not in:\n{out}{err}");
+    }
+}
+
 fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
