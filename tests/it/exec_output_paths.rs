@@ -139,3 +139,68 @@ fn a_transcript_that_fails_to_write_fails_the_run_and_is_in_the_result() {
         run.stderr
     );
 }
+
+/// A patch that does not fit on its disk (a 64 KiB tmpfs as `--patch-dir`; root only, where
+/// the test can mount one): the task is not a success, the error names the patch, and no empty
+/// or partial patch file is left for a later step to apply.
+#[test]
+fn a_patch_that_does_not_fit_leaves_no_patch_file() {
+    let disk = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(disk.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (not root)");
+        return;
+    }
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.path());
+    let repo = TestRepo::new();
+    repo.write(".gitignore", ".runner/\n");
+    repo.commit_all("ignore");
+    // 200 KB of new lines: the patch is larger than the disk it goes to.
+    let big: String = (0..4000)
+        .map(|i| format!("line {i:>6} of a large new file\n"))
+        .collect();
+    let mock =
+        MockAnthropic::start(vec![
+        Resp::new()
+            .tool_use_fragments(
+                "toolu_1",
+                "Write",
+                &[&serde_json::json!({"file_path": format!("{WORKDIR}/big.txt"), "content": big})
+                    .to_string()],
+            )
+            .turn(),
+        text_turn("done"),
+    ]);
+    let out = OutDir::new();
+    let spec = write_spec(
+        repo.path(),
+        "name: big\nprompt: hi\npermissions:\n  mode: acceptEdits\n",
+    );
+    let run = exec(&mock, &repo, &out)
+        .arg("--patch-dir")
+        .arg(disk.path())
+        .json()
+        .arg(&spec)
+        .run();
+    run.expect_code(1);
+    let r = run.result();
+    assert_eq!(r["runner_outcome"], "agent_error", "{r}");
+    let error = r["errors"][0].as_str().unwrap();
+    assert!(error.contains("write the patch"), "{error}");
+    let left: Vec<_> = std::fs::read_dir(disk.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "files left on the full disk: {left:?}");
+    mock.assert_clean();
+}
