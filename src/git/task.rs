@@ -1,6 +1,7 @@
-//! A task's git work from start to end: [`begin`] snapshots the base and, for an isolated
-//! task, gets its worktree (from the batch's pool, or a worktree of its own); [`finish`]
-//! records the changes ([`super::patch`]) and gives the worktree back, or keeps it for resume.
+//! A task's git work from start to end: [`begin`] snapshots the base, holds it (see
+//! [`super::hold`]) and, for an isolated task, gets its worktree (from the batch's pool, or a
+//! worktree of its own); [`finish`] records the changes ([`super::patch`]) and gives the
+//! worktree back and lets the base go, or keeps both for resume.
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +10,9 @@ use git2::{Oid, Repository};
 use super::patch::{self, GitSummary};
 use super::snapshot::{commit_for_tree, snapshot_tree};
 use super::source::{Lease, LeaseKind};
-use super::{GitError, GitPlan, changes, git_err, relative_excludes, slot, worktree};
+use super::{
+    GitError, GitPlan, changes, git_err, hold, objects, relative_excludes, slot, worktree,
+};
 use crate::spec::GitBase;
 
 /// A task's git state while it runs.
@@ -21,6 +24,8 @@ pub struct GitTask {
     pub base_commit: Oid,
     /// The tree the task's changes are measured against.
     pub(super) base_tree: Oid,
+    /// The reference that holds the base until the task ends.
+    pub(super) base_hold: String,
     /// The worktree, when isolated.
     worktree: Option<Worktree>,
     /// Where the agent works (inside the worktree when isolated).
@@ -96,9 +101,30 @@ impl GitTask {
         }
     }
 
-    /// Give the worktree back (removed, or made clean for the next task), or keep it for
-    /// resume.
+    /// `e`, or [`GitError::Lost`] when it is an object not found and the task's base is gone
+    /// (see [`objects::explain`]).
+    fn explain(&self, e: GitError) -> GitError {
+        let what = format!("the task's base, held by {}", self.base_hold);
+        objects::explain(
+            &self.repo_root,
+            e,
+            &[self.base_commit, self.base_tree],
+            &what,
+        )
+    }
+
+    /// Give the worktree back (removed, or made clean for the next task) and let the base go,
+    /// or keep both for resume.
     fn end_worktree(self, keep: bool) {
+        if !keep {
+            match Repository::open(&self.repo_root) {
+                Ok(repo) => hold::release(&repo, &self.base_hold),
+                Err(e) => tracing::warn!(
+                    reference = %self.base_hold,
+                    "cannot delete runner's temporary reference: {e}"
+                ),
+            }
+        }
         let source = self.plan.worktrees.clone();
         match (self.worktree, source) {
             (Some(Worktree::Leased(lease)), Some(source)) if keep => source.keep(lease),
@@ -111,9 +137,9 @@ impl GitTask {
     }
 }
 
-/// Start a task: snapshot its base and, when isolated, get its worktree (detached at the base
-/// commit): from the batch's pool when the plan has one, else a worktree of its own created at
-/// `run_dir/worktree`. `Ok(None)`: no git for this task.
+/// Start a task: snapshot its base and hold it and, when isolated, get its worktree (detached
+/// at the base commit): from the batch's pool when the plan has one, else a worktree of its own
+/// created at `run_dir/worktree`. `Ok(None)`: no git for this task.
 pub fn begin(
     plan: &GitPlan,
     task: &str,
@@ -138,63 +164,103 @@ pub fn begin(
         }
     };
     let short = session_id.get(..8).unwrap_or(session_id);
-    let (base_tree, base_commit) = if plan.isolate && plan.base == GitBase::Head {
-        (head.tree_id(), head.id())
-    } else {
-        let tree = snapshot_tree(&root, &plan.exclude, None)?;
-        if plan.isolate {
-            // The worktree is checked out from a commit of the working tree as it is.
-            let commit = commit_for_tree(
-                &repo,
-                &head,
-                tree,
-                &format!("runner: working tree before task {task}"),
-            )
-            .map_err(git_err("record the working tree as a snapshot commit"))?;
-            (tree, commit)
-        } else {
-            // In place: changes are measured against the working tree as it was, and a branch
-            // commit goes on top of HEAD (see `patch::commit_on_branch`).
-            (tree, head.id())
-        }
-    };
+    let base_hold = hold::name(session_id, "base");
+    let (base_tree, base_commit) = objects::again("record the task's base", || {
+        base(plan, &repo, &root, &head, task, &base_hold)
+    })?;
     let mut out = GitTask {
         plan: plan.clone(),
         repo_root: root.clone(),
         base_commit,
         base_tree,
+        base_hold,
         worktree: None,
         workdir: workdir.to_path_buf(),
     };
-    if !plan.isolate {
-        return Ok(Some(out));
-    }
-    let wt = match &plan.worktrees {
-        Some(source) => Worktree::Leased(source.take(&root, base_commit, base_tree)?),
-        None => {
-            let name = format!("runner-{task}-{short}");
-            let path = run_dir.join("worktree");
-            worktree::add(&repo, &name, &path, base_commit)?;
-            let path = std::fs::canonicalize(&path).unwrap_or(path);
-            Worktree::Own { name, path }
+    if plan.isolate {
+        let wt = objects::reread("check the base out", || match &plan.worktrees {
+            Some(source) => source
+                .take(&root, base_commit, base_tree)
+                .map(Worktree::Leased),
+            None => {
+                let name = format!("runner-{task}-{short}");
+                let path = run_dir.join("worktree");
+                worktree::add(&repo, &name, &path, base_commit).map(|()| {
+                    let path = std::fs::canonicalize(&path).unwrap_or(path);
+                    Worktree::Own { name, path }
+                })
+            }
+        })
+        .map_err(|e| out.explain(e));
+        match wt {
+            Ok(wt) => out.worktree = Some(wt),
+            Err(e) => {
+                out.end_worktree(false);
+                return Err(e);
+            }
         }
-    };
-    out.worktree = Some(wt);
-    out.workdir = out.map_path(workdir);
-    if !out.workdir.is_dir() {
-        let rel = workdir.strip_prefix(&root).unwrap_or(workdir);
-        let err = GitError::Io {
-            what: format!(
-                "use the workdir: `{}` does not exist in commit {}",
-                rel.display(),
-                base_commit
-            ),
-            source: std::io::Error::from(std::io::ErrorKind::NotFound),
-        };
-        out.end_worktree(false);
-        return Err(err);
+        out.workdir = out.map_path(workdir);
+        if !out.workdir.is_dir() {
+            let rel = workdir.strip_prefix(&root).unwrap_or(workdir);
+            let err = GitError::Io {
+                what: format!(
+                    "use the workdir: `{}` does not exist in commit {}",
+                    rel.display(),
+                    base_commit
+                ),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            };
+            out.end_worktree(false);
+            return Err(err);
+        }
     }
     Ok(Some(out))
+}
+
+/// The task's base, held (see [`super::hold`]) before anything reads it — a snapshot is
+/// reachable from nothing else, and HEAD may move away from the commit while the task runs:
+/// `(tree, commit)`. An isolated task with `base: head` starts from HEAD; any other from a
+/// snapshot of the working tree (an isolated one from a snapshot commit on top of HEAD; one run
+/// in place measures its changes against the snapshot, and a branch commit goes on top of
+/// HEAD, see `patch::commit_on_branch`).
+fn base(
+    plan: &GitPlan,
+    repo: &Repository,
+    root: &Path,
+    head: &git2::Commit<'_>,
+    task: &str,
+    base_hold: &str,
+) -> Result<(Oid, Oid), GitError> {
+    if plan.isolate && plan.base == GitBase::Head {
+        hold::hold(repo, base_hold, head.id())?;
+        return Ok((head.tree_id(), head.id()));
+    }
+    let tree = snapshot_tree(root, &plan.exclude, None)?;
+    if !plan.isolate {
+        if tree == head.tree_id() {
+            hold::hold(repo, base_hold, head.id())?;
+        } else {
+            hold::hold_tree(repo, base_hold, tree, Some(head.tree_id()))?;
+        }
+        return Ok((tree, head.id()));
+    }
+    let commit = commit_for_tree(
+        repo,
+        head,
+        tree,
+        &format!("runner: working tree before task {task}"),
+    )
+    .map_err(objects::failed(
+        repo,
+        &[tree],
+        "record the working tree as a snapshot commit",
+    ))?;
+    if commit == head.id() {
+        hold::hold(repo, base_hold, commit)?;
+    } else {
+        hold::hold_commit(repo, base_hold, commit)?;
+    }
+    Ok((tree, commit))
 }
 
 /// How a task ended, as far as [`finish`] cares.
@@ -220,7 +286,12 @@ pub fn finish(task: GitTask, end: Ending<'_>) -> (GitSummary, Option<GitError>) 
         base_commit: task.base_commit.to_string(),
         ..Default::default()
     };
-    let err = patch::record_changes(&task, end, &mut summary).err();
+    let err = objects::reread("record the task's changes", || {
+        summary.files.clear();
+        patch::record_changes(&task, end, &mut summary)
+    })
+    .err()
+    .map(|e| task.explain(e));
     if end.interrupted {
         summary.worktree = task.worktree_path().map(Path::to_path_buf);
     }

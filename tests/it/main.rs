@@ -42,6 +42,7 @@ mod exec_verify;
 mod fallback;
 mod footprint;
 mod fuzz_parsers;
+mod git_gc;
 mod hooks_e2e;
 mod init;
 mod install;
