@@ -9,6 +9,8 @@
 //!
 //! - `plan`: [`plan()`] and [`Planner`]; `task`: [`begin`] and [`finish`]; `patch`: the patch,
 //!   counts and branch commit;
+//! - `record`: the base a task started from, written to its output directory; `resumed`: a
+//!   resumed task going on from that base, in its kept worktree;
 //! - `objects`, `hold` and `refs`: runner's own writes to the object store and references,
 //!   made to hold up while `git gc` runs beside them (lock failures tried again, temporary
 //!   references under `refs/runner/hold/` for what nothing else reaches, a check after each
@@ -33,7 +35,9 @@ pub(crate) mod overlay;
 mod patch;
 mod plan;
 pub mod pool;
+mod record;
 mod refs;
+mod resumed;
 pub(crate) mod slot;
 mod snapshot;
 pub mod source;
@@ -46,7 +50,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use patch::{FileChange, GitSummary};
-pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of};
+pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of, resumed_plan};
+pub use record::{BASE_FILE, BaseRecord, RecordedWorktree, read as read_base};
 pub use slot::reattach;
 pub use source::{Lease, LeaseKind, WorktreeSource};
 pub use task::{Ending, GitTask, begin, finish};

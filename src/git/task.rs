@@ -1,6 +1,8 @@
 //! A task's git work from start to end: [`begin`] snapshots the base, holds it (see
-//! [`super::hold`]) and, for an isolated task, gets its worktree (from the batch's pool, or a
-//! worktree of its own); [`finish`] records the changes ([`super::patch`]) and gives the
+//! [`super::hold`]), for an isolated task gets its worktree (from the batch's pool, or a
+//! worktree of its own), and records all that in the task's output directory
+//! ([`super::record`]); a resumed task takes its recorded base and worktree back instead
+//! ([`super::resumed`]). [`finish`] records the changes ([`super::patch`]) and gives the
 //! worktree back and lets the base go, or keeps both for resume.
 
 use std::path::{Path, PathBuf};
@@ -8,10 +10,11 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository};
 
 use super::patch::{self, GitSummary};
+use super::record::{self, BaseRecord, RecordedWorktree};
 use super::snapshot::{commit_for_tree, snapshot_tree};
 use super::source::{Lease, LeaseKind};
 use super::{
-    GitError, GitPlan, changes, git_err, hold, objects, relative_excludes, slot, worktree,
+    GitError, GitPlan, changes, git_err, hold, io_err, objects, relative_excludes, slot, worktree,
 };
 use crate::spec::GitBase;
 
@@ -27,26 +30,57 @@ pub struct GitTask {
     /// The reference that holds the base until the task ends.
     pub(super) base_hold: String,
     /// The worktree, when isolated.
-    worktree: Option<Worktree>,
+    pub(super) worktree: Option<Worktree>,
     /// Where the agent works (inside the worktree when isolated).
     pub workdir: PathBuf,
 }
 
 /// Where an isolated task runs.
 #[derive(Debug)]
-enum Worktree {
+pub(super) enum Worktree {
     /// A worktree of its own, registered in the repository (`git worktree list`), checked
     /// out at `run_dir/worktree`: a task run on its own.
     Own { name: String, path: PathBuf },
     /// One from the batch's pool (`plan.worktrees`).
     Leased(Lease),
+    /// One of a batch's pool kept for resume, the batch gone: the resumed task has it alone.
+    /// `upper`: an overlay's upper directory (its changes are there).
+    Kept {
+        path: PathBuf,
+        upper: Option<PathBuf>,
+    },
 }
 
 impl Worktree {
     fn path(&self) -> &Path {
         match self {
-            Worktree::Own { path, .. } => path,
+            Worktree::Own { path, .. } | Worktree::Kept { path, .. } => path,
             Worktree::Leased(l) => &l.path,
+        }
+    }
+
+    /// How the worktree is recorded for resume.
+    fn recorded(&self) -> RecordedWorktree {
+        match self {
+            Worktree::Own { name, path } => RecordedWorktree::Own {
+                name: name.clone(),
+                path: path.clone(),
+            },
+            Worktree::Leased(Lease {
+                path,
+                kind: LeaseKind::Overlay { upper },
+                ..
+            })
+            | Worktree::Kept {
+                path,
+                upper: Some(upper),
+            } => RecordedWorktree::Overlay {
+                path: path.clone(),
+                upper: upper.clone(),
+            },
+            Worktree::Leased(Lease { path, .. }) | Worktree::Kept { path, .. } => {
+                RecordedWorktree::Checkout { path: path.clone() }
+            }
         }
     }
 }
@@ -90,10 +124,15 @@ impl GitTask {
             .map_err(git_err("read the base tree"))?;
         let exclude = relative_excludes(root, &self.plan.exclude);
         match &self.worktree {
-            Some(Worktree::Leased(Lease {
-                kind: LeaseKind::Overlay { upper },
-                ..
-            })) => changes::from_upper(repo, &base, root, upper, &exclude),
+            Some(
+                Worktree::Leased(Lease {
+                    kind: LeaseKind::Overlay { upper },
+                    ..
+                })
+                | Worktree::Kept {
+                    upper: Some(upper), ..
+                },
+            ) => changes::from_upper(repo, &base, root, upper, &exclude),
             // A worktree of the task's own: its index is its own, so the walk may write the
             // refreshed stat data back.
             Some(_) => changes::from_workdir(repo, &base, &exclude, true),
@@ -132,14 +171,17 @@ impl GitTask {
             (Some(Worktree::Own { name, path }), _) if !keep => {
                 worktree::remove(&self.repo_root, &name, &path)
             }
+            (Some(Worktree::Kept { path, .. }), _) => slot::end_kept(&path, keep),
             _ => {}
         }
     }
 }
 
-/// Start a task: snapshot its base and hold it and, when isolated, get its worktree (detached
-/// at the base commit): from the batch's pool when the plan has one, else a worktree of its own
-/// created at `run_dir/worktree`. `Ok(None)`: no git for this task.
+/// Start a task: snapshot its base and hold it, when isolated get its worktree (detached at the
+/// base commit): from the batch's pool when the plan has one, else a worktree of its own
+/// created at `run_dir/worktree`; and record the base in `run_dir`. A resumed task whose run
+/// recorded its base (`plan.resume_from`) takes that base and worktree back instead.
+/// `Ok(None)`: no git for this task.
 pub fn begin(
     plan: &GitPlan,
     task: &str,
@@ -147,6 +189,9 @@ pub fn begin(
     workdir: &Path,
     run_dir: &Path,
 ) -> Result<Option<GitTask>, GitError> {
+    if let Some(recorded) = &plan.resume_from {
+        return super::resumed::begin(plan, recorded, workdir).map(Some);
+    }
     let Some(root) = plan.repo_root.clone() else {
         return Ok(None);
     };
@@ -213,6 +258,23 @@ pub fn begin(
             out.end_worktree(false);
             return Err(err);
         }
+    }
+    let recorded = BaseRecord::new(
+        root,
+        base_commit.to_string(),
+        base_tree.to_string(),
+        out.base_hold.clone(),
+        plan.patch_dir.clone(),
+        plan.exclude.clone(),
+        out.worktree.as_ref().map(Worktree::recorded),
+    );
+    if let Err(e) = record::write(run_dir, &recorded) {
+        let what = format!(
+            "record the task's git base in {}",
+            run_dir.join(record::BASE_FILE).display()
+        );
+        out.end_worktree(false);
+        return Err(io_err(what)(e));
     }
     Ok(Some(out))
 }

@@ -60,6 +60,7 @@ mod reliability;
 mod replay_strict;
 mod reports;
 mod resume;
+mod resume_git;
 mod retry;
 mod sandbox_e2e;
 mod schema_sync;
