@@ -317,22 +317,36 @@ fn load_tasks(args: &ExecArgs) -> Result<Vec<LoadedSpec>, Problems> {
 }
 
 /// Every task of a `runner exec`, prepared and with its git plan, and every output path checked
-/// writable; or every error found (exit 2, nothing runs).
-fn prepare_all(args: &ExecArgs) -> Result<Vec<PreparedTask>, Problems> {
+/// writable; or every error found (exit 2, nothing runs). A resumed runner run writes where
+/// the run wrote, whatever the current directory: `args.transcript_dir` becomes the run's.
+fn prepare_all(args: &mut ExecArgs) -> Result<Vec<PreparedTask>, Problems> {
     let o = overrides(args);
     let flag_errors = prepare::check_overrides(&o);
     if !flag_errors.is_empty() {
         return Err(flag_errors.into_iter().map(Problem::Other).collect());
     }
-    let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
-    let prepared = if let Some(transcript) = &args.resume {
-        let task = resume_task(args, transcript, &o).map_err(|e| vec![e.into()])?;
-        let mut tasks = vec![task];
-        plan_git(&mut tasks, &outputs, false)?;
-        tasks
+    let prepared = if let Some(transcript) = args.resume.clone() {
+        let mut task = resume_task(args, &transcript, &o).map_err(|e| vec![e.into()])?;
+        let resume = task.resume.as_deref();
+        if let Some(dir) = resume.and_then(|r| r.transcript_dir.clone()) {
+            args.transcript_dir = dir;
+        }
+        match resume.and_then(|r| r.git_base.clone()) {
+            // The base, worktree and patch directory the run recorded when it started.
+            Some(base) => {
+                task.git = crate::git::resumed_plan(&task.loaded, base, args.patch_dir.as_deref())
+            }
+            None => {
+                let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
+                plan_git(std::slice::from_mut(&mut task), &outputs, false)?;
+            }
+        }
+        vec![task]
     } else {
+        let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
         check_tasks(load_tasks(args)?, &o, &outputs, prepare::prepare)?
     };
+    let outputs = GitOutputs::new(&args.transcript_dir, args.patch_dir.as_deref());
     if args.output_file.is_some() && !prepared.iter().any(|p| p.loaded.spec.output.is_some()) {
         tracing::warn!(
             "--output-file: no task sets `output:`, so the file will hold only null (see the book's \"Structured output\")"
@@ -456,8 +470,8 @@ fn github_commands(tasks: &[(PreparedTask, Option<String>)]) -> Option<String> {
 }
 
 /// `runner exec PATH...`. Returns the exit code.
-pub async fn exec(args: ExecArgs) -> i32 {
-    let prepared = match prepare_all(&args) {
+pub async fn exec(mut args: ExecArgs) -> i32 {
+    let prepared = match prepare_all(&mut args) {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
     };

@@ -164,6 +164,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
             patch_dir: out.path().join("patches"),
             exclude: vec![out.path().to_path_buf()],
             worktrees: pool.as_ref().map(|p| p.source()),
+            resume_from: None,
         };
         let mut begins = Vec::new();
         let mut finishes = Vec::new();

@@ -12,7 +12,8 @@
 //!
 //! Either way, ignored files that are not in the base are left out, runner's own output
 //! directories (`exclude`) too, and the changed files are hashed through git's filters like
-//! `git add` would.
+//! `git add` would. The objects are written with [`retry`] (a concurrent `git gc` can make a
+//! write fail part way); no reference holds them yet: the caller holds the tree it gets.
 
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use git2::build::TreeUpdateBuilder;
 use git2::{Delta, DiffOptions, FileMode, Index, ObjectType, Oid, Repository, Tree};
 
+use super::objects::{failed, retry};
 use super::overlay;
 use super::{GitError, git_err, io_err};
 
@@ -183,7 +185,7 @@ pub(crate) fn from_workdir(
         .update_index(refresh_index);
     let mut index = repo.index().map_err(git_err("read the index"))?;
     // The index's tree comes from its cache of tree ids where that is valid: no tree is read.
-    let (base, diff) = match index.write_tree() {
+    let (base, diff) = match retry("write the index's tree", || index.write_tree()) {
         Ok(tree) => {
             let base = repo
                 .find_tree(tree)
@@ -287,19 +289,21 @@ fn apply(repo: &Repository, base: &Tree<'_>, changes: Changes) -> Result<Oid, Gi
     let mut index = Index::new().map_err(git_err(what))?;
     repo.set_index(&mut index).map_err(git_err(what))?;
     for p in &changes.written {
-        index.add_path(p).map_err(git_err(format!(
-            "hash {} for the task's changes",
-            p.display()
-        )))?;
+        let hash = format!("hash {} for the task's changes", p.display());
+        retry(&hash, || index.add_path(p)).map_err(git_err(hash.clone()))?;
     }
     let mut removals = TreeUpdateBuilder::new();
     for p in &changes.removed {
         removals.remove(p);
     }
-    let mid = removals.create_updated(repo, base).map_err(git_err(what))?;
+    let mid = retry(what, || removals.create_updated(repo, base)).map_err(failed(
+        repo,
+        &[base.id()],
+        what,
+    ))?;
     let mid = repo.find_tree(mid).map_err(git_err(what))?;
     let mut updates = TreeUpdateBuilder::new();
-    let mut any = false;
+    let mut written = Vec::new();
     for e in index.iter() {
         let path = Path::new(OsStr::from_bytes(&e.path));
         let mode = match e.mode {
@@ -312,13 +316,14 @@ fn apply(repo: &Repository, base: &Tree<'_>, changes: Changes) -> Result<Oid, Gi
             .is_ok_and(|old| old.id() == e.id && old.filemode() == i32::from(mode));
         if !same {
             updates.upsert(path, e.id, mode);
-            any = true;
+            written.push(e.id);
         }
     }
-    if !any {
+    if written.is_empty() {
         return Ok(mid.id());
     }
-    updates.create_updated(repo, &mid).map_err(git_err(what))
+    // A blob hashed above that a concurrent prune took is `Lost`: the caller writes it again.
+    retry(what, || updates.create_updated(repo, &mid)).map_err(failed(repo, &written, what))
 }
 
 #[cfg(test)]

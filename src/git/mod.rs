@@ -9,6 +9,12 @@
 //!
 //! - `plan`: [`plan()`] and [`Planner`]; `task`: [`begin`] and [`finish`]; `patch`: the patch,
 //!   counts and branch commit;
+//! - `record`: the base a task started from, written to its output directory; `resumed`: a
+//!   resumed task going on from that base, in its kept worktree;
+//! - `objects`, `hold` and `refs`: runner's own writes to the object store and references,
+//!   made to hold up while `git gc` runs beside them (lock failures tried again, temporary
+//!   references under `refs/runner/hold/` for what nothing else reaches, a check after each
+//!   reference is written, deletion that takes no other reference with it);
 //! - `snapshot`: snapshots of the repository's own working tree; `changes`: end states as
 //!   trees, from what changed;
 //! - `worktree`: a worktree of a task's own (a task run alone);
@@ -23,10 +29,15 @@
 mod admin;
 mod changes;
 pub(crate) mod checkout;
+mod hold;
+mod objects;
 pub(crate) mod overlay;
 mod patch;
 mod plan;
 pub mod pool;
+mod record;
+mod refs;
+mod resumed;
 pub(crate) mod slot;
 mod snapshot;
 pub mod source;
@@ -39,7 +50,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use patch::{FileChange, GitSummary};
-pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of};
+pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of, resumed_plan};
+pub use record::{BASE_FILE, BaseRecord, RecordedWorktree, read as read_base};
 pub use slot::reattach;
 pub use source::{Lease, LeaseKind, WorktreeSource};
 pub use task::{Ending, GitTask, abandon, begin, finish};
@@ -78,6 +90,17 @@ pub enum GitError {
         what: String,
         /// The libgit2 error.
         source: git2::Error,
+    },
+    /// An object runner wrote cannot be read back: something removed it before a reference
+    /// held it.
+    #[error(
+        "git: {what}: object {object} is gone from the repository; a concurrent `git gc --prune` (or `git prune`) may have removed it before a reference held it. Run the task again, and do not prune the repository while runner works in it"
+    )]
+    Lost {
+        /// What holds (or was to hold) the object: a branch, a hold reference.
+        what: String,
+        /// The missing object (hex).
+        object: String,
     },
     /// A file operation failed.
     #[error("cannot {what}: {source}")]

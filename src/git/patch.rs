@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use git2::{DiffOptions, Oid, Repository, Signature};
 use serde::{Deserialize, Serialize};
 
+use super::objects::{self, retry};
 use super::snapshot::{commit_for_tree, default_signature};
 use super::task::{Ending, GitTask};
-use super::{GitError, REPO_LOCK, git_err, io_err};
+use super::{GitError, REPO_LOCK, git_err, hold, io_err};
 
 /// What git made of a finished task (the result's `runner_git`, JUnit `git.*` properties).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -79,6 +80,8 @@ fn file_change(delta: &git2::DiffDelta<'_>, patch: Option<&git2::Patch<'_>>) -> 
     }
 }
 
+/// Find the task's end state, hold it (see [`super::hold`]) while the patch is written and,
+/// on success, the changes are committed on the task's branch, then let it go.
 pub(super) fn record_changes(
     task: &GitTask,
     end: Ending<'_>,
@@ -86,7 +89,31 @@ pub(super) fn record_changes(
 ) -> Result<(), GitError> {
     let root = task.root();
     let repo = Repository::open(root).map_err(git_err(format!("open {}", root.display())))?;
-    let end_tree = task.end_tree(&repo)?;
+    let end_hold = hold::name(end.session_id, "end");
+    let end_tree = objects::again("hold the task's end state", || {
+        let end_tree = task.end_tree(&repo)?;
+        // Unchanged: held as the base already.
+        if end_tree != task.base_tree {
+            hold::hold_tree(&repo, &end_hold, end_tree, Some(task.base_tree))?;
+        }
+        Ok(end_tree)
+    })?;
+    let written = write_changes(&repo, task, end, end_tree, summary);
+    if end_tree != task.base_tree {
+        hold::release(&repo, &end_hold);
+    }
+    written
+}
+
+/// The patch of the change from the task's base tree to `end_tree`, the summary's counts and
+/// files, and on success the commit on the task's branch.
+fn write_changes(
+    repo: &Repository,
+    task: &GitTask,
+    end: Ending<'_>,
+    end_tree: Oid,
+    summary: &mut GitSummary,
+) -> Result<(), GitError> {
     let old = repo
         .find_tree(task.base_tree)
         .map_err(git_err("read the base tree"))?;
@@ -95,8 +122,8 @@ pub(super) fn record_changes(
         .map_err(git_err("read the end tree"))?;
     // Only the paths that differ: the diff then skips every unchanged directory instead of
     // parsing the whole repository's trees (see `tree_delta`).
-    let paths = super::tree_delta::changed_paths(&repo, &old, &new)
-        .map_err(git_err("compare the trees"))?;
+    let paths =
+        super::tree_delta::changed_paths(repo, &old, &new).map_err(git_err("compare the trees"))?;
     let mut opts = DiffOptions::new();
     opts.show_binary(true).disable_pathspec_match(true);
     for p in &paths {
@@ -145,7 +172,7 @@ pub(super) fn record_changes(
             tracing::info!(task = end.task, branch = %branch, "nothing to commit; branch not created");
             return Ok(());
         }
-        let commit = commit_on_branch(&repo, task, branch, &diff, &new, end)?;
+        let commit = commit_on_branch(repo, task, branch, &diff, &new, end)?;
         tracing::info!(task = end.task, branch = %branch, commit = %commit, "changes committed");
         summary.branch = Some(branch.clone());
         summary.commit = Some(commit.to_string());
@@ -156,7 +183,9 @@ pub(super) fn record_changes(
 /// Commit the task's changes on `branch`, on top of the base commit. When the base tree is not
 /// the base commit's (a task run in place in a working tree with uncommitted changes), the
 /// commit holds the base commit plus the task's diff; if that diff does not apply without the
-/// uncommitted changes, they are committed first as a snapshot commit underneath.
+/// uncommitted changes, they are committed first as a snapshot commit underneath. The branch
+/// is read back once it is set ([`hold::set_branch`]): a commit whose objects a concurrent
+/// prune took is an error, never a dangling branch.
 fn commit_on_branch(
     repo: &Repository,
     task: &GitTask,
@@ -173,7 +202,7 @@ fn commit_on_branch(
     if parent.tree_id() != task.base_tree {
         let applied = repo
             .apply_to_tree(&parent.tree().map_err(git_err(what()))?, diff, None)
-            .and_then(|mut index| index.write_tree_to(repo))
+            .and_then(|mut index| retry(&what(), || index.write_tree_to(repo)))
             .and_then(|oid| repo.find_tree(oid));
         match applied {
             Ok(t) => tree = t,
@@ -202,11 +231,13 @@ fn commit_on_branch(
         end.task, end.task, end.session_id
     );
     let _guard = REPO_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let oid = repo
-        .commit(None, &sig, &sig, &message, &tree, &[&parent])
-        .map_err(git_err(what()))?;
-    let commit = repo.find_commit(oid).map_err(git_err(what()))?;
-    repo.branch(branch, &commit, true)
-        .map_err(git_err(what()))?;
-    Ok(oid)
+    let inputs = [tree.id(), parent.id()];
+    objects::again(&what(), || {
+        let oid = retry(&what(), || {
+            repo.commit(None, &sig, &sig, &message, &tree, &[&parent])
+        })
+        .map_err(objects::failed(repo, &inputs, &what()))?;
+        hold::set_branch(repo, branch, oid, &format!("runner: task {}", end.task))?;
+        Ok(oid)
+    })
 }

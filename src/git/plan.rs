@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use git2::{Repository, Signature, StatusOptions};
 
+use super::record::BaseRecord;
 use super::{DIRTY_PATHS_SHOWN, GitError, WorktreeSource, git_err, relative_excludes};
 use crate::roots::normalize_lexically;
 use crate::spec::{GitAuthor, GitBase, LoadedSpec, SpecError};
@@ -33,6 +34,9 @@ pub struct GitPlan {
     /// Where an isolated task's worktree comes from in a batch that prepares them ahead (its
     /// pool); `None`: the task creates a worktree of its own.
     pub worktrees: Option<Arc<dyn WorktreeSource>>,
+    /// A resumed task: the base and worktree its run recorded when it started, which it goes
+    /// on with (see [`resumed_plan`]).
+    pub resume_from: Option<BaseRecord>,
 }
 
 /// Make `p` absolute (against the current directory) and lexically normal, resolving symlinks
@@ -75,6 +79,30 @@ pub fn plan(
     exclude: &[PathBuf],
 ) -> Result<GitPlan, GitError> {
     Planner::default().plan(loaded, multi, patch_dir, exclude)
+}
+
+/// The plan of a resumed task whose run recorded its git base: the run's repository, base,
+/// worktree, excluded directories and patch directory (`patch_dir` instead, when one is given
+/// to the resume), with branch, author and `require_changes` from the spec. Nothing is
+/// checked again: the run's plan was, when it started.
+pub fn resumed_plan(
+    loaded: &LoadedSpec,
+    recorded: BaseRecord,
+    patch_dir: Option<&Path>,
+) -> GitPlan {
+    let g = &loaded.spec.git;
+    GitPlan {
+        repo_root: Some(recorded.repo_root.clone()),
+        isolate: recorded.worktree.is_some(),
+        base: g.base,
+        require_changes: g.require_changes,
+        branch: g.branch.name_for(&loaded.spec.name),
+        author: g.author.clone(),
+        patch_dir: patch_dir.map_or_else(|| recorded.patch_dir.clone(), absolute),
+        exclude: recorded.exclude.clone(),
+        worktrees: None,
+        resume_from: Some(recorded),
+    }
 }
 
 /// Plans the git work of the tasks of one run ([`plan`] for each), reading what they share —
@@ -193,6 +221,7 @@ impl Planner {
             patch_dir: absolute(patch_dir),
             exclude,
             worktrees: None,
+            resume_from: None,
         })
     }
 }

@@ -33,9 +33,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use git2::{Oid, Repository};
 
 use crate::git::checkout::Cancel;
-use crate::git::overlay;
 use crate::git::slot::{Slot, Template, remove_logged};
 use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
+use crate::git::{objects, overlay};
 use crate::spec::GitBase;
 
 /// The pool's directory under the transcript directory.
@@ -626,7 +626,13 @@ impl Inner {
                 Err(GitError::Cancelled)
             }
             Err(e) => {
-                st.key(key, commit).template = TemplateState::Failed(e.to_string());
+                // An object not found may be there a moment later (a concurrent `git gc`
+                // repacking): the next task that needs the template tries again.
+                st.key(key, commit).template = if objects::not_found(&e) {
+                    TemplateState::Missing
+                } else {
+                    TemplateState::Failed(e.to_string())
+                };
                 Err(e)
             }
         };

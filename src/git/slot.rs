@@ -331,6 +331,22 @@ pub fn reattach(path: &Path) -> Result<(), GitError> {
     Ok(())
 }
 
+/// A resumed task in the kept slot worktree `worktree` has ended: an overlay is unmounted
+/// (whoever mounted it: [`reattach`], or a batch that was killed), and unless the worktree is
+/// `keep`t again for another resume, the slot is removed.
+pub(crate) fn end_kept(worktree: &Path, keep: bool) {
+    release_reattached(worktree);
+    unmount_logged(worktree);
+    let Some(dir) = worktree.parent() else {
+        return;
+    };
+    let is_slot = worktree.file_name() == Some(std::ffi::OsStr::new(TREE))
+        && dir.join(admin::ADMIN_DIR).is_dir();
+    if !keep && is_slot {
+        remove_logged(dir);
+    }
+}
+
 /// Unmount `root` if [`reattach`] mounted it (a resumed task has finished).
 pub(crate) fn release_reattached(root: &Path) {
     let mut list = REATTACHED.lock().unwrap_or_else(|e| e.into_inner());

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, Signature};
 
+use super::objects::retry;
 use super::{GitError, changes, git_err, relative_excludes};
 
 /// The tree of the working tree at `root`, found by comparing it with `from` (default: the
@@ -32,7 +33,7 @@ pub(crate) fn snapshot_tree(
 }
 
 /// A commit whose tree is `tree`: `head` itself when its tree already is, else a new snapshot
-/// commit on top of it.
+/// commit on top of it (which no reference holds: the caller holds it).
 pub(crate) fn commit_for_tree(
     repo: &Repository,
     head: &git2::Commit<'_>,
@@ -44,7 +45,9 @@ pub(crate) fn commit_for_tree(
     }
     let sig = default_signature(repo)?;
     let tree = repo.find_tree(tree)?;
-    repo.commit(None, &sig, &sig, message, &tree, &[head])
+    retry("write a snapshot commit", || {
+        repo.commit(None, &sig, &sig, message, &tree, &[head])
+    })
 }
 
 /// The repository's configured signature, else `runner <runner@localhost>`.

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use git2::{Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
 
-use super::{GitError, REPO_LOCK, git_err};
+use super::objects::retry;
+use super::{GitError, REPO_LOCK, git_err, refs};
 
 /// `git worktree add --detach PATH COMMIT`. libgit2 always checks a worktree out on a branch,
 /// so a temporary branch is made, the worktree's HEAD detached, and the branch deleted.
@@ -15,16 +16,17 @@ pub(crate) fn add(repo: &Repository, name: &str, path: &Path, commit: Oid) -> Re
     let what = || format!("create the worktree {}", path.display());
     let c = repo.find_commit(commit).map_err(git_err(what()))?;
     let tmp = format!("runner-tmp/{name}");
-    let mut branch = repo.branch(&tmp, &c, true).map_err(git_err(what()))?;
+    let branch = retry(&what(), || repo.branch(&tmp, &c, true)).map_err(git_err(what()))?;
     let result = (|| {
         let mut opts = WorktreeAddOptions::new();
         opts.reference(Some(branch.get()));
         let wt = repo.worktree(name, path, Some(&opts))?;
         Repository::open_from_worktree(&wt)?.set_head_detached(commit)
     })();
-    let deleted = branch.delete();
+    // Not libgit2's delete: see `refs`.
+    let deleted = refs::delete(repo, &format!("refs/heads/{tmp}"));
     result.map_err(git_err(what()))?;
-    deleted.map_err(git_err(format!("delete the temporary branch {tmp}")))
+    deleted
 }
 
 /// Remove the worktree `name` at `path` of the repository at `repo_root`, and its

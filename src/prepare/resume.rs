@@ -126,6 +126,18 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
     // With the current spec the prompt and tools are rebuilt from it; otherwise the run sends
     // exactly what it sent before.
     let recorded = init.as_ref().filter(|_| !req.use_current_spec);
+    // A runner run's output directory is the transcript's: its git base is recorded there,
+    // and (when it is one, with runner's files in it) its transcript directory is the one
+    // above.
+    let run_dir = path.parent().filter(|_| init.is_some());
+    let git_base = match run_dir {
+        Some(dir) => crate::git::read_base(dir).map_err(|m| invalid(&path, m))?,
+        None => None,
+    };
+    let transcript_dir = run_dir
+        .filter(|d| git_base.is_some() || d.join(crate::report::result_file::RESULT_FILE).is_file())
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
     end_last_line(&path).map_err(|e| invalid(&path, format!("cannot append to it: {e}")))?;
     let resume = Resume {
         transcript_path: path,
@@ -137,6 +149,8 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
         read_files: read_files(&conv.tool_calls),
         todos: todos(&conv.tool_calls),
         unanswered: conv.unanswered,
+        transcript_dir,
+        git_base,
     };
     prepared.resume = Some(Box::new(resume));
     Ok(prepared)

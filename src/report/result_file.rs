@@ -79,6 +79,13 @@ pub(crate) struct ResultFile {
     /// Where the turns' time went.
     #[serde(default)]
     pub timing: TimingTotals,
+    /// The run continued an interrupted one (`runner resume`); `files` and the patch are still
+    /// the task's whole change since `base_commit`, before and after the interruption.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumed: bool,
+    /// For a resumed run: the session id of the run it continued (a resume keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_session_id: Option<String>,
 }
 
 /// One denied call in a [`ResultFile`].
@@ -100,8 +107,13 @@ pub(crate) struct CheckSummary {
 }
 
 impl ResultFile {
-    /// The record for a finished task.
-    pub(crate) fn new(r: &RunResult, spec_digest: &str, base_commit: Option<&str>) -> ResultFile {
+    /// The record for a finished task; `resumed`: the session id of the run it continued.
+    pub(crate) fn new(
+        r: &RunResult,
+        spec_digest: &str,
+        base_commit: Option<&str>,
+        resumed: Option<&str>,
+    ) -> ResultFile {
         ResultFile {
             version: RESULT_FILE_VERSION,
             task: r.task_name.clone(),
@@ -143,6 +155,8 @@ impl ResultFile {
                 })
                 .collect(),
             timing: r.timing,
+            resumed: resumed.is_some(),
+            original_session_id: resumed.map(String::from),
         }
     }
 
@@ -153,14 +167,16 @@ impl ResultFile {
 }
 
 /// Write `result.json` for a finished task into its output directory `dir` (temp file +
-/// rename, so a reader never sees half a file). `r` must already be redacted.
+/// rename, so a reader never sees half a file). `r` must already be redacted; `resumed`: the
+/// session id of the run a resumed run continued.
 pub fn write(
     dir: &Path,
     r: &RunResult,
     spec_digest: &str,
     base_commit: Option<&str>,
+    resumed: Option<&str>,
 ) -> std::io::Result<PathBuf> {
-    let record = ResultFile::new(r, spec_digest, base_commit);
+    let record = ResultFile::new(r, spec_digest, base_commit, resumed);
     let mut text = serde_json::to_string_pretty(&record).map_err(std::io::Error::other)?;
     text.push('\n');
     let path = dir.join(RESULT_FILE);

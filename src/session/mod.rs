@@ -79,9 +79,11 @@ pub(crate) struct Session {
     /// How the loop starts: `None` for a fresh run, the resume point for a resumed one.
     resume: Option<Box<Resume>>,
     structured: Option<StructuredOutputHandle>,
-    /// What `result.json` records besides the result: spec digest and base commit.
+    /// What `result.json` records besides the result: spec digest, base commit, and for a
+    /// resumed run the session id of the run it continues.
     digest: String,
     base_commit: Option<String>,
+    resumed_from: Option<String>,
     /// Ends the task at `limits.timeout`.
     timer: Option<tokio::task::JoinHandle<()>>,
     /// The task's sandbox (its private TMPDIR and proxy live until the session ends).
@@ -350,6 +352,7 @@ impl Session {
             result: partial.result.clone(),
             run_dir: paths.dir,
             started,
+            resumed_from: resume.as_ref().map(|r| r.session_id.clone()),
             resume,
             structured,
             digest,
@@ -486,6 +489,7 @@ impl Session {
             result,
             &self.digest,
             self.base_commit.as_deref(),
+            self.resumed_from.as_deref(),
         );
         let Err(e) = written else {
             return true;

@@ -49,6 +49,12 @@ pub struct Resume {
     pub todos: Option<Vec<Todo>>,
     /// Tool calls of the last exchange that never got a result.
     pub unanswered: Vec<ToolCallRecord>,
+    /// For a runner transcript: the transcript directory its run wrote to (the one holding the
+    /// run's output directory), where the resumed run's outputs go too.
+    pub transcript_dir: Option<PathBuf>,
+    /// The git base the run recorded when it started (`git-base.json` in its output
+    /// directory), which the resumed task's changes are measured against.
+    pub git_base: Option<crate::git::BaseRecord>,
 }
 
 /// Make sure the file ends with a newline, so appended records start on their own line (a run

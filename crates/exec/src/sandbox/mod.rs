@@ -207,7 +207,7 @@ impl Sandbox {
             filter: Arc::new(seccomp::program(
                 &plan.network,
                 &sup,
-                &crate::process::protected_pids(),
+                &protect::protected_pids(),
             )?),
         });
         let report = SandboxReport {

@@ -89,3 +89,53 @@ unsafe fn libc_environ() -> *const *const libc::c_char {
     // SAFETY: reading the C library's `environ` pointer.
     unsafe { environ }
 }
+
+/// runner's own process, its threads (a signal sent to a thread's id reaches the process), its
+/// ancestors up to init, and runner's process group (as a negative id): what no command may
+/// signal (see the sandbox's seccomp filter). Threads started later are not in the list; where
+/// Landlock scopes signals (ABI 6), the kernel keeps every process outside the sandbox out of
+/// reach anyway.
+pub fn protected_pids() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let mut pids = vec![me];
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for t in tasks.flatten() {
+            if let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<i32>().ok())
+                && !pids.contains(&tid)
+            {
+                pids.push(tid);
+            }
+        }
+    }
+    let mut pid = me;
+    let mut group = None;
+    // The parent chain, bounded in case `/proc` answers oddly.
+    for _ in 0..64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            break;
+        };
+        let mut fields = match stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest.split_whitespace())
+        {
+            Some(f) => f,
+            None => break,
+        };
+        let ppid = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+        if group.is_none() {
+            group = fields.next().and_then(|g| g.parse::<i32>().ok());
+        }
+        match ppid {
+            Some(p) if p > 0 && !pids.contains(&p) => {
+                pids.push(p);
+                pid = p;
+            }
+            _ => break,
+        }
+    }
+    if let Some(g) = group.filter(|g| *g > 0) {
+        // kill(-pgid) signals the whole group.
+        pids.push(-g);
+    }
+    pids
+}
