@@ -107,7 +107,7 @@ pub(crate) fn create(
     filters: bool,
     cancel: &Cancel,
 ) -> Result<(), GitError> {
-    let work = dir.join(super::slot::TREE);
+    let work = dir.join(super::layout::TREE);
     let admin_dir = dir.join(admin::ADMIN_DIR);
     let what = || format!("create the worktree {}", work.display());
     std::fs::create_dir_all(&work).map_err(super::io_err(what()))?;
@@ -276,7 +276,7 @@ mod tests {
         let (common, commit, tree) = repo_with(&root, n);
         let slot = dir.path().join("slot");
         create(&slot, &common, commit, tree, false, &Cancel::default()).unwrap();
-        let work = slot.join(super::super::slot::TREE);
+        let work = slot.join(super::super::layout::TREE);
         assert_eq!(
             count_files(&work),
             n + 3,
@@ -322,7 +322,7 @@ mod tests {
         let n = STEP_FILES * 12;
         let (common, commit, tree) = repo_with(&root, n);
         let slot = dir.path().join("slot");
-        let work = slot.join(super::super::slot::TREE);
+        let work = slot.join(super::super::layout::TREE);
         let cancel = Cancel::default();
         let watcher = {
             let (cancel, work) = (cancel.clone(), work.clone());
@@ -342,6 +342,6 @@ mod tests {
         let slot2 = dir.path().join("slot2");
         let made = create(&slot2, &common, commit, tree, false, &cancel);
         assert!(matches!(made, Err(GitError::Cancelled)), "{made:?}");
-        assert_eq!(count_files(&slot2.join(super::super::slot::TREE)), 0);
+        assert_eq!(count_files(&slot2.join(super::super::layout::TREE)), 0);
     }
 }

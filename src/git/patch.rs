@@ -7,9 +7,10 @@ use git2::{DiffOptions, Oid, Repository, Signature};
 use serde::{Deserialize, Serialize};
 
 use super::objects::{self, retry};
+use super::repo::REPO_LOCK;
 use super::snapshot::{commit_for_tree, default_signature};
 use super::task::{Ending, GitTask};
-use super::{GitError, REPO_LOCK, git_err, hold, io_err};
+use super::{GitError, git_err, hold, io_err};
 
 /// What git made of a finished task (the result's `runner_git`, JUnit `git.*` properties).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -33,7 +33,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use git2::{Oid, Repository};
 
 use crate::git::checkout::Cancel;
-use crate::git::slot::{Slot, Template, remove_logged};
+use crate::git::layout::remove_logged;
+use crate::git::slot::{Slot, Template};
 use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
 use crate::git::{objects, overlay};
 use crate::spec::GitBase;

@@ -20,15 +20,11 @@ use git2::Oid;
 use serde::{Deserialize, Serialize};
 
 use super::checkout::{self, Cancel};
+use super::layout::{KEPT, TAKEN};
+use super::layout::{TREE, remove_logged};
 use super::overlay::{self, Layers, Options};
 use super::{GitError, admin, git_err, io_err};
 
-/// The worktree inside a slot or template directory.
-pub(crate) const TREE: &str = "tree";
-/// The marker of a slot a task has started in.
-const TAKEN: &str = "taken";
-/// The marker of a slot kept for resume.
-const KEPT: &str = "kept";
 /// What an overlay slot was made from.
 const META: &str = "slot.json";
 
@@ -240,25 +236,6 @@ fn unmount_logged(path: &Path) {
     {
         tracing::warn!(worktree = %path.display(), "cannot unmount the worktree: {e}");
     }
-}
-
-/// Remove a directory tree, logging (never failing on) what cannot be removed.
-pub(crate) fn remove_logged(dir: &Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        tracing::warn!(dir = %dir.display(), "cannot remove: {e}");
-    }
-}
-
-/// Whether the slot directory `dir` was taken by a task.
-pub(crate) fn was_taken(dir: &Path) -> bool {
-    dir.join(TAKEN).exists()
-}
-
-/// Whether the slot directory `dir` was kept for resume by its batch.
-pub(crate) fn was_kept(dir: &Path) -> bool {
-    dir.join(KEPT).exists()
 }
 
 /// Overlay worktrees this process mounted again for `runner resume`, with the lock that

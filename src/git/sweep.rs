@@ -15,8 +15,8 @@ use std::path::Path;
 
 use rustix::fs::FlockOperation;
 
+use super::layout::{remove_logged, was_kept, was_taken};
 use super::overlay;
-use super::slot::{remove_logged, was_kept, was_taken};
 
 /// The lock file of a batch directory.
 pub(crate) const LOCK: &str = "lock";

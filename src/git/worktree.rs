@@ -7,7 +7,8 @@ use std::path::Path;
 use git2::{Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
 
 use super::objects::retry;
-use super::{GitError, REPO_LOCK, git_err, refs};
+use super::repo::REPO_LOCK;
+use super::{GitError, git_err, refs};
 
 /// `git worktree add --detach PATH COMMIT`. libgit2 always checks a worktree out on a branch,
 /// so a temporary branch is made, the worktree's HEAD detached, and the branch deleted.
