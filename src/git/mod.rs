@@ -50,6 +50,8 @@ pub mod source;
 mod start;
 pub(crate) mod sweep;
 mod task;
+#[cfg(test)]
+mod test_git;
 mod tree_delta;
 mod worktree;
 

@@ -82,35 +82,40 @@ pub(crate) fn not_found(e: &GitError) -> bool {
 /// Run `f`, which writes objects and holds them with a reference, and run it again while what
 /// it wrote is lost before the reference held it ([`GitError::Lost`]; nothing is held then,
 /// so it is written again), up to [`REWRITES`] times in all. `what` names the work in the log.
-pub(crate) fn again<T>(
-    what: &str,
-    mut f: impl FnMut() -> Result<T, GitError>,
-) -> Result<T, GitError> {
-    let mut attempt = 1;
-    loop {
-        match f() {
-            Err(e @ GitError::Lost { .. }) if attempt < REWRITES => {
-                tracing::warn!("cannot {what} ({e}); writing it again");
-            }
-            r => return r,
-        }
-        attempt += 1;
-    }
+pub(crate) fn again<T>(what: &str, f: impl FnMut() -> Result<T, GitError>) -> Result<T, GitError> {
+    repeat(
+        what,
+        f,
+        |e| matches!(e, GitError::Lost { .. }),
+        "writing it again",
+        None,
+    )
 }
 
 /// Run `f`, which reads objects references hold, and run it again after a pause while an
 /// object is not found (see [`not_found`]), up to [`REWRITES`] times in all. `what` names the
 /// work in the log.
-pub(crate) fn reread<T>(
+pub(crate) fn reread<T>(what: &str, f: impl FnMut() -> Result<T, GitError>) -> Result<T, GitError> {
+    repeat(what, f, not_found, "trying again", Some(MISSING_PAUSE))
+}
+
+/// Run `f` up to [`REWRITES`] times while it fails with an error `again_on` accepts, logging
+/// each failure with `then` and waiting `pause` between attempts.
+fn repeat<T>(
     what: &str,
     mut f: impl FnMut() -> Result<T, GitError>,
+    again_on: impl Fn(&GitError) -> bool,
+    then: &str,
+    pause: Option<std::time::Duration>,
 ) -> Result<T, GitError> {
     let mut attempt = 1;
     loop {
         match f() {
-            Err(e) if attempt < REWRITES && not_found(&e) => {
-                tracing::warn!("cannot {what} ({e}); trying again");
-                std::thread::sleep(MISSING_PAUSE);
+            Err(e) if attempt < REWRITES && again_on(&e) => {
+                tracing::warn!("cannot {what} ({e}); {then}");
+                if let Some(p) = pause {
+                    std::thread::sleep(p);
+                }
             }
             r => return r,
         }
