@@ -53,7 +53,12 @@ fn missing_objects(repo: &TestRepo, rev: &str) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// Run alone by `.ci/run` (`cargo test --test it git_gc:: -- --ignored`), not beside the rest
+/// of the suite: `--prune=now` deletes whatever was unreachable when a gc *started*, so a gc
+/// slowed down by a loaded machine for longer than a task runs can still remove an object
+/// after runner checked it (the documented limit in reliability.md, "Concurrent `git gc`").
 #[test]
+#[ignore = "a timing stress test: .ci/run runs it alone"]
 fn a_batch_survives_git_gc_prune_now_running_beside_it() {
     let repo = TestRepo::new();
     repo.write("dirty.txt", "committed\n");
