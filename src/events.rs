@@ -125,7 +125,7 @@ pub struct Denial {
     pub tool_input: Value,
     /// Why it was denied.
     pub reason: String,
-    /// It refused a file write (the policy's [`crate::permissions::Decision::denies_write`]);
+    /// It refused a file write (the `write` of the policy's [`crate::permissions::Decision::Deny`]);
     /// runner's own bookkeeping, not part of any output format.
     #[serde(skip)]
     pub write: bool,

@@ -1,11 +1,14 @@
 //! Which of the prepared tasks a batch runs, and which it reports as skipped: `--shard`,
-//! `--max-total-cost-usd`'s need for priced models, `--skip-passed`.
+//! `--max-total-cost-usd`'s need for priced models, `--skip-passed`; and the refusal of tasks
+//! that would edit one working tree at once under `--jobs`.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use super::shard::Shard;
 use crate::events::RunResult;
 use crate::outcome::{Outcome, OutcomeKind};
+use crate::permissions::PermissionMode;
 use crate::prepare::PreparedTask;
 use crate::spec::LoadedSpec;
 
@@ -28,16 +31,13 @@ pub(crate) fn skipped_result(loaded: &LoadedSpec, why: impl Into<String>) -> Run
 }
 
 /// The error for two tasks that would edit one working tree at the same time: with `--jobs` above
-/// 1, tasks that run in place (`git.isolate: false`) in the same repository — or, outside git,
-/// the same workdir — and may write (any mode but `plan`) would each see, and put in its patch,
-/// the other's changes.
-fn shared_working_tree(tasks: &[PreparedTask]) -> Option<String> {
-    let mut seen: std::collections::HashMap<&std::path::Path, &PreparedTask> =
-        std::collections::HashMap::new();
+/// 1, tasks that run (are not skipped), in place (`git.isolate: false`) in the same repository
+/// — or, outside git, the same workdir — and may write (any mode but `plan`) would each see,
+/// and put in its patch, the other's changes.
+fn shared_working_tree<'a>(tasks: impl IntoIterator<Item = &'a PreparedTask>) -> Option<String> {
+    let mut seen: HashMap<&Path, &PreparedTask> = HashMap::new();
     for t in tasks {
-        if t.git.isolate
-            || t.loaded.spec.permissions.mode == crate::permissions::PermissionMode::Plan
-        {
+        if t.git.isolate || t.loaded.spec.permissions.mode == PermissionMode::Plan {
             continue;
         }
         let tree = t.git.repo_root.as_deref().unwrap_or(&t.loaded.workdir);
@@ -80,11 +80,6 @@ pub(crate) fn plan(
         }
         None => tasks,
     };
-    if args.jobs > 1
-        && let Some(e) = shared_working_tree(&tasks)
-    {
-        return Err(vec![e]);
-    }
     if let Some(cap) = args.max_total_cost_usd {
         let errors: Vec<String> = tasks
             .iter()
@@ -108,7 +103,7 @@ pub(crate) fn plan(
         .as_deref()
         .map(crate::report::result_file::passed_results)
         .unwrap_or_default();
-    Ok(tasks
+    let planned: Vec<(PreparedTask, Option<String>)> = tasks
         .into_iter()
         .map(|t| {
             let why = args.skip_passed.as_ref().and_then(|_| {
@@ -126,5 +121,12 @@ pub(crate) fn plan(
             });
             (t, why)
         })
-        .collect())
+        .collect();
+    let running = planned.iter().filter(|(_, skip)| skip.is_none());
+    if args.jobs > 1
+        && let Some(e) = shared_working_tree(running.map(|(t, _)| t))
+    {
+        return Err(vec![e]);
+    }
+    Ok(planned)
 }

@@ -13,9 +13,8 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tracing_subscriber::EnvFilter;
-
 use clap::Args;
+use tracing_subscriber::EnvFilter;
 
 /// Targets of the shell parser's (brush-parser) debug logs: token and parse dumps, off unless
 /// a filter names them.

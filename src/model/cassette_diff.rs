@@ -41,22 +41,25 @@ pub fn describe(recorded: &Value, current: &Value) -> String {
 }
 
 /// How the newest message of a lenient replay's request departs from the recording, when it
-/// does: the tool results are compared by tool_use id. The first element says whether a
+/// does: the tool results are compared by tool_use id. `recorded` and `current` are message
+/// arrays ending with that message; the tool names come from the tool_use blocks before it,
+/// so the message before it (the model's calls) is enough. The first element says whether a
 /// result changed between success and error (a denial, a failed command), which explains a
 /// drifting replay better than any difference in output text. `None` when they are equal.
 pub fn tool_result_divergence(recorded: &Value, current: &Value) -> Option<(bool, String)> {
-    let last_blocks = |v: &Value| -> Vec<Value> {
-        v.as_array()
-            .and_then(|m| m.last())
+    let last = |v: &'_ Value| -> Option<Value> { v.as_array().and_then(|m| m.last()).cloned() };
+    let (r_last, c_last) = (last(recorded), last(current));
+    if r_last == c_last {
+        return None;
+    }
+    let blocks = |m: &Option<Value>| -> Vec<Value> {
+        m.as_ref()
             .and_then(|m| m.get("content"))
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default()
     };
-    let (r, c) = (last_blocks(recorded), last_blocks(current));
-    if r == c {
-        return None;
-    }
+    let (r, c) = (blocks(&r_last), blocks(&c_last));
     let is_error = |b: &Value| b.get("is_error").and_then(Value::as_bool).unwrap_or(false);
     let id = |b: &Value| {
         b.get("tool_use_id")
@@ -98,9 +101,11 @@ pub fn tool_result_divergence(recorded: &Value, current: &Value) -> Option<(bool
         });
     }
     let fallback = || {
-        let mut out = Vec::new();
-        messages_diff(Some(recorded), Some(current), &mut out);
-        out.join("\n")
+        let render = |m: &Option<Value>| m.as_ref().map(render_message).unwrap_or_default();
+        format!(
+            "the newest message differs:\n{}",
+            text_diff(&render(&r_last), &render(&c_last))
+        )
     };
     Some((false, text_change.unwrap_or_else(fallback)))
 }

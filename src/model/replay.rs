@@ -91,14 +91,22 @@ impl ReplayProvider {
 }
 
 impl ReplayProvider {
-    /// Note where request `seq` departs from the recorded one (lenient replay).
+    /// Note where request `seq` departs from the recorded one (lenient replay). Only the
+    /// newest message and the calls it answers are compared, so a turn costs the same however
+    /// long the conversation is.
     fn note_divergence(&self, seq: usize, ex: &Exchange, request: &ModelRequest) {
-        let current = normalize_request(request, &self.workdir, self.system_append.as_deref());
-        let (Some(recorded), Some(now)) = (ex.request.get("messages"), current.get("messages"))
-        else {
+        let tail = |m: &[Value]| Value::Array(m[m.len().saturating_sub(2)..].to_vec());
+        let Some(recorded) = ex.request.get("messages").and_then(Value::as_array) else {
             return;
         };
-        let Some((status, why)) = cassette_diff::tool_result_divergence(recorded, now) else {
+        let from = request.messages.len().saturating_sub(2);
+        let Ok(mut now) = serde_json::to_value(&request.messages[from..]) else {
+            return;
+        };
+        // The recording masks the workdir (normalize_request): so does the comparison.
+        replace_in_strings(&mut now, &self.workdir.to_string_lossy(), WORKDIR_TOKEN);
+        let Some((status, why)) = cassette_diff::tool_result_divergence(&tail(recorded), &now)
+        else {
             return;
         };
         let mut d = self.divergence.lock().unwrap_or_else(|p| p.into_inner());

@@ -450,7 +450,7 @@ impl Session {
             result.outcome = o;
         }
         result.report_errors = self.agent.take_output_errors();
-        reports_lost(result);
+        reports_lost(result, &self.redactor);
         result.errors = if result.outcome.is_error() {
             vec![self.redactor.redact(&result.outcome.message).into_owned()]
         } else {
@@ -467,8 +467,7 @@ impl Session {
                 more = true;
             }
         }
-        if more && reports_lost(&mut result) {
-            result.errors = vec![self.redactor.redact(&result.outcome.message).into_owned()];
+        if more && reports_lost(&mut result, &self.redactor) {
             // result.json said success: say what the run's exit code says, if it still can.
             if written {
                 self.write_result_file(&mut result);
@@ -502,17 +501,16 @@ impl Session {
         );
         tracing::error!("{why}");
         result.report_errors.push(why);
-        if reports_lost(result) {
-            result.errors = vec![self.redactor.redact(&result.outcome.message).into_owned()];
-        }
+        reports_lost(result, &self.redactor);
         false
     }
 }
 
 /// A task whose own reports (transcript, `result.json`) could not be written is not a success,
 /// whatever its work did: the evidence a CI job keeps of it is missing. Turns a successful
-/// outcome into `agent_error` naming the files; returns whether it did.
-fn reports_lost(result: &mut RunResult) -> bool {
+/// outcome into `agent_error` naming the files (and its `errors`, redacted by `redactor`, with
+/// it); returns whether it did.
+fn reports_lost(result: &mut RunResult, redactor: &Redactor) -> bool {
     if result.report_errors.is_empty() || result.outcome.kind != OutcomeKind::Success {
         return false;
     }
@@ -523,6 +521,7 @@ fn reports_lost(result: &mut RunResult) -> bool {
             result.report_errors.join("; ")
         ),
     );
+    result.errors = vec![redactor.redact(&result.outcome.message).into_owned()];
     true
 }
 

@@ -77,11 +77,6 @@ impl Decision {
         }
     }
 
-    /// Whether this is a denial of a file write.
-    pub fn denies_write(&self) -> bool {
-        matches!(self, Decision::Deny { write: true, .. })
-    }
-
     /// The same decision, a denial marked as one of a file write.
     fn of_write(self) -> Decision {
         match self {
@@ -507,7 +502,7 @@ impl Policy {
     // ---------------------------------------------------------------- file writes
 
     /// Decide a write of `path` (Edit/Write tools and Bash redirections). `what` describes it.
-    /// A denial is marked as one of a write ([`Decision::denies_write`]).
+    /// A denial is marked as one of a write (`write` of [`Decision::Deny`]).
     fn decide_write(
         &self,
         tool: &str,
