@@ -286,13 +286,23 @@ fn one_shot_server(body: &'static str) -> u16 {
     std::thread::spawn(move || {
         use std::io::{Read, Write};
         if let Ok((mut s, _)) = listener.accept() {
+            // The whole request head first: closing with unread bytes would send a reset,
+            // and a reset can discard the response before the client reads it.
+            let mut head = Vec::new();
             let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf);
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
             let _ = write!(
                 s,
                 "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                 body.len()
             );
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            let _ = s.read(&mut buf);
         }
     });
     port
