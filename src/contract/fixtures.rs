@@ -490,6 +490,9 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                         PathBuf::from("/tmp/runner-tmp-x"),
                     ],
                     unconfined_because: None,
+                    namespaces: Some("root".into()),
+                    unix_sockets: vec![],
+                    missing: vec![],
                 }),
                 ..init()
             })),

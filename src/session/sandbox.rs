@@ -28,6 +28,7 @@ pub(crate) async fn start(
         workdir: worktree.unwrap_or(&roots.workdir),
         write: settings.write.iter().map(resolve).collect(),
         read_deny: settings.read_deny.iter().map(resolve).collect(),
+        unix_sockets: settings.unix_sockets.iter().map(resolve).collect(),
         home,
         attempts,
     })

@@ -74,7 +74,7 @@ fn repo_to_edit() -> TestRepo {
 /// naming this task, delete, create, chmod, rename a directory, write an ignored file), wait
 /// until `N` tasks got there (a barrier in BARRIER_DIR, so the tasks' edits overlap in time),
 /// and show what this task sees then.
-const EDIT_AND_WAIT: &str = r#"me="task-$$"
+const EDIT_AND_WAIT: &str = r#"me="task-$(pwd | cksum | cut -d' ' -f1)"
 echo "ME=$me"
 echo "STATUS=[$(git status --porcelain | tr '\n' ' ')]"
 echo "HEAD=$(git rev-parse HEAD)"
@@ -87,7 +87,7 @@ mkdir -p new/dir && echo fresh > new/dir/f.txt
 chmod +x tool.sh
 mv olddir renamed
 mkdir -p target && echo junk > target/out.o
-mkdir -p "$1"; touch "$1/$$"
+mkdir -p "$1"; touch "$1/$(pwd | cksum | cut -d' ' -f1)"
 i=0
 while [ "$(ls "$1" | wc -l)" -lt "$2" ]; do
   i=$((i+1)); if [ $i -gt 1200 ]; then echo BARRIER-TIMEOUT; break; fi; sleep 0.05

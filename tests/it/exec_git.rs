@@ -39,7 +39,7 @@ fn worktrees(repo: &TestRepo) -> Vec<String> {
 /// line to it, wait until `N` tasks have reached the same point (a barrier in BARRIER_DIR),
 /// print it again.
 const EDIT_AND_WAIT: &str = r#"echo BEFORE; cat shared.txt; echo x >> shared.txt
-mkdir -p "$1"; touch "$1/$$"
+mkdir -p "$1"; touch "$1/$(pwd | cksum | cut -d' ' -f1)"
 i=0
 while [ "$(ls "$1" | wc -l)" -lt "$2" ]; do
   i=$((i+1)); if [ $i -gt 1200 ]; then echo BARRIER-TIMEOUT; break; fi; sleep 0.05

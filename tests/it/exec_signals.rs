@@ -107,14 +107,6 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
     mock.assert_clean();
 }
 
-/// Whether the process `pid` still runs (a zombie waiting to be reaped does not).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
-        .unwrap_or(false)
-}
-
 #[test]
 fn a_second_signal_kills_a_tool_that_ignores_sigterm() {
     let repo = TestRepo::new();
@@ -126,7 +118,7 @@ fn a_second_signal_kills_a_tool_that_ignores_sigterm() {
     let mock = MockAnthropic::start(vec![tool_turn(
         "toolu_1",
         "Bash",
-        serde_json::json!({"command": "bash stubborn.sh"}),
+        serde_json::json!({"command": "bash \"$PWD/stubborn.sh\""}),
     )]);
     let out = OutDir::new();
     let spec = write_spec(
@@ -137,14 +129,16 @@ fn a_second_signal_kills_a_tool_that_ignores_sigterm() {
     wait_until("tool.pid", || {
         repo.exists("tool.pid") && !repo.read("tool.pid").trim().is_empty()
     });
-    let pid: i32 = repo.read("tool.pid").trim().parse().unwrap();
+    let script = repo.path().join("stubborn.sh");
+    let script = script.to_str().unwrap();
+    assert!(running_with_arg(script));
     started.signal(Signal::SIGTERM);
     std::thread::sleep(std::time::Duration::from_millis(300));
     started.signal(Signal::SIGTERM);
     let run = started.wait();
     run.expect_code(143);
     // SIGKILL is delivered at once; give the kernel a moment to take the process down.
-    wait_until("the tool's process gone", || !alive(pid));
+    wait_until("the tool's process gone", || !running_with_arg(script));
     // Its transcript still ends with the result record.
     let t = out.transcript();
     assert_eq!(

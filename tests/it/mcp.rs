@@ -276,12 +276,11 @@ fn servers_are_stopped_when_the_task_ends() {
         .arg(&spec)
         .run()
         .expect_code(0);
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!process_running(pid), "the server outlived the task");
+    assert!(pid_file.exists(), "the server never started");
+    assert!(
+        !running_with_arg(pid_file.to_str().unwrap()),
+        "the server outlived the task"
+    );
     mock.assert_clean();
 }
 
@@ -303,16 +302,11 @@ fn servers_are_stopped_when_the_run_is_interrupted() {
     let spec = write_spec(repo.path(), &yaml);
     let started = spawn_exec(&mock, &repo, &out, &spec);
     assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(process_running(pid));
+    assert!(running_with_arg(pid_file.to_str().unwrap()));
     started.signal(Signal::SIGTERM);
     started.wait().expect_code(143);
     assert!(
-        !process_running(pid),
+        !running_with_arg(pid_file.to_str().unwrap()),
         "the server outlived the interrupted run"
     );
     mock.assert_clean();

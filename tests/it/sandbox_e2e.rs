@@ -369,3 +369,155 @@ fn enforce_on_a_kernel_without_landlock_exits_2_before_any_request() {
     );
     mock.assert_clean();
 }
+
+/// Whether commands get PID and mount namespaces of their own here (as root, or through user
+/// namespaces).
+fn namespaces() -> bool {
+    let ok = confinable() && runner::sandbox::support().namespaces.is_some();
+    if !ok {
+        eprintln!("skipped: commands get no namespaces of their own on this machine");
+    }
+    ok
+}
+
+#[test]
+fn no_other_process_is_in_sight_even_an_ancestor_holding_the_secrets() {
+    if !namespaces() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    // Every process's environment, as root could read it: runner's wrapper shell still holds
+    // the declared secret. The probe says only whether it found it (the value itself would be
+    // redacted from the result anyway).
+    repo.write(
+        "probe.sh",
+        "n=$(ls /proc | grep -cE '^[0-9]+$')\necho \"processes=$n\"\n\
+         grep -l 'declared-secret-value' /proc/[0-9]*/environ 2>/dev/null && echo LEAKED\n\
+         grep -l 'ghs_sandboxtest' /proc/[0-9]*/environ 2>/dev/null && echo LEAKED\n\
+         grep -o 'CapEff:.*' /proc/self/status\necho end\n",
+    );
+    let mock = MockAnthropic::start(vec![
+        tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+        text_turn("done"),
+    ]);
+    let spec_path = write_spec(
+        repo.path(),
+        &spec("permissions:\n  mode: bypassPermissions\n"),
+    );
+    let home = home_with_credentials(&out);
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec_path)
+        .env("HOME", &home)
+        .env("GITHUB_TOKEN", GITHUB_TOKEN)
+        .env("DECLARED_SECRET", DECLARED)
+        .under_shell()
+        .run();
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(text.contains("end"), "{text}");
+    assert!(!text.contains("LEAKED"), "{text}");
+    assert!(text.contains("CapEff:\t0000000000000000"), "{text}");
+    let n: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("processes="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    assert!(n <= 8, "{text}");
+    assert!(run.result()["runner_sandbox"]["namespaces"].is_string());
+    mock.assert_clean();
+}
+
+#[test]
+fn a_daemon_a_command_leaves_behind_dies_with_its_call() {
+    if !namespaces() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    // A double fork into a session of its own, still writing after the command returned.
+    repo.write(
+        "probe.sh",
+        "(setsid sh -c 'sleep 1; echo late > late.txt' >/dev/null 2>&1 &)\necho started\n",
+    );
+    let (mock, run) = run_probe(&repo, &out, "", &[]);
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    assert!(text.contains("started"), "{text}");
+    assert!(
+        text.contains("[runner] this command left 1 process running"),
+        "{text}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!repo.exists("late.txt"), "the daemon outlived its call");
+    mock.assert_clean();
+}
+
+#[test]
+fn unix_sockets_are_out_of_reach_unless_the_spec_lists_them() {
+    if !confinable() || which_python().is_none() {
+        return;
+    }
+    let out = OutDir::new();
+    // A daemon's socket, as /var/run/docker.sock or $SSH_AUTH_SOCK would be.
+    let sock = out.path().join("daemon.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let probe = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('CONNECTED')\"\n\
+         echo \"agent=${{SSH_AUTH_SOCK:-none}}\"\n",
+        sock.display()
+    );
+    for (extra, reached) in [
+        (String::new(), false),
+        (
+            format!(
+                "sandbox:\n  unix_sockets: [{:?}]\n",
+                sock.display().to_string()
+            ),
+            true,
+        ),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("probe.sh", &probe);
+        let mock = MockAnthropic::start(vec![
+            tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+            text_turn("done"),
+        ]);
+        let spec_path = write_spec(
+            repo.path(),
+            &spec(&format!("permissions:\n  mode: bypassPermissions\n{extra}")),
+        );
+        let run = exec(&mock, &repo, &out)
+            .json()
+            .arg(&spec_path)
+            .env("SSH_AUTH_SOCK", &sock)
+            .run();
+        run.expect_code(0);
+        let text = mock.request(1).tool_result_text("t1").unwrap();
+        assert_eq!(text.contains("CONNECTED"), reached, "{text}");
+        // The agent's variable is passed only for a listed socket.
+        assert_eq!(
+            text.contains(&format!("agent={}", sock.display())),
+            reached,
+            "{text}"
+        );
+        if reached {
+            assert!(run.stderr.contains("reach ANY socket"), "{}", run.stderr);
+            assert_eq!(
+                run.result()["runner_sandbox"]["unix_sockets"],
+                json!([sock.display().to_string()])
+            );
+        }
+        mock.assert_clean();
+    }
+    drop(listener);
+}
+
+fn which_python() -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("python3"))
+            .find(|p| p.is_file())
+    })
+}

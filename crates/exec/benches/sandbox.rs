@@ -59,6 +59,7 @@ fn bench_sandbox() {
             workdir: &work,
             write: vec![],
             read_deny: vec![],
+            unix_sockets: vec![],
             home: std::env::var_os("HOME").map(PathBuf::from),
             attempts: tx,
         }))

@@ -167,6 +167,33 @@ impl Runner {
         self
     }
 
+    /// Start runner as the child of a `sh -c` wrapper that stays (as `timeout` or a CI step's
+    /// shell does), so runner has an ancestor whose environment holds everything runner was
+    /// given.
+    pub fn under_shell(self) -> Self {
+        let mut sh = Command::new("sh");
+        sh.arg("-c")
+            .arg("\"$@\"; exit $?")
+            .arg("sh")
+            .arg(self.cmd.get_program())
+            .args(self.cmd.get_args())
+            .stdin(Stdio::null());
+        sh.env_clear();
+        for (k, v) in std::env::vars_os() {
+            sh.env(k, v);
+        }
+        for (k, v) in self.cmd.get_envs() {
+            match v {
+                Some(v) => sh.env(k, v),
+                None => sh.env_remove(k),
+            };
+        }
+        if let Some(dir) = self.cmd.get_current_dir() {
+            sh.current_dir(dir);
+        }
+        Runner { cmd: sh }
+    }
+
     /// Run in `dir`.
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cmd.current_dir(dir);

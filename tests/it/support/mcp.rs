@@ -63,6 +63,27 @@ pub fn filesystem_server() -> Option<PathBuf> {
 }
 
 /// Whether a process with this pid is running (not a zombie).
+/// Whether a live (not zombie) process has `arg` in its command line. Commands and servers
+/// run in PID namespaces of their own where runner can make them, so the pid they see of
+/// themselves (`$$`) is not the one this test sees: they are found by an argument instead.
+pub fn running_with_arg(arg: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            return false;
+        };
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| {
+                c.split(|b| *b == 0)
+                    .any(|a| String::from_utf8_lossy(a).contains(arg))
+            })
+            .unwrap_or(false)
+            && process_running(pid)
+    })
+}
+
 pub fn process_running(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => stat

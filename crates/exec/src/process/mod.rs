@@ -214,6 +214,11 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
     }
     if s.inherit_env {
         s.env.remove_secrets(&mut cmd);
+        // Sockets to agents and daemons (the SSH agent, Docker): a confined command's sandbox
+        // gives back those the spec opted in.
+        for name in crate::sandbox::SOCKET_VARS {
+            cmd.env_remove(name);
+        }
         if matches!(s.program, Program::Shell(_)) {
             // `cd DIR` must go where the permission policy expects, not to `$CDPATH/DIR`.
             cmd.env_remove("CDPATH");

@@ -1,10 +1,20 @@
 //! The Landlock ruleset of confined commands: read everything but the credential locations,
 //! write only the writable roots (and the harmless devices), TCP only to the egress proxy (or
 //! nowhere), no signals or abstract Unix sockets out of the sandbox.
+//!
+//! Without namespaces one ruleset per scope is built when the task starts and every command
+//! applies a copy. A command in its own PID namespace gets a `/proc` of its own, a new file
+//! system that no rule made beforehand can name (Landlock's path walk skips the mount point it
+//! covers), so its ruleset is made per command from descriptors opened once
+//! ([`GrantFds`]), and the command adds the rule for its `/proc` itself ([`OwnRuleset`]).
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, Ruleset, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope,
+    path_beneath_rules,
 };
 
 use super::SandboxError;
@@ -26,6 +36,30 @@ pub(super) fn ruleset(
 }
 
 fn build(plan: &Plan, scope: CallScope, support: &Support) -> Result<RulesetCreated, RulesetError> {
+    let created = base(plan, support)?
+        .add_rules(path_beneath_rules(&plan.read_grants, read_access()))?
+        .add_rules(path_beneath_rules(&plan.devices, device_access()))?;
+    let created = if scope == CallScope::Write {
+        created.add_rules(path_beneath_rules(
+            &plan.write_grants,
+            AccessFs::from_all(ABI_USED),
+        ))?
+    } else {
+        created
+    };
+    finish(created, plan, support)
+}
+
+fn read_access() -> BitFlags<AccessFs> {
+    AccessFs::from_read(ABI_USED)
+}
+
+fn device_access() -> BitFlags<AccessFs> {
+    read_access() | AccessFs::WriteFile | AccessFs::IoctlDev
+}
+
+/// The created ruleset, with what it handles and no rule yet.
+fn base(plan: &Plan, support: &Support) -> Result<RulesetCreated, RulesetError> {
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI_USED))?;
@@ -36,20 +70,150 @@ fn build(plan: &Plan, scope: CallScope, support: &Support) -> Result<RulesetCrea
     if support.landlock_scope() {
         ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
     }
-    let read = AccessFs::from_read(ABI_USED);
-    let device = read | AccessFs::WriteFile | AccessFs::IoctlDev;
-    let mut created = ruleset
-        .create()?
-        .add_rules(path_beneath_rules(&plan.read_grants, read))?
-        .add_rules(path_beneath_rules(&plan.devices, device))?;
-    if scope == CallScope::Write {
-        created = created.add_rules(path_beneath_rules(
-            &plan.write_grants,
-            AccessFs::from_all(ABI_USED),
-        ))?;
-    }
+    ruleset.create()
+}
+
+/// The network rule, last.
+fn finish(
+    mut created: RulesetCreated,
+    plan: &Plan,
+    support: &Support,
+) -> Result<RulesetCreated, RulesetError> {
+    let restrict_net = plan.network.restricts() && support.landlock_net();
     if restrict_net && let Some(port) = plan.network.proxy_port() {
         created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp))?;
     }
     Ok(created)
+}
+
+/// The grants of a plan as descriptors opened once (`O_PATH`), each with the access it gets.
+pub(super) struct GrantFds {
+    read: Vec<(OwnedFd, BitFlags<AccessFs>)>,
+    write: Vec<(OwnedFd, BitFlags<AccessFs>)>,
+}
+
+impl GrantFds {
+    /// Open every grant of `plan` (a path that cannot be opened is left out, as the cached
+    /// ruleset leaves it out).
+    pub(super) fn open(plan: &Plan) -> GrantFds {
+        let open = |paths: &[std::path::PathBuf], access: BitFlags<AccessFs>| {
+            paths
+                .iter()
+                .filter_map(|p| {
+                    let dir = std::fs::metadata(p).map(|m| m.is_dir()).unwrap_or(true);
+                    use std::os::unix::fs::OpenOptionsExt;
+                    let file = std::fs::OpenOptions::new()
+                        .read(true)
+                        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+                        .open(p)
+                        .ok()?;
+                    let fd = OwnedFd::from(file);
+                    let access = if dir {
+                        access
+                    } else {
+                        access & AccessFs::from_file(ABI_USED)
+                    };
+                    Some((fd, access))
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut read = open(&plan.read_grants, read_access());
+        read.extend(open(&plan.devices, device_access()));
+        GrantFds {
+            read,
+            write: open(&plan.write_grants, AccessFs::from_all(ABI_USED)),
+        }
+    }
+}
+
+/// A ruleset of one command's own, which it completes with the rule for its `/proc`.
+pub(super) struct OwnRuleset {
+    fd: OwnedFd,
+    /// The read rights the kernel handles, for `/proc`.
+    proc_access: u64,
+    proc: CString,
+}
+
+/// A ruleset for one command of `scope`, from descriptors opened once.
+pub(super) fn own_ruleset(
+    grants: &GrantFds,
+    plan: &Plan,
+    scope: CallScope,
+    support: &Support,
+) -> Result<OwnRuleset, SandboxError> {
+    let landlock = |e: RulesetError| SandboxError::Landlock(e.to_string());
+    fn rule(
+        (fd, access): &(OwnedFd, BitFlags<AccessFs>),
+    ) -> Result<PathBeneath<std::os::fd::BorrowedFd<'_>>, RulesetError> {
+        Ok(PathBeneath::new(fd.as_fd(), *access))
+    }
+    let mut created = base(plan, support)
+        .map_err(landlock)?
+        .add_rules(grants.read.iter().map(rule))
+        .map_err(landlock)?;
+    if scope == CallScope::Write {
+        created = created
+            .add_rules(grants.write.iter().map(rule))
+            .map_err(landlock)?;
+    }
+    let created = finish(created, plan, support).map_err(landlock)?;
+    let fd: Option<OwnedFd> = created.into();
+    let fd = fd.ok_or_else(|| SandboxError::Landlock("the kernel enforces no ruleset".into()))?;
+    let abi = support.landlock_abi.map_or(ABI::Unsupported, |v| {
+        ABI::from(i32::try_from(v.min(6)).unwrap_or(6))
+    });
+    Ok(OwnRuleset {
+        fd,
+        proc_access: AccessFs::from_read(abi).bits(),
+        proc: CString::new("/proc").unwrap_or_default(),
+    })
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+impl OwnRuleset {
+    /// Add the rule for the command's own `/proc` and restrict the calling process. Runs
+    /// between `fork` and `exec`: system calls only.
+    pub(super) fn restrict(self) -> std::io::Result<()> {
+        const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+        // SAFETY: open, landlock_add_rule, prctl and landlock_restrict_self with a
+        // NUL-terminated path, a packed attribute struct of the kernel's layout and descriptors
+        // this process holds.
+        unsafe {
+            let proc = libc::open(
+                self.proc.as_ptr(),
+                libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+            );
+            if proc < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let attr = PathBeneathAttr {
+                allowed_access: self.proc_access,
+                parent_fd: proc,
+            };
+            let r = libc::syscall(
+                libc::SYS_landlock_add_rule,
+                self.fd.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &attr as *const PathBeneathAttr,
+                0u32,
+            );
+            libc::close(proc);
+            if r < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, self.fd.as_raw_fd(), 0u32) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
 }

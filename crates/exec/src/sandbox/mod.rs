@@ -13,19 +13,29 @@
 //!   or only the listed hosts through runner's egress proxy ([`proxy`]), which records every
 //!   attempt;
 //! - cannot regain privileges (`no_new_privs`: `sudo` and setuid programs do not lift it),
-//!   trace or read other processes' memory, or signal processes outside the sandbox.
+//!   keeps no capability even as root ([`caps`]), cannot trace or read other processes'
+//!   memory, signal processes outside the sandbox, or make Unix sockets unless the spec opts
+//!   them in;
+//! - where runner can make them ([`namespace`]), runs in PID and mount namespaces of its own:
+//!   no other process in sight, nothing left running after it ends, and every mount read-only
+//!   but the writable roots.
 //!
 //! What it does not stop: anything a command does inside the writable roots (that is the
 //! task's work, and includes the repository's `.git` and runner's output directory when they
-//! lie inside the workdir: Landlock cannot take a path out of a writable tree), reading the
-//! environment of the runner process through `/proc` (runner wipes its initial environment
-//! block and is not dumpable, see [`protect`]), what a command prints (it goes to the model provider), and verify checks a
+//! lie inside the workdir: Landlock cannot take a path out of a writable tree), without
+//! namespaces the environment of other processes of the same user through `/proc` (runner
+//! wipes its own initial environment block and is not dumpable, see [`protect`]), what a
+//! command prints (it goes to the model provider), and verify checks a
 //! spec runs with `sandbox: off`. Where the kernel has no Landlock (old kernels, macOS), mode
 //! `auto` runs commands unconfined and says so everywhere; `enforce` refuses to run.
 
+#[cfg(target_os = "linux")]
+mod caps;
 pub mod hosts;
 #[cfg(target_os = "linux")]
 mod landlock;
+#[cfg(target_os = "linux")]
+mod namespace;
 pub mod paths;
 pub mod plan;
 pub mod protect;
@@ -46,7 +56,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
-pub use support::{Support, support};
+pub use support::{NamespaceKind, Support, support};
 
 use runner_policy::Scope;
 use settings::{NetworkSetting, SandboxMode};
@@ -68,6 +78,11 @@ pub enum SandboxError {
     /// The seccomp filter could not be built.
     #[error("cannot build the seccomp filter: {0}")]
     Seccomp(String),
+    /// `sandbox.mode: enforce` on a kernel that cannot give every protection.
+    #[error(
+        "sandbox.mode is enforce, but this kernel cannot give confined commands: {0} (see the sandbox section of the docs); set sandbox.mode to auto to run with what it offers"
+    )]
+    Missing(String),
     /// The private TMPDIR or the proxy could not be set up.
     #[error("cannot set up the sandbox: {0}")]
     Setup(String),
@@ -90,6 +105,90 @@ pub struct SandboxReport {
     /// Why commands run unconfined, when they do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unconfined_because: Option<String>,
+    /// Whether each command runs in PID and mount namespaces of its own (`root` or `user`
+    /// namespaces; null: it does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaces: Option<String>,
+    /// The Unix sockets the spec opted in (`sandbox.unix_sockets`): commands may then make
+    /// Unix sockets, and reach any socket they can name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
+    /// The protections this kernel cannot give confined commands (see [`Missing`]); mode
+    /// `enforce` refuses to run while any is missing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+}
+
+/// A protection of confined commands that the kernel in use cannot give, by its report name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// No PID namespace: a command sees the other processes of its user, and may read their
+    /// environment through `/proc`; what it leaves running outlives its call.
+    PidNamespace,
+    /// No mount namespace: `chmod`, `chown`, `utime` and extended attributes work outside the
+    /// writable roots (Landlock has no right for them).
+    ReadOnlyMounts,
+    /// No Landlock network rules (ABI < 4): with a host list, confined commands get no network
+    /// at all instead of the proxy.
+    TcpPorts,
+}
+
+impl Missing {
+    /// The name reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Missing::PidNamespace => "pid-namespace",
+            Missing::ReadOnlyMounts => "read-only-mounts",
+            Missing::TcpPorts => "tcp-ports",
+        }
+    }
+
+    /// What is missing for commands confined with `network` on a kernel with `sup`.
+    pub fn of(sup: &Support, network: &NetworkSetting) -> Vec<Missing> {
+        let mut m = Vec::new();
+        if sup.namespaces.is_none() {
+            m.push(Missing::PidNamespace);
+            m.push(Missing::ReadOnlyMounts);
+        }
+        if matches!(network, NetworkSetting::Hosts(_)) && !sup.landlock_net() {
+            m.push(Missing::TcpPorts);
+        }
+        m
+    }
+}
+
+/// Variables that name a Unix socket or the directory of a user's sockets: removed from every
+/// child's environment unless they name a socket the spec opted in (`sandbox.unix_sockets`).
+pub const SOCKET_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "DOCKER_HOST",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "GPG_AGENT_INFO",
+];
+
+/// Whether the value of a [`SOCKET_VARS`] variable names one of `sockets` (`unix://PATH`,
+/// `unix:path=PATH,…`, or the path itself).
+pub fn names_listed_socket(value: &str, sockets: &[PathBuf]) -> bool {
+    let path = value
+        .strip_prefix("unix://")
+        .or_else(|| {
+            value
+                .strip_prefix("unix:path=")
+                .map(|v| v.split(',').next().unwrap_or(v))
+        })
+        .unwrap_or(value);
+    let path = Path::new(path);
+    path.is_absolute()
+        && sockets.iter().any(|s| {
+            s == path
+                || std::fs::canonicalize(s)
+                    .ok()
+                    .zip(std::fs::canonicalize(path).ok())
+                    .is_some_and(|(a, b)| a == b)
+        })
 }
 
 /// What a task's sandbox is made from.
@@ -104,6 +203,8 @@ pub struct SandboxRequest<'a> {
     pub write: Vec<PathBuf>,
     /// Extra unreadable paths (absolute).
     pub read_deny: Vec<PathBuf>,
+    /// Unix sockets the spec opts in (absolute): commands may then make Unix sockets.
+    pub unix_sockets: Vec<PathBuf>,
     /// The home directory whose credential locations are denied.
     pub home: Option<PathBuf>,
     /// Where the proxy reports connection attempts.
@@ -117,6 +218,8 @@ pub struct Sandbox {
     plan: Option<Plan>,
     tmp: Option<tempfile::TempDir>,
     _proxy: Option<proxy::Proxy>,
+    /// Variables kept for commands because they name an opted-in socket.
+    kept_vars: Vec<(String, String)>,
     #[cfg(target_os = "linux")]
     compiled: Option<Compiled>,
 }
@@ -127,6 +230,9 @@ struct Compiled {
     read_only: ::landlock::RulesetCreated,
     write: ::landlock::RulesetCreated,
     filter: Arc<seccompiler::BpfProgram>,
+    namespaces: Option<Arc<namespace::Namespaces>>,
+    /// With namespaces: the grants, opened once, that each command's own ruleset is made of.
+    grants: Option<landlock::GrantFds>,
 }
 
 impl Sandbox {
@@ -140,10 +246,14 @@ impl Sandbox {
                 network: NetworkSetting::Allow.describe(),
                 writable: Vec::new(),
                 unconfined_because: Some(reason.into()),
+                namespaces: None,
+                unix_sockets: Vec::new(),
+                missing: Vec::new(),
             },
             plan: None,
             tmp: None,
             _proxy: None,
+            kept_vars: Vec::new(),
             #[cfg(target_os = "linux")]
             compiled: None,
         }
@@ -194,6 +304,25 @@ impl Sandbox {
         };
         let mut writable = vec![req.workdir.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(req.write.iter().cloned());
+        let missing: Vec<String> = Missing::of(&sup, req.network)
+            .into_iter()
+            .map(|m| m.as_str().to_string())
+            .collect();
+        if req.mode == SandboxMode::Enforce && !missing.is_empty() {
+            return Err(SandboxError::Missing(missing.join(", ")));
+        }
+        for m in &missing {
+            tracing::warn!(
+                missing = %m,
+                "the sandbox cannot give confined commands this protection on this kernel (see the sandbox report's `missing`; set sandbox.mode: enforce to refuse instead)"
+            );
+        }
+        if !req.unix_sockets.is_empty() {
+            tracing::warn!(
+                sockets = %req.unix_sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+                "sandbox.unix_sockets: commands may make Unix sockets and reach ANY socket they can name, not only the listed ones"
+            );
+        }
         let plan = Plan::new(PlanInput {
             writable,
             read_deny: &req.read_deny,
@@ -208,8 +337,23 @@ impl Sandbox {
                 &plan.network,
                 &sup,
                 &protect::protected_pids(),
+                !req.unix_sockets.is_empty(),
             )?),
+            namespaces: sup.namespaces.map(|kind| {
+                let mut writable = plan.writable.clone();
+                writable.extend(plan.devices.iter().cloned());
+                Arc::new(namespace::Namespaces::new(
+                    kind == NamespaceKind::User,
+                    &writable,
+                ))
+            }),
+            grants: sup.namespaces.map(|_| landlock::GrantFds::open(&plan)),
         });
+        let kept_vars = SOCKET_VARS
+            .iter()
+            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+            .filter(|(_, v)| names_listed_socket(v, &req.unix_sockets))
+            .collect();
         let report = SandboxReport {
             mode: req.mode.as_str().into(),
             confined: true,
@@ -217,6 +361,15 @@ impl Sandbox {
             network: req.network.describe(),
             writable: plan.writable.clone(),
             unconfined_because: None,
+            namespaces: sup.namespaces.map(|k| {
+                match k {
+                    NamespaceKind::Root => "root",
+                    NamespaceKind::User => "user",
+                }
+                .to_string()
+            }),
+            unix_sockets: req.unix_sockets.clone(),
+            missing,
         };
         tracing::debug!(
             read_grants = plan.read_grants.len(),
@@ -228,6 +381,7 @@ impl Sandbox {
             plan: Some(plan),
             tmp: Some(tmp),
             _proxy: proxy,
+            kept_vars,
             #[cfg(target_os = "linux")]
             compiled,
         })
@@ -249,7 +403,7 @@ impl Sandbox {
         let Some(plan) = &self.plan else {
             return Ok(None);
         };
-        let mut env: Vec<(String, String)> = Vec::new();
+        let mut env: Vec<(String, String)> = self.kept_vars.clone();
         if let Some(tmp) = &self.tmp {
             let t = tmp.path().to_string_lossy().into_owned();
             for k in ["TMPDIR", "TMP", "TEMP"] {
@@ -276,18 +430,29 @@ impl Sandbox {
             let Some(c) = &self.compiled else {
                 return Ok(None);
             };
-            let rules = match scope {
-                Scope::ReadOnly => &c.read_only,
-                Scope::Write => &c.write,
+            let (ruleset, own) = match &c.grants {
+                Some(grants) => (
+                    None,
+                    Some(landlock::own_ruleset(grants, plan, scope, &support())?),
+                ),
+                None => {
+                    let rules = match scope {
+                        Scope::ReadOnly => &c.read_only,
+                        Scope::Write => &c.write,
+                    };
+                    let ruleset = rules
+                        .try_clone()
+                        .map_err(|e| SandboxError::Landlock(e.to_string()))?;
+                    (Some(ruleset), None)
+                }
             };
-            let ruleset = rules
-                .try_clone()
-                .map_err(|e| SandboxError::Landlock(e.to_string()))?;
             Ok(Some(Confinement {
                 env,
                 remove,
-                ruleset: Some(ruleset),
+                ruleset,
+                own,
                 filter: c.filter.clone(),
+                namespaces: c.namespaces.clone(),
             }))
         }
         #[cfg(not(target_os = "linux"))]
@@ -344,22 +509,36 @@ pub struct Confinement {
     pub remove: Vec<&'static str>,
     #[cfg(target_os = "linux")]
     ruleset: Option<::landlock::RulesetCreated>,
+    /// With namespaces: the command's own ruleset, completed in the child.
+    #[cfg(target_os = "linux")]
+    own: Option<landlock::OwnRuleset>,
     #[cfg(target_os = "linux")]
     filter: Arc<seccompiler::BpfProgram>,
+    #[cfg(target_os = "linux")]
+    namespaces: Option<Arc<namespace::Namespaces>>,
 }
 
 impl Confinement {
-    /// Restrict the calling process: Landlock (which also sets `no_new_privs`), then the
-    /// seccomp filter. Meant for the child after `fork`: it allocates nothing.
+    /// Restrict the calling process: namespaces of its own (where the kernel lets runner make
+    /// them), no capabilities, Landlock (which also sets `no_new_privs`), then the seccomp
+    /// filter. Meant for the child after `fork`: it allocates nothing.
     pub fn enter(&mut self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
-            let Some(ruleset) = self.ruleset.take() else {
-                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-            };
-            match ruleset.restrict_self() {
-                Ok(status) if status.ruleset != ::landlock::RulesetStatus::NotEnforced => {}
-                _ => return Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+            if let Some(ns) = &self.namespaces {
+                ns.enter()?;
+            }
+            caps::drop_all()?;
+            if let Some(own) = self.own.take() {
+                own.restrict()?;
+            } else {
+                let Some(ruleset) = self.ruleset.take() else {
+                    return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+                };
+                match ruleset.restrict_self() {
+                    Ok(status) if status.ruleset != ::landlock::RulesetStatus::NotEnforced => {}
+                    _ => return Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+                }
             }
             if seccompiler::apply_filter(self.filter.as_slice()).is_err() {
                 return Err(std::io::Error::from_raw_os_error(libc::EPERM));

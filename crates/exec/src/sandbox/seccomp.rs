@@ -1,8 +1,16 @@
 //! The seccomp filter of confined commands. Landlock confines files and TCP; this closes what
 //! it does not see: other processes' memory (`ptrace`, `process_vm_*`), syscall interfaces
-//! that bypass socket filtering (`io_uring`), kernel keyrings, and — when the network is
-//! restricted — every socket that is not a Unix socket (no UDP, so no DNS; no raw or netlink
-//! sockets), and TCP Fast Open (a connect hidden in `sendto`). A denied call fails with EPERM.
+//! that bypass socket filtering (`io_uring`), kernel keyrings, mounts and namespaces, Unix
+//! sockets, and — when the network is restricted — every socket but plain TCP to the egress
+//! proxy (no UDP, so no DNS; no raw, netlink, MPTCP or SCTP sockets), and TCP Fast Open (a
+//! connect hidden in `sendto`). A denied call fails with EPERM.
+//!
+//! Unix sockets: Landlock does not check `connect` on a socket file, so a command could reach
+//! the Docker daemon (`/var/run/docker.sock`, root on the machine), the SSH agent or the
+//! session bus whatever its file rules. A filter cannot see the path `connect` is given, so
+//! `socket(AF_UNIX)` is refused altogether unless the spec opts sockets in
+//! (`sandbox.unix_sockets`); `socketpair`, which makes an unnamed, already-connected pair,
+//! stays allowed.
 //!
 //! It also keeps commands from acting on other processes where Landlock's scopes do not reach
 //! (signal scoping needs Landlock ABI 6; resource limits and priorities have no scope at all):
@@ -24,20 +32,24 @@ use super::support::Support;
 
 /// The filter for commands with network `network`; `protected`: the processes no command may
 /// signal (runner, its ancestors, and a negative process group id for runner's group).
+/// `unix_sockets`: whether `socket(AF_UNIX)` is allowed.
 pub(super) fn program(
     network: &Network,
     support: &Support,
     protected: &[i32],
+    unix_sockets: bool,
 ) -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    build(network, support, protected, arch).map_err(|e| SandboxError::Seccomp(e.to_string()))
+    build(network, support, protected, unix_sockets, arch)
+        .map_err(|e| SandboxError::Seccomp(e.to_string()))
 }
 
 fn build(
     network: &Network,
     support: &Support,
     protected: &[i32],
+    unix_sockets: bool,
     arch: TargetArch,
 ) -> Result<BpfProgram, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -54,12 +66,29 @@ fn build(
         libc::SYS_bpf,
         libc::SYS_perf_event_open,
         libc::SYS_userfaultfd,
+        // Mounts and namespaces: a command keeps the view of the file system and of the
+        // processes it was given.
+        libc::SYS_mount,
+        libc::SYS_umount2,
+        libc::SYS_pivot_root,
+        libc::SYS_chroot,
+        libc::SYS_setns,
+        libc::SYS_open_tree,
+        libc::SYS_move_mount,
+        libc::SYS_fsopen,
+        libc::SYS_fsconfig,
+        libc::SYS_fsmount,
+        libc::SYS_fspick,
+        libc::SYS_mount_setattr,
     ] {
         rules.insert(nr, vec![]);
     }
     other_processes(&mut rules, protected)?;
+    let socket = socket_rules(network, support, unix_sockets)?;
+    if !socket.is_empty() {
+        rules.insert(libc::SYS_socket, socket);
+    }
     if network.restricts() {
-        rules.insert(libc::SYS_socket, socket_rules(network, support)?);
         // TCP Fast Open connects inside sendto/sendmsg, past a connect filter.
         let fastopen = libc::MSG_FASTOPEN as u64;
         rules.insert(
@@ -90,24 +119,40 @@ fn build(
     filter.try_into()
 }
 
-/// `socket(domain, type, protocol)` calls to deny: every family but Unix sockets; with an
-/// egress proxy (and Landlock able to limit TCP to its port), IPv4/IPv6 stream sockets of
-/// plain TCP stay allowed — and only those: Landlock's TCP rules do not see other stream
-/// protocols (MPTCP, SCTP), so a stream socket asking for any protocol but 0 or TCP is refused.
-fn socket_rules(network: &Network, support: &Support) -> Result<Vec<SeccompRule>, BackendError> {
+/// `socket(domain, type, protocol)` calls to deny. Unix sockets unless `unix_sockets`; with
+/// the network restricted, every other family too — but with an egress proxy (and Landlock
+/// able to limit TCP to its port), IPv4/IPv6 stream sockets of plain TCP stay allowed, and only
+/// those: Landlock's TCP rules do not see other stream protocols (MPTCP, SCTP), so a stream
+/// socket asking for any protocol but 0 or TCP is refused.
+fn socket_rules(
+    network: &Network,
+    support: &Support,
+    unix_sockets: bool,
+) -> Result<Vec<SeccompRule>, BackendError> {
     let domain = |op, v: i32| cond(0, SeccompCmpArgLen::Dword, op, v as u64);
+    let mut rules = Vec::new();
+    if !unix_sockets {
+        rules.push(SeccompRule::new(vec![domain(
+            SeccompCmpOp::Eq,
+            libc::AF_UNIX,
+        )?])?);
+    }
+    if !network.restricts() {
+        return Ok(rules);
+    }
     let tcp_through_proxy = network.proxy_port().is_some() && support.landlock_net();
     if !tcp_through_proxy {
-        return Ok(vec![SeccompRule::new(vec![domain(
+        rules.push(SeccompRule::new(vec![domain(
             SeccompCmpOp::Ne,
             libc::AF_UNIX,
-        )?])?]);
+        )?])?);
+        return Ok(rules);
     }
-    let mut rules = vec![SeccompRule::new(vec![
+    rules.push(SeccompRule::new(vec![
         domain(SeccompCmpOp::Ne, libc::AF_UNIX)?,
         domain(SeccompCmpOp::Ne, libc::AF_INET)?,
         domain(SeccompCmpOp::Ne, libc::AF_INET6)?,
-    ])?];
+    ])?);
     // Any type but SOCK_STREAM (the type argument may carry SOCK_NONBLOCK | SOCK_CLOEXEC), and
     // any protocol but the default (0) and TCP.
     for family in [libc::AF_INET, libc::AF_INET6] {

@@ -44,7 +44,7 @@ impl SandboxMode {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum NetworkSetting {
     /// No network: no TCP connection or listening socket, no UDP (so no DNS), no raw or
-    /// netlink sockets. Local Unix sockets still work.
+    /// netlink sockets. (Unix sockets are governed by `unix_sockets`.)
     #[default]
     None,
     /// Unrestricted network.
@@ -144,6 +144,14 @@ pub struct SandboxSettings {
     /// under `~/`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_deny: Vec<PathBuf>,
+    /// Unix sockets commands may use (`/var/run/docker.sock`, `$SSH_AUTH_SOCK`'s path). By
+    /// default no command can make a Unix socket at all (only `socketpair`), and
+    /// `SSH_AUTH_SOCK`, `DOCKER_HOST`, `DBUS_*_BUS_ADDRESS` and `XDG_RUNTIME_DIR` are removed
+    /// from every child's environment. Listing a socket lets commands make Unix sockets — the
+    /// kernel then cannot tell one socket path from another, so every socket they can name is
+    /// reachable, which the reports say — and keeps the variables that name a listed socket.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl SandboxSettings {

@@ -6,6 +6,19 @@ use std::sync::OnceLock;
 /// (`1`..): `sandbox.mode: enforce` must then refuse to run.
 pub(crate) const TEST_ABI_VAR: &str = "RUNNER_TEST_LANDLOCK_ABI";
 
+/// Environment variable a test sets (to `1`) to pretend runner cannot make namespaces.
+pub(crate) const TEST_NO_NAMESPACES_VAR: &str = "RUNNER_TEST_NO_NAMESPACES";
+
+/// How the namespaces are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceKind {
+    /// runner is root (with `CAP_SYS_ADMIN`): PID and mount namespaces directly.
+    Root,
+    /// runner is not root: a user namespace first, mapping runner's own uid and gid, which
+    /// grants the right to make the other two.
+    User,
+}
+
 /// The kernel's confinement features.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Support {
@@ -13,6 +26,8 @@ pub struct Support {
     pub landlock_abi: Option<u32>,
     /// Whether seccomp filters can be installed.
     pub seccomp: bool,
+    /// How commands get PID and mount namespaces of their own (None: they cannot).
+    pub namespaces: Option<NamespaceKind>,
 }
 
 impl Support {
@@ -36,7 +51,10 @@ impl Support {
 pub fn support() -> Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
     *SUPPORT.get_or_init(|| {
-        let probed = probe();
+        let mut probed = probe();
+        if std::env::var(TEST_NO_NAMESPACES_VAR).is_ok_and(|v| v == "1") {
+            probed.namespaces = None;
+        }
         match std::env::var(TEST_ABI_VAR)
             .ok()
             .and_then(|v| v.parse::<u32>().ok())
@@ -72,6 +90,44 @@ fn probe() -> Support {
     Support {
         landlock_abi: u32::try_from(v).ok().filter(|v| *v > 0),
         seccomp,
+        namespaces: probe_namespaces(),
+    }
+}
+
+/// Whether a command can be started in namespaces of its own: as root directly, otherwise in
+/// a user namespace. Tried for real, with `true` as the command: a kernel or container may
+/// refuse any of the steps (`unshare`, the id maps, the mounts).
+#[cfg(target_os = "linux")]
+fn probe_namespaces() -> Option<NamespaceKind> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid cannot fail.
+    let kind = if unsafe { libc::geteuid() } == 0 {
+        NamespaceKind::Root
+    } else {
+        NamespaceKind::User
+    };
+    let tmp = std::env::temp_dir();
+    let ns = std::sync::Arc::new(super::namespace::Namespaces::new(
+        kind == NamespaceKind::User,
+        &[tmp],
+    ));
+    let program = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: `enter` makes system calls only (see the namespace module).
+    unsafe {
+        cmd.pre_exec(move || ns.enter());
+    }
+    match cmd.status() {
+        Ok(s) if s.success() => Some(kind),
+        other => {
+            tracing::debug!(?other, "commands cannot get namespaces of their own");
+            None
+        }
     }
 }
 
@@ -80,5 +136,6 @@ fn probe() -> Support {
     Support {
         landlock_abi: None,
         seccomp: false,
+        namespaces: None,
     }
 }
