@@ -6,6 +6,8 @@ use runner::cli::{Cli, Command, ReportCommand};
 fn main() -> anyhow::Result<()> {
     // SAFETY: the first thing the process does, before any other thread exists.
     unsafe { runner::sandbox::protect::harden_process() };
+    // Orphans of the commands runner starts come back to it, to be stopped with their call.
+    runner::process::orphans::become_subreaper();
     let cli = Cli::parse();
     runner::log::init(&cli.verbosity);
     let code = match cli.command {

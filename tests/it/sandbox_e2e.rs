@@ -445,13 +445,43 @@ fn a_daemon_a_command_leaves_behind_dies_with_its_call() {
     run.expect_code(0);
     let text = mock.request(1).tool_result_text("t1").unwrap();
     assert!(text.contains("started"), "{text}");
-    assert!(
-        text.contains("[runner] this command left 1 process running"),
-        "{text}"
-    );
+    assert!(text.contains("[runner] this command left "), "{text}");
     std::thread::sleep(std::time::Duration::from_millis(1500));
     assert!(!repo.exists("late.txt"), "the daemon outlived its call");
     mock.assert_clean();
+}
+
+#[test]
+fn without_namespaces_runner_still_stops_what_a_command_leaves_behind() {
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    repo.write(
+        "probe.sh",
+        "(setsid sh -c 'sleep 1; echo late > late.txt' >/dev/null 2>&1 &)\necho started\n",
+    );
+    let spec_path = write_spec(
+        repo.path(),
+        &spec("permissions:\n  mode: bypassPermissions\n"),
+    );
+    // As on a kernel that gives commands no namespaces (and with no sandbox at all).
+    for extra in [&[][..], &["--sandbox", "off"][..]] {
+        let mock = MockAnthropic::start(vec![
+            tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+            text_turn("done"),
+        ]);
+        let run = exec(&mock, &repo, &out)
+            .json()
+            .args(extra)
+            .arg(&spec_path)
+            .env("RUNNER_TEST_NO_NAMESPACES", "1")
+            .run();
+        run.expect_code(0);
+        let text = mock.request(1).tool_result_text("t1").unwrap();
+        assert!(text.contains("[runner] this command left "), "{text}");
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(!repo.exists("late.txt"), "the daemon outlived its call");
+        mock.assert_clean();
+    }
 }
 
 #[test]

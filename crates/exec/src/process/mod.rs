@@ -15,6 +15,7 @@
 pub mod capture;
 pub mod git_env;
 pub mod identity;
+pub mod orphans;
 pub mod run;
 
 use std::collections::HashSet;
@@ -168,6 +169,10 @@ pub struct Child {
     /// The process (stdout and stderr piped; stdin piped when asked for).
     pub inner: tokio::process::Child,
     pgid: Option<Pid>,
+    /// The call id its processes carry ([`orphans::CALL_VAR`]), until the call is over.
+    call: Option<u64>,
+    /// How many processes it left running that runner killed when it ended.
+    left_behind: u32,
 }
 
 /// Process groups started and not yet known to be gone.
@@ -245,6 +250,8 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
     for (k, v) in s.extra_env {
         cmd.env(k, v);
     }
+    let call = orphans::begin();
+    cmd.env(orphans::CALL_VAR, call.to_string());
     s.env.confine(&mut cmd, s.scope)?;
     if let Some(fd) = s.report_fd {
         // Registered after the confinement, so it runs last before exec: the confinement still
@@ -256,13 +263,23 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
             cmd.pre_exec(move || install_report_fd(fd));
         }
     }
+    let spawning = orphans::SPAWNING.read().unwrap_or_else(|e| e.into_inner());
     let inner = match cmd.spawn() {
         Ok(c) => c,
         Err(e) if spawn_may_retry(&e) => {
             tracing::warn!(error = %e, "starting a command failed; trying once more");
-            cmd.spawn()?
+            match cmd.spawn() {
+                Ok(c) => c,
+                Err(e) => {
+                    orphans::forget(call);
+                    return Err(e);
+                }
+            }
         }
-        Err(e) => return Err(e),
+        Err(e) => {
+            orphans::forget(call);
+            return Err(e);
+        }
     };
     let pgid = inner.id().map(|pid| Pid::from_raw(pid as i32));
     if let Some(p) = pgid {
@@ -270,7 +287,13 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
             g.insert(p.as_raw());
         });
     }
-    Ok(Child { inner, pgid })
+    drop(spawning);
+    Ok(Child {
+        inner,
+        pgid,
+        call: Some(call),
+        left_behind: 0,
+    })
 }
 
 /// Give the child `fd` as [`REPORT_FD`], inheritable across exec. Runs between fork and exec.
@@ -364,10 +387,23 @@ impl Child {
         self.forget();
     }
 
+    /// How many processes the child left running that runner killed when it ended (those
+    /// that escaped its process group; see [`orphans`]).
+    pub fn left_behind(&self) -> u32 {
+        self.left_behind
+    }
+
     fn forget(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             live_groups(|g| {
                 g.remove(&pgid.as_raw());
+            });
+        }
+        if let Some(call) = self.call.take() {
+            self.left_behind += orphans::end(call, || {
+                let mut leaders = HashSet::new();
+                live_groups(|g| leaders.clone_from(g));
+                leaders
             });
         }
     }

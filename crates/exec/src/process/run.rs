@@ -144,7 +144,12 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         stopper.cancel();
     });
     let stdout = join_capture(out_task).await?;
-    let stderr = join_capture(err_task).await?;
+    let mut stderr = join_capture(err_task).await?;
+    if child.left_behind() > 0 {
+        stderr
+            .text
+            .push_str(&super::orphans::left_behind_note(child.left_behind()));
+    }
     let report = match report_reader {
         Some(r) => read_report(r).await,
         None => None,

@@ -123,7 +123,8 @@ pub struct SandboxReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Missing {
     /// No PID namespace: a command sees the other processes of its user, and may read their
-    /// environment through `/proc`; what it leaves running outlives its call.
+    /// environment through `/proc` (what it leaves running is still stopped, by runner as
+    /// their subreaper).
     PidNamespace,
     /// No mount namespace: `chmod`, `chown`, `utime` and extended attributes work outside the
     /// writable roots (Landlock has no right for them).
