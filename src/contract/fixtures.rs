@@ -493,6 +493,8 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                     namespaces: Some("root".into()),
                     unix_sockets: vec![],
                     missing: vec![],
+                    closed: vec![],
+                    home_toolchains: vec![],
                 }),
                 ..init()
             })),

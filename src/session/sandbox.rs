@@ -29,6 +29,7 @@ pub(crate) async fn start(
         write: settings.write.iter().map(resolve).collect(),
         read_deny: settings.read_deny.iter().map(resolve).collect(),
         unix_sockets: settings.unix_sockets.iter().map(resolve).collect(),
+        read: settings.read.iter().map(resolve).collect(),
         home,
         attempts,
     })

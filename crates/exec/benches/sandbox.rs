@@ -60,6 +60,7 @@ fn bench_sandbox() {
             write: vec![],
             read_deny: vec![],
             unix_sockets: vec![],
+            read: vec![],
             home: std::env::var_os("HOME").map(PathBuf::from),
             attempts: tx,
         }))

@@ -31,6 +31,7 @@
 
 #[cfg(target_os = "linux")]
 mod caps;
+pub mod home;
 pub mod hosts;
 #[cfg(target_os = "linux")]
 mod landlock;
@@ -117,6 +118,14 @@ pub struct SandboxReport {
     /// `enforce` refuses to run while any is missing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The trees commands may not read but for what is open in them: the home directory and
+    /// `$RUNNER_TEMP`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub closed: Vec<PathBuf>,
+    /// The toolchain locations of the home directory that commands may read (the allow list
+    /// that applied; see the docs' table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub home_toolchains: Vec<String>,
 }
 
 /// A protection of confined commands that the kernel in use cannot give, by its report name.
@@ -206,6 +215,9 @@ pub struct SandboxRequest<'a> {
     pub read_deny: Vec<PathBuf>,
     /// Unix sockets the spec opts in (absolute): commands may then make Unix sockets.
     pub unix_sockets: Vec<PathBuf>,
+    /// Paths under the home directory that stay readable (absolute; the spec's
+    /// `sandbox.read`).
+    pub read: Vec<PathBuf>,
     /// The home directory whose credential locations are denied.
     pub home: Option<PathBuf>,
     /// Where the proxy reports connection attempts.
@@ -221,6 +233,9 @@ pub struct Sandbox {
     _proxy: Option<proxy::Proxy>,
     /// Variables kept for commands because they name an opted-in socket.
     kept_vars: Vec<(String, String)>,
+    /// The kept part of the user's global git configuration (identity, trusted directories),
+    /// for commands that may write: `~/.gitconfig` itself is unreadable to them.
+    gitconfig: Option<PathBuf>,
     #[cfg(target_os = "linux")]
     compiled: Option<Compiled>,
 }
@@ -250,11 +265,14 @@ impl Sandbox {
                 namespaces: None,
                 unix_sockets: Vec::new(),
                 missing: Vec::new(),
+                closed: Vec::new(),
+                home_toolchains: Vec::new(),
             },
             plan: None,
             tmp: None,
             _proxy: None,
             kept_vars: Vec::new(),
+            gitconfig: None,
             #[cfg(target_os = "linux")]
             compiled: None,
         }
@@ -324,10 +342,15 @@ impl Sandbox {
                 "sandbox.unix_sockets: commands may make Unix sockets and reach ANY socket they can name, not only the listed ones"
             );
         }
+        let runner_temp = std::env::var_os("RUNNER_TEMP")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
         let plan = Plan::new(PlanInput {
             writable,
             read_deny: &req.read_deny,
             home: req.home.as_deref(),
+            runner_temp: runner_temp.as_deref(),
+            read: &req.read,
             network,
         });
         #[cfg(target_os = "linux")]
@@ -350,6 +373,10 @@ impl Sandbox {
             }),
             grants: sup.namespaces.map(|_| landlock::GrantFds::open(&plan)),
         });
+        let gitconfig = match (&req.home, std::env::var_os("GIT_CONFIG_GLOBAL")) {
+            (Some(home), None) => home::kept_gitconfig(home, tmp.path()),
+            _ => None,
+        };
         let kept_vars = SOCKET_VARS
             .iter()
             .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
@@ -371,6 +398,8 @@ impl Sandbox {
             }),
             unix_sockets: req.unix_sockets.clone(),
             missing,
+            closed: plan.home.closed.clone(),
+            home_toolchains: plan.home.toolchains.clone(),
         };
         tracing::debug!(
             read_grants = plan.read_grants.len(),
@@ -383,6 +412,7 @@ impl Sandbox {
             tmp: Some(tmp),
             _proxy: proxy,
             kept_vars,
+            gitconfig,
             #[cfg(target_os = "linux")]
             compiled,
         })
@@ -405,6 +435,9 @@ impl Sandbox {
             return Ok(None);
         };
         let mut env: Vec<(String, String)> = self.kept_vars.clone();
+        if let (Some(g), Scope::Write) = (&self.gitconfig, scope) {
+            env.push(("GIT_CONFIG_GLOBAL".into(), g.to_string_lossy().into_owned()));
+        }
         if let Some(tmp) = &self.tmp {
             let t = tmp.path().to_string_lossy().into_owned();
             for k in ["TMPDIR", "TMP", "TEMP"] {

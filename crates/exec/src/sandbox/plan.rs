@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::home::{HomeRules, actions_runner_credentials};
 use super::paths::{WRITABLE_DEVICES, credential_paths, grants_except};
 
 /// The network of confined commands.
@@ -48,6 +49,8 @@ pub struct Plan {
     pub writable: Vec<PathBuf>,
     /// The network.
     pub network: Network,
+    /// What is readable under the home directory and `$RUNNER_TEMP`.
+    pub home: HomeRules,
 }
 
 /// What the plan is made from.
@@ -57,8 +60,12 @@ pub struct PlanInput<'a> {
     /// Paths no command may read: the spec's `sandbox.read_deny` (credential locations are
     /// added).
     pub read_deny: &'a [PathBuf],
-    /// The home directory whose credential locations are denied.
+    /// The home directory, closed but for toolchains, the roots and `read`.
     pub home: Option<&'a Path>,
+    /// `$RUNNER_TEMP` (closed like the home directory).
+    pub runner_temp: Option<&'a Path>,
+    /// The spec's `sandbox.read`: paths under the home directory that stay readable.
+    pub read: &'a [PathBuf],
     /// The network.
     pub network: Network,
 }
@@ -66,13 +73,29 @@ pub struct PlanInput<'a> {
 impl Plan {
     /// Resolve the grants for `input`.
     pub fn new(input: PlanInput<'_>) -> Plan {
-        let deny = credential_paths(input.home, input.read_deny);
-        let read_grants = grants_except(Path::new("/"), &deny);
+        let mut extra_deny = input.read_deny.to_vec();
+        extra_deny.extend(actions_runner_credentials());
+        let deny = credential_paths(input.home, &extra_deny);
         let writable: Vec<PathBuf> = input
             .writable
             .iter()
             .filter_map(|p| std::fs::canonicalize(p).ok())
             .collect();
+        let mut open = writable.clone();
+        open.extend(input.read.iter().cloned());
+        let home = HomeRules::new(input.home, input.runner_temp, &open);
+        // Everything but the closed trees and the credential locations; then, inside the
+        // closed trees, what stays open (less the credential locations inside it).
+        let mut outer_deny = deny.clone();
+        outer_deny.extend(home.closed.iter().cloned());
+        let mut read_grants = grants_except(Path::new("/"), &outer_deny);
+        for o in home.open_inside() {
+            for g in grants_except(o, &deny) {
+                if !read_grants.contains(&g) {
+                    read_grants.push(g);
+                }
+            }
+        }
         // A writable root is granted whole, unless an unreadable path lies inside it: Landlock
         // cannot take one path out of a grant, so the root is then granted entry by entry
         // around it (and no new file can be made in the directory that holds it).
@@ -101,6 +124,7 @@ impl Plan {
                 .collect(),
             writable,
             network: input.network,
+            home,
         }
     }
 }

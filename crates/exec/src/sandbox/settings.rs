@@ -144,6 +144,11 @@ pub struct SandboxSettings {
     /// under `~/`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read_deny: Vec<PathBuf>,
+    /// Paths under the home directory (or `$RUNNER_TEMP`) commands may read besides the
+    /// toolchain locations (`~/.cargo`, `~/.npm`, `~/.cache`, …) and the writable roots: the
+    /// rest of the home directory is unreadable to them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read: Vec<PathBuf>,
     /// Unix sockets commands may use (`/var/run/docker.sock`, `$SSH_AUTH_SOCK`'s path). By
     /// default no command can make a Unix socket at all (only `socketpair`), and
     /// `SSH_AUTH_SOCK`, `DOCKER_HOST`, `DBUS_*_BUS_ADDRESS` and `XDG_RUNTIME_DIR` are removed

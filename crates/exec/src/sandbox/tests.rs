@@ -53,6 +53,7 @@ impl Fixture {
             write: vec![],
             read_deny: vec![],
             unix_sockets: vec![],
+            read: vec![],
             home: Some(self.p("home")),
             attempts: tx,
         })
@@ -180,13 +181,31 @@ async fn links_planted_in_the_workdir_do_not_lead_out() {
 }
 
 #[tokio::test]
-async fn credentials_are_unreadable_and_the_rest_of_home_is_not() {
+async fn home_is_an_allow_list_of_toolchain_locations() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
+    // Credentials on no list: a token in git's url rewriting, a Postgres password file.
+    std::fs::write(
+        fx.p("home/.gitconfig"),
+        "[url \"https://x-access-token:ghs_tok@github.com/\"]\n\tinsteadOf = https://github.com/\n",
+    )
+    .unwrap();
+    std::fs::write(fx.p("home/.pgpass"), "*:*:*:ci:pgsecret").unwrap();
+    std::fs::create_dir_all(fx.p("home/.cargo/bin")).unwrap();
+    std::fs::write(fx.p("home/.cargo/env"), "toolchain").unwrap();
+    std::fs::write(fx.p("home/.cargo/credentials.toml"), "token = \"cio_x\"").unwrap();
     let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
-    for secret in ["home/.ssh/id_rsa", "home/.config/gh/hosts.yml"] {
+    assert!(sb.report().home_toolchains.contains(&".cargo".to_string()));
+    for secret in [
+        "home/.ssh/id_rsa",
+        "home/.config/gh/hosts.yml",
+        "home/.gitconfig",
+        "home/.pgpass",
+        "home/notes.txt",
+        "home/.cargo/credentials.toml",
+    ] {
         let (code, out, _) = fx
             .run(
                 &sb,
@@ -195,7 +214,10 @@ async fn credentials_are_unreadable_and_the_rest_of_home_is_not() {
             )
             .await;
         assert_ne!(code, 0, "{secret}");
-        assert!(!out.contains("PRIVATE") && !out.contains("gho_"), "{out}");
+        assert!(
+            !out.contains("PRIVATE") && !out.contains("gho_") && !out.contains("ghs_tok"),
+            "{out}"
+        );
     }
     // Through a symlink in the workdir as well.
     let (code, out, _) = fx
@@ -207,9 +229,35 @@ async fn credentials_are_unreadable_and_the_rest_of_home_is_not() {
         .await;
     assert_ne!(code, 0);
     assert!(!out.contains("PRIVATE"));
+    // A toolchain location is readable.
     let (code, out, _) = fx
         .run(
             &sb,
+            Scope::ReadOnly,
+            &format!("cat '{}'", fx.p("home/.cargo/env").display()),
+        )
+        .await;
+    assert_eq!((code, out.as_str()), (0, "toolchain"));
+    // And what the spec's `sandbox.read` opens.
+    let (tx, _rx) = unbounded_channel();
+    let opened = Arc::new(
+        Sandbox::start(SandboxRequest {
+            mode: SandboxMode::Auto,
+            network: &NetworkSetting::None,
+            workdir: &fx.p("work"),
+            write: vec![],
+            read_deny: vec![],
+            unix_sockets: vec![],
+            read: vec![fx.p("home/notes.txt")],
+            home: Some(fx.p("home")),
+            attempts: tx,
+        })
+        .await
+        .unwrap(),
+    );
+    let (code, out, _) = fx
+        .run(
+            &opened,
             Scope::ReadOnly,
             &format!("cat '{}'", fx.p("home/notes.txt").display()),
         )
@@ -606,6 +654,7 @@ async fn unix_sockets_are_refused_unless_opted_in() {
             write: vec![],
             read_deny: vec![],
             unix_sockets: vec![path.clone()],
+            read: vec![],
             home: Some(fx.p("home")),
             attempts: tx,
         })
