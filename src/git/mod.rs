@@ -16,6 +16,8 @@
 //!   made to hold up while `git gc` runs beside them (lock failures tried again, temporary
 //!   references under `refs/runner/hold/` for what nothing else reaches, a check after each
 //!   reference is written, deletion that takes no other reference with it);
+//! - `pinned`: how runner's own work opens a repository: by what it recorded before any task
+//!   ran (git directory, working tree, a few settings), never by what a task wrote since;
 //! - `snapshot`: snapshots of the repository's own working tree; `changes`: end states as
 //!   trees, from what changed;
 //! - `worktree`: a worktree of a task's own (a task run alone);
@@ -38,6 +40,7 @@ mod layout;
 mod objects;
 pub(crate) mod overlay;
 mod patch;
+mod pinned;
 mod plan;
 pub mod pool;
 mod record;
@@ -59,6 +62,7 @@ pub use end::{abandon, finish};
 pub use error::GitError;
 pub(crate) use error::{git_err, io_err};
 pub use patch::{FileChange, GitSummary};
+pub use pinned::Recorded as RecordedRepo;
 pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of, resumed_plan};
 pub use record::{BASE_FILE, BaseRecord, RecordedWorktree, read as read_base};
 pub(crate) use repo::{DIRTY_PATHS_SHOWN, relative_excludes};

@@ -97,6 +97,8 @@ pub(crate) struct Slot {
     pub tree: Oid,
     /// Whether git's filters are used for that tree.
     pub filters: bool,
+    /// The common git directory of its repository.
+    pub common_dir: PathBuf,
 }
 
 impl Slot {
@@ -128,6 +130,7 @@ impl Slot {
             kind: SlotKind::Overlay(opts),
             tree,
             filters: template.filters,
+            common_dir: common_dir.to_path_buf(),
         };
         let what = || format!("prepare the overlay worktree {}", slot.worktree().display());
         let (upper, work, tree_dir, admin_dir) = (
@@ -180,6 +183,7 @@ impl Slot {
             kind: SlotKind::Checkout,
             tree,
             filters,
+            common_dir: common_dir.to_path_buf(),
         })
     }
 
@@ -191,10 +195,21 @@ impl Slot {
     }
 
     /// Make a checkout slot a clean checkout of `tree` again for the next task (commit `commit`).
+    /// A slot whose `.git` file or administrative directory is no longer as runner made it (a
+    /// task pointed it elsewhere) is not reset: the error says so, and the caller removes it.
     pub(crate) fn reset(&mut self, commit: Oid, tree: Oid, filters: bool) -> Result<(), GitError> {
         let work = self.worktree();
         let what = || format!("reset the worktree {}", work.display());
-        checkout::reset(&work, tree, filters).map_err(git_err(what()))?;
+        if let Some(why) = admin::changed(&self.admin(), &self.common_dir, &work) {
+            return Err(GitError::Io {
+                what: what(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{why}; runner does not follow it, the worktree is made anew"),
+                ),
+            });
+        }
+        checkout::reset(&self.dir, &self.common_dir, tree, filters).map_err(git_err(what()))?;
         admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
         self.given_back();
         self.tree = tree;
