@@ -202,12 +202,53 @@ pub(crate) fn reset(
     let work = dir.join(super::layout::TREE);
     let repo = pinned::open_worktree(&dir.join(admin::ADMIN_DIR), &work, common_dir)?;
     let tree = repo.find_tree(tree)?;
+    // libgit2 writes a file through a symbolic link that stands where `tree` has a directory:
+    // every link `tree` does not have as such goes first.
+    remove_foreign_links(&repo, &work, Path::new(""), &tree).map_err(|e| {
+        git2::Error::from_str(&format!(
+            "remove the symbolic links a task left in {}: {e}",
+            work.display()
+        ))
+    })?;
     let mut cb = CheckoutBuilder::new();
     cb.force()
         .remove_untracked(true)
         .remove_ignored(true)
         .disable_filters(!filters);
     repo.checkout_tree(tree.as_object(), Some(&mut cb))
+}
+
+/// Remove every symbolic link under `work/rel` that `tree` does not have at its path with the
+/// same target; never follows one.
+fn remove_foreign_links(
+    repo: &Repository,
+    work: &Path,
+    rel: &Path,
+    tree: &Tree<'_>,
+) -> std::io::Result<()> {
+    for e in std::fs::read_dir(work.join(rel))? {
+        let e = e?;
+        let path = rel.join(e.file_name());
+        if rel.as_os_str().is_empty() && e.file_name() == ".git" {
+            continue;
+        }
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            remove_foreign_links(repo, work, &path, tree)?;
+        } else if ft.is_symlink() {
+            let target = std::fs::read_link(e.path())?;
+            let same = tree.get_path(&path).ok().is_some_and(|entry| {
+                entry.filemode() == 0o120000
+                    && repo
+                        .find_blob(entry.id())
+                        .is_ok_and(|b| b.content() == target.as_os_str().as_bytes())
+            });
+            if !same {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -273,12 +273,18 @@ mod tests {
         std::fs::create_dir(&other).unwrap();
         git(&other, &["init", "-q"]);
         let work = dir.path().join("wt");
-        git(&root, &["worktree", "add", "-q", "--detach", work.to_str().unwrap()]);
+        git(
+            &root,
+            &["worktree", "add", "-q", "--detach", work.to_str().unwrap()],
+        );
         let admin = root.join(".git/worktrees/wt");
         let common = root.join(".git");
         open_worktree(&admin, &work, &common).unwrap();
-        std::fs::write(admin.join("commondir"), format!("{}\n", other.join(".git").display()))
-            .unwrap();
+        std::fs::write(
+            admin.join("commondir"),
+            format!("{}\n", other.join(".git").display()),
+        )
+        .unwrap();
         let Err(err) = open_worktree(&admin, &work, &common) else {
             panic!("a changed commondir is followed");
         };
@@ -291,9 +297,6 @@ mod tests {
             ("user.name".into(), "a \"b\" \\ c".into()),
             ("core.worktree".into(), "/x".into()),
         ]);
-        assert_eq!(
-            text,
-            "[user]\n\tname = \"a \"\\\"\"b\"\\\"\" \\\\ c\"\n"
-        );
+        assert_eq!(text, "[user]\n\tname = \"a \"\\\"\"b\"\\\"\" \\\\ c\"\n");
     }
 }

@@ -95,7 +95,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (root, secret) = setup(dir.path());
         super::super::pinned::record(&root).unwrap();
-        git(&root, &["config", "core.worktree", secret.to_str().unwrap()]);
+        git(
+            &root,
+            &["config", "core.worktree", secret.to_str().unwrap()],
+        );
         std::fs::write(root.join("src/a.txt"), "changed\n").unwrap();
         let tree = snapshot_tree(&root, &[], None).unwrap();
         let repo = Repository::open_bare(root.join(".git")).unwrap();

@@ -108,10 +108,7 @@ impl GitTask {
         let rec = pinned::record(&self.repo_root)?;
         let admin = match &self.worktree {
             Some(Worktree::Own { name, .. }) => rec.common_dir.join("worktrees").join(name),
-            _ => path
-                .parent()
-                .unwrap_or(path)
-                .join(super::admin::ADMIN_DIR),
+            _ => path.parent().unwrap_or(path).join(super::admin::ADMIN_DIR),
         };
         pinned::open_worktree(&admin, path, &rec.common_dir)
     }
