@@ -101,6 +101,12 @@ pub(crate) fn recorded(root: &Path) -> Option<Recorded> {
     recorded_list().iter().find(|r| r.root == root).cloned()
 }
 
+/// The configuration file of the repository whose working tree is `root` (its common
+/// directory's `config`), as recorded: the one a checkout's credential is in.
+pub fn config_file(root: &Path) -> Option<PathBuf> {
+    recorded(root).map(|r| r.common_dir.join("config"))
+}
+
 /// The recorded settings of the repository whose common directory is `common_dir` (none when
 /// it was never recorded: every setting at its default).
 fn settings_of(common_dir: &Path) -> Vec<(String, String)> {
