@@ -65,7 +65,7 @@ pub use end::{abandon, finish};
 pub use error::GitError;
 pub(crate) use error::{git_err, io_err};
 pub use patch::{FileChange, GitSummary};
-pub use pinned::{Recorded as RecordedRepo, config_file};
+pub use pinned::{Recorded as RecordedRepo, config_file, open_root as open_recorded};
 pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of, resumed_plan};
 pub use record::{BASE_FILE, BaseRecord, RecordedWorktree, read as read_base};
 pub(crate) use repo::{DIRTY_PATHS_SHOWN, relative_excludes};

@@ -119,7 +119,7 @@ fn settings_of(common_dir: &Path) -> Vec<(String, String)> {
 }
 
 /// The repository whose working tree is `root`, opened as recorded (recorded now if it was not).
-pub(crate) fn open_root(root: &Path) -> Result<Repository, git2::Error> {
+pub fn open_root(root: &Path) -> Result<Repository, git2::Error> {
     let rec = record(root)?;
     open(&rec.git_dir, Some(&rec.root), &rec.settings)
 }
