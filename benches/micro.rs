@@ -114,7 +114,10 @@ fn bench_git_open() {
     let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
         black_box(runner::git::open_recorded(root).unwrap());
     });
-    t.row(vec!["runner::git::open_recorded (pinned)".into(), fmt_dur(d2)]);
+    t.row(vec![
+        "runner::git::open_recorded (pinned)".into(),
+        fmt_dur(d2),
+    ]);
     println!("{}", t.render());
 }
 

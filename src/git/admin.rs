@@ -43,7 +43,7 @@ pub(crate) fn write_gitfile(dir: &Path, admin: &Path) -> io::Result<()> {
     std::fs::write(dir.join(".git"), text)
 }
 
-/// What is not as [`write`] and [`write_gitfile`] made it in the worktree at `worktree` (its
+/// What is not as [`write()`] and [`write_gitfile`] made it in the worktree at `worktree` (its
 /// `.git` file) and its administrative directory `admin` (its `commondir` and `gitdir`), for
 /// the repository whose common directory is `common_dir`: `None` when all is. Symbolic links
 /// in their place count as changed.

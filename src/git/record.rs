@@ -40,7 +40,7 @@ pub struct BaseRecord {
     /// The repository as runner recorded it before the run's tasks ran (see
     /// `crate::git::pinned`): a resumed task's git work opens it the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repository: Option<super::RecordedRepo>,
+    pub repository: Option<super::pinned::Recorded>,
 }
 
 /// The worktree of an isolated task, and how its changes are found.

@@ -395,7 +395,8 @@ mod tests {
         );
         let gitfile = slot.worktree().join(".git");
         let admin = slot.admin();
-        let changes: [(&str, Box<dyn Fn()>); 4] = [
+        type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
+        let changes: [Change<'_>; 4] = [
             (
                 "gitdir file",
                 Box::new(|| {
