@@ -121,7 +121,7 @@ pub fn hide(configs: &[PathBuf], transcript_dir: &Path) -> Guard {
             let _ = write_state(&state_dir, &guard.hidden);
             continue;
         }
-        tracing::info!(config = %config.display(), "checkout credential (http extraheader, token in a URL) taken out of the git configuration for the run; put back at its end");
+        tracing::warn!(config = %config.display(), "the git configuration holds a checkout credential (an http extraheader or a token in a URL) that any command in the workdir could read: taken out for the run, put back at its end. In GitHub Actions, check out with `persist-credentials: false` when no later step needs it");
         let mut a = active();
         a.0.extend(h.secrets.iter().cloned());
         if !a.1.contains(&state_dir) {
