@@ -29,6 +29,10 @@ pub const STATE_DIR: &str = ".git-credentials-hidden";
 /// The file in [`STATE_DIR`].
 const STATE_FILE: &str = "hidden.json";
 
+/// The lock file in [`STATE_DIR`]: held by the run hiding credentials, so that another run
+/// started meanwhile in the same transcript directory does not put them back under it.
+const LOCK_FILE: &str = "lock";
+
 /// One configuration file's entries taken out.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Hidden {
@@ -78,6 +82,8 @@ pub fn private_dirs() -> Vec<PathBuf> {
 pub struct Guard {
     state_dir: PathBuf,
     hidden: Vec<Hidden>,
+    /// The state directory's lock, held while anything is hidden.
+    lock: Option<std::fs::File>,
 }
 
 /// Take the credential entries out of the configuration files `configs` for the run whose
@@ -88,6 +94,7 @@ pub fn hide(configs: &[PathBuf], transcript_dir: &Path) -> Guard {
     let mut guard = Guard {
         state_dir: state_dir.clone(),
         hidden: Vec::new(),
+        lock: None,
     };
     let mut seen = Vec::new();
     for config in configs {
@@ -112,6 +119,15 @@ pub fn hide(configs: &[PathBuf], transcript_dir: &Path) -> Guard {
         // Recorded before the file changes: a run killed from here on is put right by the next.
         let mut all = guard.hidden.clone();
         all.push(h.clone());
+        if guard.lock.is_none() {
+            match lock(&state_dir) {
+                Some(l) => guard.lock = Some(l),
+                None => {
+                    tracing::warn!(dir = %state_dir.display(), "another run holds the checkout credential's state directory; the credential stays in the configuration");
+                    break;
+                }
+            }
+        }
         if let Err(e) = write_state(&state_dir, &all) {
             tracing::warn!(config = %config.display(), "cannot record the checkout credential to hide it ({e}); it stays in the configuration");
             continue;
@@ -130,10 +146,25 @@ pub fn hide(configs: &[PathBuf], transcript_dir: &Path) -> Guard {
         drop(a);
         guard.hidden.push(h);
     }
-    if guard.hidden.is_empty() {
+    if guard.hidden.is_empty() && guard.lock.take().is_some() {
         remove_state(&state_dir);
     }
     guard
+}
+
+/// The state directory's lock, exclusive, if no other live run holds it.
+fn lock(state_dir: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(state_dir).ok()?;
+    std::fs::set_permissions(state_dir, std::fs::Permissions::from_mode(0o700)).ok()?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(state_dir.join(LOCK_FILE))
+        .ok()?;
+    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+    Some(f)
 }
 
 impl Guard {
@@ -150,6 +181,7 @@ impl Guard {
         if put_back(&hidden) {
             remove_state(&self.state_dir);
         }
+        self.lock = None;
         let mut a = active();
         for h in &hidden {
             a.0.retain(|s| !h.secrets.contains(s));
@@ -168,6 +200,13 @@ impl Drop for Guard {
 /// this run reads any configuration.
 pub fn restore_left(transcript_dir: &Path) {
     let state_dir = transcript_dir.join(STATE_DIR);
+    if !state_dir.join(STATE_FILE).exists() {
+        return;
+    }
+    // A run that is still going holds the lock: what it hid is its own to put back.
+    let Some(_lock) = lock(&state_dir) else {
+        return;
+    };
     let Ok(text) = std::fs::read_to_string(state_dir.join(STATE_FILE)) else {
         return;
     };
@@ -234,6 +273,7 @@ fn write_state(state_dir: &Path, hidden: &[Hidden]) -> std::io::Result<()> {
 
 fn remove_state(state_dir: &Path) {
     let _ = std::fs::remove_file(state_dir.join(STATE_FILE));
+    let _ = std::fs::remove_file(state_dir.join(LOCK_FILE));
     let _ = std::fs::remove_dir(state_dir);
 }
 
@@ -451,10 +491,30 @@ mod tests {
                 .starts_with("AUTHORIZATION: basic ")
         );
 
-        // A run killed while hiding: the next one puts it back first.
+        // Another run started while one hides: it leaves the live run's state alone.
         std::fs::write(&config, &original).unwrap();
         let guard = hide(std::slice::from_ref(&config), &transcripts);
-        std::mem::forget(guard);
+        restore_left(&transcripts);
+        assert!(
+            !std::fs::read_to_string(&config)
+                .unwrap()
+                .contains("extraheader")
+        );
+        drop(guard);
+        assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
+
+        // A run killed while hiding: the next one puts it back first.
+        std::fs::write(&config, &original).unwrap();
+        let mut guard = hide(std::slice::from_ref(&config), &transcripts);
+        // Killed: its lock goes with the process, its state file stays, nothing is put back.
+        guard.lock = None;
+        guard.hidden.clear();
+        drop(guard);
+        assert!(
+            !std::fs::read_to_string(&config)
+                .unwrap()
+                .contains("extraheader")
+        );
         restore_left(&transcripts);
         assert_eq!(std::fs::read_to_string(&config).unwrap(), original);
         assert!(!transcripts.join(STATE_DIR).exists());
