@@ -6,7 +6,9 @@
 //! - normalize-for-API (and building + serializing the request body) on a 200-message
 //!   conversation;
 //! - transcript append per record (`TranscriptSink`);
-//! - JUnit rendering and writing for 1,000 tasks.
+//! - JUnit rendering and writing for 1,000 tasks;
+//! - opening a repository as runner's git work does (recorded git directory and settings,
+//!   `runner::git::open_recorded`) against a plain `git2::Repository::open`.
 //!
 //! The permission engine and the sandbox have benchmarks of their own, in their crates:
 //! `cargo bench -p runner-policy` and `cargo bench -p runner-exec`.
@@ -73,6 +75,50 @@ fn main() {
     if want("junit") {
         bench_junit();
     }
+    if want("git") {
+        bench_git_open();
+    }
+}
+
+// ---------------------------------------------------------------- git open
+
+/// A repository opened the way runner's own git work opens it (by the recorded git directory,
+/// with a configuration of the recorded settings only), against libgit2's own open.
+fn bench_git_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.name", "bench"]);
+    git(&["config", "user.email", "bench@example.invalid"]);
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "init"]);
+    runner::git::open_recorded(root).unwrap();
+    let mut t = Table::new(&["open a repository", "median / open"]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(git2::Repository::open(root).unwrap());
+    });
+    t.row(vec!["git2::Repository::open".into(), fmt_dur(d)]);
+    let (d2, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(runner::git::open_recorded(root).unwrap());
+    });
+    t.row(vec![
+        "runner::git::open_recorded (pinned)".into(),
+        fmt_dur(d2),
+    ]);
+    println!("{}", t.render());
 }
 
 // ---------------------------------------------------------------- SSE + assembly

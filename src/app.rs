@@ -471,10 +471,14 @@ fn github_commands(tasks: &[(PreparedTask, Option<String>)]) -> Option<String> {
 
 /// `runner exec PATH...`. Returns the exit code.
 pub async fn exec(mut args: ExecArgs) -> i32 {
+    // A checkout credential an earlier run here hid and never put back goes back first.
+    crate::git::credential::restore_left(&args.transcript_dir);
     let prepared = match prepare_all(&mut args) {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
     };
+    // A resumed run's own transcript directory.
+    crate::git::credential::restore_left(&args.transcript_dir);
     let options = match batch_options(&args) {
         Ok(o) => o,
         Err(e) => return report_errors(&[Problem::Other(e)]),
@@ -515,7 +519,16 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         groups: groups.clone(),
         on_result: Arc::new(move |r, skipped| print_result(format, &printer, r, multi, skipped)),
     };
+    // The checkout credential is out of the tasks' repositories' configuration for the run,
+    // and back once every task has ended (a signal ends the batch here too).
+    let configs: Vec<PathBuf> = tasks
+        .iter()
+        .filter_map(|(p, _)| p.git.repo_root.as_deref())
+        .filter_map(crate::git::config_file)
+        .collect();
+    let hidden = crate::git::credential::hide(&configs, &args.transcript_dir);
     let end = batch::run_all(tasks, schedule).await;
+    hidden.restore();
     // Tasks cut short still get their result on stdout, in the chosen format.
     for r in end.unfinished.iter().map(|&i| &end.results[i]) {
         let text = match format {

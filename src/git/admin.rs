@@ -43,6 +43,36 @@ pub(crate) fn write_gitfile(dir: &Path, admin: &Path) -> io::Result<()> {
     std::fs::write(dir.join(".git"), text)
 }
 
+/// What is not as [`write()`] and [`write_gitfile`] made it in the worktree at `worktree` (its
+/// `.git` file) and its administrative directory `admin` (its `commondir` and `gitdir`), for
+/// the repository whose common directory is `common_dir`: `None` when all is. Symbolic links
+/// in their place count as changed.
+pub(crate) fn changed(admin: &Path, common_dir: &Path, worktree: &Path) -> Option<String> {
+    let dotgit = worktree.join(".git");
+    let mut gitfile = b"gitdir: ".to_vec();
+    gitfile.extend_from_slice(&line(admin.as_os_str().as_bytes()));
+    let expected: [(&Path, Vec<u8>); 3] = [
+        (&dotgit, gitfile),
+        (
+            &admin.join("commondir"),
+            line(common_dir.as_os_str().as_bytes()),
+        ),
+        (&admin.join("gitdir"), line(dotgit.as_os_str().as_bytes())),
+    ];
+    for dir in [worktree, admin] {
+        if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return Some(format!("{} is no longer a directory", dir.display()));
+        }
+    }
+    for (path, want) in expected {
+        let is_file = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file());
+        if !is_file || std::fs::read(path).ok().as_deref() != Some(want.as_slice()) {
+            return Some(format!("{} was changed", path.display()));
+        }
+    }
+    None
+}
+
 fn line(bytes: &[u8]) -> Vec<u8> {
     let mut v = bytes.to_vec();
     v.push(b'\n');

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use git2::build::CheckoutBuilder;
 use git2::{IndexTime, ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
-use super::{GitError, admin, git_err};
+use super::{GitError, admin, git_err, pinned};
 
 /// Files written per step of a new checkout; [`Cancel`] is looked at between two steps.
 const STEP_FILES: usize = 256;
@@ -113,7 +113,7 @@ pub(crate) fn create(
     std::fs::create_dir_all(&work).map_err(super::io_err(what()))?;
     admin::write(&admin_dir, common_dir, &work, commit).map_err(super::io_err(what()))?;
     admin::write_gitfile(&work, &admin_dir).map_err(super::io_err(what()))?;
-    let repo = Repository::open(&work).map_err(git_err(what()))?;
+    let repo = pinned::open_worktree(&admin_dir, &work, common_dir).map_err(git_err(what()))?;
     let tree = repo.find_tree(tree).map_err(git_err(what()))?;
     let mut files = Vec::new();
     file_paths(&repo, &tree, &[], &mut files).map_err(git_err(what()))?;
@@ -188,18 +188,67 @@ fn write_index(repo: &Repository, work: &Path, tree: &Tree<'_>) -> Result<(), gi
     index.write()
 }
 
-/// Make the worktree at `work` (with its own index) exactly `tree`: changed and deleted files
-/// are written again, files that are not in `tree` removed, ignored ones included; the index
-/// is rewritten to match.
-pub(crate) fn reset(work: &Path, tree: Oid, filters: bool) -> Result<(), git2::Error> {
-    let repo = Repository::open(work)?;
+/// Make the worktree `dir/tree` (with its own index in `dir/git`, of the repository whose
+/// common directory is `common_dir`) exactly `tree`: changed and deleted files are written
+/// again, files that are not in `tree` removed, ignored ones included; the index is rewritten
+/// to match. The repository is opened by `dir/git`, never through the worktree's `.git` file
+/// (the caller checks that file first: [`admin::changed`]).
+pub(crate) fn reset(
+    dir: &Path,
+    common_dir: &Path,
+    tree: Oid,
+    filters: bool,
+) -> Result<(), git2::Error> {
+    let work = dir.join(super::layout::TREE);
+    let repo = pinned::open_worktree(&dir.join(admin::ADMIN_DIR), &work, common_dir)?;
     let tree = repo.find_tree(tree)?;
+    // libgit2 writes a file through a symbolic link that stands where `tree` has a directory:
+    // every link `tree` does not have as such goes first.
+    remove_foreign_links(&repo, &work, Path::new(""), &tree).map_err(|e| {
+        git2::Error::from_str(&format!(
+            "remove the symbolic links a task left in {}: {e}",
+            work.display()
+        ))
+    })?;
     let mut cb = CheckoutBuilder::new();
     cb.force()
         .remove_untracked(true)
         .remove_ignored(true)
         .disable_filters(!filters);
     repo.checkout_tree(tree.as_object(), Some(&mut cb))
+}
+
+/// Remove every symbolic link under `work/rel` that `tree` does not have at its path with the
+/// same target; never follows one.
+fn remove_foreign_links(
+    repo: &Repository,
+    work: &Path,
+    rel: &Path,
+    tree: &Tree<'_>,
+) -> std::io::Result<()> {
+    for e in std::fs::read_dir(work.join(rel))? {
+        let e = e?;
+        let path = rel.join(e.file_name());
+        if rel.as_os_str().is_empty() && e.file_name() == ".git" {
+            continue;
+        }
+        let ft = e.file_type()?;
+        if ft.is_dir() {
+            remove_foreign_links(repo, work, &path, tree)?;
+        } else if ft.is_symlink() {
+            let target = std::fs::read_link(e.path())?;
+            let same = tree.get_path(&path).ok().is_some_and(|entry| {
+                entry.filemode() == 0o120000
+                    && repo
+                        .find_blob(entry.id())
+                        .is_ok_and(|b| b.content() == target.as_os_str().as_bytes())
+            });
+            if !same {
+                std::fs::remove_file(e.path())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -294,7 +343,7 @@ mod tests {
         // A reset after a task's changes brings it back.
         std::fs::write(work.join("d000/f1.txt"), "changed\n").unwrap();
         std::fs::write(work.join("new.txt"), "new\n").unwrap();
-        reset(&work, tree, false).unwrap();
+        reset(&slot, &common, tree, false).unwrap();
         assert_eq!(git(&work, &["status", "--porcelain", "--ignored"]), "");
     }
 

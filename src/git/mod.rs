@@ -16,6 +16,10 @@
 //!   made to hold up while `git gc` runs beside them (lock failures tried again, temporary
 //!   references under `refs/runner/hold/` for what nothing else reaches, a check after each
 //!   reference is written, deletion that takes no other reference with it);
+//! - `pinned`: how runner's own work opens a repository: by what it recorded before any task
+//!   ran (git directory, working tree, a few settings), never by what a task wrote since;
+//! - [`credential`]: the checkout credential taken out of the repository's configuration for
+//!   the length of a run, and put back;
 //! - `snapshot`: snapshots of the repository's own working tree; `changes`: end states as
 //!   trees, from what changed;
 //! - `worktree`: a worktree of a task's own (a task run alone);
@@ -31,6 +35,7 @@
 mod admin;
 mod changes;
 pub(crate) mod checkout;
+pub mod credential;
 mod end;
 mod error;
 mod hold;
@@ -38,6 +43,7 @@ mod layout;
 mod objects;
 pub(crate) mod overlay;
 mod patch;
+mod pinned;
 mod plan;
 pub mod pool;
 mod record;
@@ -59,6 +65,7 @@ pub use end::{abandon, finish};
 pub use error::GitError;
 pub(crate) use error::{git_err, io_err};
 pub use patch::{FileChange, GitSummary};
+pub use pinned::{Recorded as RecordedRepo, config_file, open_root as open_recorded};
 pub use plan::{GitPlan, Planner, absolute, dirty_paths, plan, repo_root_of, resumed_plan};
 pub use record::{BASE_FILE, BaseRecord, RecordedWorktree, read as read_base};
 pub(crate) use repo::{DIRTY_PATHS_SHOWN, relative_excludes};

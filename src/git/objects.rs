@@ -143,7 +143,7 @@ pub(crate) fn explain(repo_root: &Path, e: GitError, held: &[Oid], what: &str) -
     if !not_found(&e) {
         return e;
     }
-    let Ok(repo) = Repository::open(repo_root) else {
+    let Ok(repo) = super::pinned::open_root(repo_root) else {
         return e;
     };
     match held.iter().find(|id| !present(&repo, **id)) {
@@ -162,7 +162,7 @@ pub(crate) fn present(repo: &Repository, id: Oid) -> bool {
 /// A handle on the repository of `repo` that shares nothing with it: what it reads comes from
 /// the object store as it is now.
 pub(crate) fn fresh(repo: &Repository) -> Result<Repository, git2::Error> {
-    Repository::open(repo.commondir())
+    super::pinned::open_common(repo.commondir())
 }
 
 /// The error for an object that cannot be read back.

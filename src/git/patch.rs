@@ -89,7 +89,9 @@ pub(super) fn record_changes(
     summary: &mut GitSummary,
 ) -> Result<(), GitError> {
     let root = task.root();
-    let repo = Repository::open(root).map_err(git_err(format!("open {}", root.display())))?;
+    let repo = task
+        .open_root()
+        .map_err(git_err(format!("open {}", root.display())))?;
     let end_hold = hold::name(end.session_id, "end");
     let end_tree = objects::again("hold the task's end state", || {
         let end_tree = task.end_tree(&repo)?;

@@ -91,6 +91,9 @@ pub fn resumed_plan(
     patch_dir: Option<&Path>,
 ) -> GitPlan {
     let g = &loaded.spec.git;
+    if let Some(repo) = &recorded.repository {
+        super::pinned::adopt(repo.clone());
+    }
     GitPlan {
         repo_root: Some(recorded.repo_root.clone()),
         isolate: recorded.worktree.is_some(),
@@ -144,6 +147,9 @@ impl Planner {
             }
             return Ok(GitPlan::default());
         };
+        // What runner's own git work will use, recorded before any task runs.
+        super::pinned::record(&root)
+            .map_err(git_err(format!("record the repository {}", root.display())))?;
         let branch = g.branch.name_for(&loaded.spec.name);
         if let Some(b) = &branch
             && !git2::Branch::name_is_valid(b).unwrap_or(false)

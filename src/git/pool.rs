@@ -153,7 +153,8 @@ struct Inner {
 
 /// The common git directory of the repository at `root`, canonical.
 fn common_dir(root: &Path) -> Result<(PathBuf, Repository), GitError> {
-    let repo = Repository::open(root).map_err(git_err(format!("open {}", root.display())))?;
+    let repo =
+        super::pinned::open_root(root).map_err(git_err(format!("open {}", root.display())))?;
     let dir = repo.commondir().to_path_buf();
     Ok((std::fs::canonicalize(&dir).unwrap_or(dir), repo))
 }
@@ -565,7 +566,7 @@ impl Inner {
         if let Some(f) = self.lock().keys.get(key).and_then(|k| k.filters) {
             return Ok(f);
         }
-        let repo = Repository::open(&key.common_dir)
+        let repo = super::pinned::open_common(&key.common_dir)
             .map_err(git_err(format!("open {}", key.common_dir.display())))?;
         let f = checkout::needs_filters(&repo, key.tree);
         if let Some(ks) = self.lock().keys.get_mut(key) {
@@ -762,6 +763,7 @@ mod tests {
             kind: SlotKind::Checkout,
             tree: Oid::ZERO_SHA1,
             filters: false,
+            common_dir: PathBuf::from("/r/.git"),
         };
         assert!(s.upper().is_none());
         assert_eq!(s.worktree(), PathBuf::from("/x/s1/tree"));

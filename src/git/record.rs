@@ -37,6 +37,10 @@ pub struct BaseRecord {
     /// The worktree the task runs in, when it is isolated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<RecordedWorktree>,
+    /// The repository as runner recorded it before the run's tasks ran (see
+    /// `crate::git::pinned`): a resumed task's git work opens it the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<super::pinned::Recorded>,
 }
 
 /// The worktree of an isolated task, and how its changes are found.
@@ -75,6 +79,7 @@ impl BaseRecord {
         exclude: Vec<PathBuf>,
         worktree: Option<RecordedWorktree>,
     ) -> BaseRecord {
+        let repository = super::pinned::recorded(&repo_root);
         BaseRecord {
             version: VERSION,
             repo_root,
@@ -84,6 +89,7 @@ impl BaseRecord {
             patch_dir,
             exclude,
             worktree,
+            repository,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use git2::{Oid, Repository};
+use git2::Oid;
 
 use super::objects::lost;
 use super::record::{BASE_FILE, BaseRecord, RecordedWorktree};
@@ -20,7 +20,8 @@ pub(super) fn begin(
     workdir: &Path,
 ) -> Result<GitTask, GitError> {
     let root = &recorded.repo_root;
-    let repo = Repository::open(root).map_err(git_err(format!("open {}", root.display())))?;
+    let repo =
+        super::pinned::open_root(root).map_err(git_err(format!("open {}", root.display())))?;
     let parse = |hex: &str, what: &str| {
         Oid::from_str(hex).map_err(git_err(format!("read the {what} in {BASE_FILE}")))
     };

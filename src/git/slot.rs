@@ -97,6 +97,8 @@ pub(crate) struct Slot {
     pub tree: Oid,
     /// Whether git's filters are used for that tree.
     pub filters: bool,
+    /// The common git directory of its repository.
+    pub common_dir: PathBuf,
 }
 
 impl Slot {
@@ -128,6 +130,7 @@ impl Slot {
             kind: SlotKind::Overlay(opts),
             tree,
             filters: template.filters,
+            common_dir: common_dir.to_path_buf(),
         };
         let what = || format!("prepare the overlay worktree {}", slot.worktree().display());
         let (upper, work, tree_dir, admin_dir) = (
@@ -180,6 +183,7 @@ impl Slot {
             kind: SlotKind::Checkout,
             tree,
             filters,
+            common_dir: common_dir.to_path_buf(),
         })
     }
 
@@ -191,10 +195,21 @@ impl Slot {
     }
 
     /// Make a checkout slot a clean checkout of `tree` again for the next task (commit `commit`).
+    /// A slot whose `.git` file or administrative directory is no longer as runner made it (a
+    /// task pointed it elsewhere) is not reset: the error says so, and the caller removes it.
     pub(crate) fn reset(&mut self, commit: Oid, tree: Oid, filters: bool) -> Result<(), GitError> {
         let work = self.worktree();
         let what = || format!("reset the worktree {}", work.display());
-        checkout::reset(&work, tree, filters).map_err(git_err(what()))?;
+        if let Some(why) = admin::changed(&self.admin(), &self.common_dir, &work) {
+            return Err(GitError::Io {
+                what: what(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{why}; runner does not follow it, the worktree is made anew"),
+                ),
+            });
+        }
+        checkout::reset(&self.dir, &self.common_dir, tree, filters).map_err(git_err(what()))?;
         admin::set_head(&self.admin(), commit).map_err(io_err(what()))?;
         self.given_back();
         self.tree = tree;
@@ -330,5 +345,140 @@ pub(crate) fn release_reattached(root: &Path) {
     if let Some(i) = list.iter().position(|(p, _)| p == root) {
         let (path, _lock) = list.remove(i);
         unmount_logged(&path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_git::git;
+    use super::*;
+
+    /// A checkout slot of a repository with `src/a.txt`, and a directory outside both.
+    fn setup(dir: &Path) -> (Slot, Oid, Oid, PathBuf) {
+        let root = dir.join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("src/a.txt"), "a\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let common = std::fs::canonicalize(root.join(".git")).unwrap();
+        let repo = git2::Repository::open(&root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let slot = Slot::checkout(
+            &dir.join("s1"),
+            &common,
+            head.id(),
+            head.tree_id(),
+            false,
+            &Cancel::default(),
+        )
+        .unwrap();
+        let outside = dir.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep.txt"), "keep\n").unwrap();
+        (slot, head.id(), head.tree_id(), outside)
+    }
+
+    /// What a task may do to a slot's `.git` file or administrative directory: each is
+    /// refused before the reset touches any file, and what is outside stays.
+    #[test]
+    fn a_slot_pointed_elsewhere_is_not_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut slot, commit, tree, outside) = setup(dir.path());
+        slot.reset(commit, tree, false).unwrap();
+        let other = dir.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        git(&other, &["init", "-q"]);
+        git(
+            &other,
+            &["config", "core.worktree", outside.to_str().unwrap()],
+        );
+        let gitfile = slot.worktree().join(".git");
+        let admin = slot.admin();
+        type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
+        let changes: [Change<'_>; 4] = [
+            (
+                "gitdir file",
+                Box::new(|| {
+                    std::fs::write(
+                        &gitfile,
+                        format!("gitdir: {}\n", other.join(".git").display()),
+                    )
+                    .unwrap()
+                }),
+            ),
+            (
+                "symlink",
+                Box::new(|| {
+                    std::fs::remove_file(&gitfile).unwrap();
+                    std::os::unix::fs::symlink(other.join(".git"), &gitfile).unwrap();
+                }),
+            ),
+            (
+                "commondir",
+                Box::new(|| {
+                    std::fs::write(
+                        admin.join("commondir"),
+                        format!("{}\n", other.join(".git").display()),
+                    )
+                    .unwrap()
+                }),
+            ),
+            (
+                "admin gitdir",
+                Box::new(|| {
+                    std::fs::write(admin.join("gitdir"), format!("{}\n", outside.display()))
+                        .unwrap()
+                }),
+            ),
+        ];
+        for (what, change) in changes {
+            let snap = |p: &Path| std::fs::read(p).ok();
+            let (g, c, d) = (
+                snap(&gitfile),
+                snap(&admin.join("commondir")),
+                snap(&admin.join("gitdir")),
+            );
+            change();
+            std::fs::write(slot.worktree().join("src/a.txt"), "task\n").unwrap();
+            let err = slot.reset(commit, tree, false).unwrap_err().to_string();
+            assert!(err.contains("does not follow"), "{what}: {err}");
+            assert_eq!(
+                std::fs::read_to_string(slot.worktree().join("src/a.txt")).unwrap(),
+                "task\n",
+                "{what}: nothing is reset"
+            );
+            let names: Vec<_> = std::fs::read_dir(&outside).unwrap().flatten().collect();
+            assert_eq!(names.len(), 1, "{what}");
+            let _ = std::fs::remove_file(&gitfile);
+            for (p, bytes) in [
+                (gitfile.clone(), g),
+                (admin.join("commondir"), c),
+                (admin.join("gitdir"), d),
+            ] {
+                std::fs::write(p, bytes.unwrap()).unwrap();
+            }
+            slot.reset(commit, tree, false).unwrap();
+        }
+    }
+
+    /// A tracked directory replaced by a symbolic link to a directory outside: the reset puts
+    /// the directory back and writes nothing through the link.
+    #[test]
+    fn a_reset_does_not_write_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut slot, commit, tree, outside) = setup(dir.path());
+        let src = slot.worktree().join("src");
+        std::fs::remove_dir_all(&src).unwrap();
+        std::os::unix::fs::symlink(&outside, &src).unwrap();
+        slot.reset(commit, tree, false).unwrap();
+        assert!(!src.is_symlink());
+        assert_eq!(std::fs::read_to_string(src.join("a.txt")).unwrap(), "a\n");
+        let names: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["keep.txt"]);
     }
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use git2::{Oid, Repository};
 
+use super::pinned;
+
 use super::record::{self, BaseRecord};
 use super::snapshot::{commit_for_tree, snapshot_tree};
 use super::{GitError, GitPlan, git_err, hold, io_err, objects, worktree};
@@ -31,7 +33,7 @@ pub fn begin(
     let Some(root) = plan.repo_root.clone() else {
         return Ok(None);
     };
-    let repo = Repository::open(&root).map_err(git_err(format!("open {}", root.display())))?;
+    let repo = pinned::open_root(&root).map_err(git_err(format!("open {}", root.display())))?;
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c,
         Err(e) if !plan.isolate => {

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository};
 
+use super::pinned;
 use super::record::RecordedWorktree;
 use super::snapshot::snapshot_tree;
 use super::source::{Lease, LeaseKind};
@@ -95,6 +96,23 @@ impl GitTask {
         self.worktree_path().unwrap_or(&self.repo_root)
     }
 
+    /// The repository of the task's root, opened by the git directory and working tree runner
+    /// recorded (see [`super::pinned`]): the repository's own, a worktree of the task's own
+    /// by its administrative directory under the common directory, a pooled one by the
+    /// administrative directory beside it.
+    pub(super) fn open_root(&self) -> Result<Repository, git2::Error> {
+        let path = match &self.worktree {
+            None => return pinned::open_root(&self.repo_root),
+            Some(wt) => wt.path(),
+        };
+        let rec = pinned::record(&self.repo_root)?;
+        let admin = match &self.worktree {
+            Some(Worktree::Own { name, .. }) => rec.common_dir.join("worktrees").join(name),
+            _ => path.parent().unwrap_or(path).join(super::admin::ADMIN_DIR),
+        };
+        pinned::open_worktree(&admin, path, &rec.common_dir)
+    }
+
     /// Whether the task fails when it changed nothing.
     pub fn requires_changes(&self) -> bool {
         self.plan.require_changes
@@ -155,7 +173,7 @@ impl GitTask {
     /// or keep both for resume.
     pub(super) fn end_worktree(self, keep: bool) {
         if !keep {
-            match Repository::open(&self.repo_root) {
+            match super::pinned::open_root(&self.repo_root) {
                 Ok(repo) => hold::release(&repo, &self.base_hold),
                 Err(e) => tracing::warn!(
                     reference = %self.base_hold,

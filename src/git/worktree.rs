@@ -34,14 +34,16 @@ pub(crate) fn add(repo: &Repository, name: &str, path: &Path, commit: Oid) -> Re
 /// administrative files (logged, never fatal).
 pub(crate) fn remove(repo_root: &Path, name: &str, path: &Path) {
     let _guard = REPO_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let r = Repository::open(repo_root)
+    let r = super::pinned::open_root(repo_root)
         .and_then(|repo| repo.find_worktree(name))
         .and_then(|wt| {
             wt.prune(Some(
                 WorktreePruneOptions::new()
                     .valid(true)
                     .locked(false)
-                    .working_tree(true),
+                    // The working tree goes below, by its recorded path: not by the path the
+                    // administrative directory names now.
+                    .working_tree(false),
             ))
         });
     if let Err(e) = r {

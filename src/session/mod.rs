@@ -199,7 +199,11 @@ impl Session {
             .repo_root
             .as_deref()
             .map(crate::redact::git_credentials)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            // The checkout credential taken out of the configuration for the run.
+            .chain(crate::git::credential::secrets())
+            .collect();
         let redactor = Arc::new(Redactor::from_env_and(&names, credentials));
         crate::redact::register_for_logs(&redactor);
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();

@@ -27,7 +27,13 @@ pub(crate) async fn start(
         network: &settings.network,
         workdir: worktree.unwrap_or(&roots.workdir),
         write: settings.write.iter().map(resolve).collect(),
-        read_deny: settings.read_deny.iter().map(resolve).collect(),
+        // What the run took out of the git configuration is kept from every command.
+        read_deny: settings
+            .read_deny
+            .iter()
+            .map(resolve)
+            .chain(crate::git::credential::private_dirs())
+            .collect(),
         unix_sockets: settings.unix_sockets.iter().map(resolve).collect(),
         read: settings.read.iter().map(resolve).collect(),
         home,

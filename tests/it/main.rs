@@ -44,6 +44,7 @@ mod fallback;
 mod footprint;
 mod fuzz_parsers;
 mod git_gc;
+mod git_trust;
 mod hooks_e2e;
 mod init;
 mod install;

@@ -418,10 +418,16 @@ fn secrets_are_redacted_before_the_model_sees_them_in_every_form() {
         "http.https://github.com/.extraheader",
         &format!("AUTHORIZATION: basic {extraheader}"),
     ]);
+    // A copy of it elsewhere in the workdir: the configuration itself does not show it during
+    // the run (runner takes it out), but it stays a secret.
+    repo.write(
+        "checkout.txt",
+        &format!("token {gh_token}\nheader {extraheader}\n"),
+    );
     let mock = MockAnthropic::start(script(&[
         "cat creds.txt",
         "cat long.txt",
-        "cat .git/config",
+        "cat .git/config checkout.txt",
     ]));
     let out_dir = tempfile::tempdir().unwrap();
     let s = write_spec(repo.path(), &spec("secrets: [SECRET_TOKEN]\n"));
@@ -452,7 +458,11 @@ fn secrets_are_redacted_before_the_model_sees_them_in_every_form() {
         assert!(!sent.contains(form), "the model was sent {form}");
     }
     assert!(sent.contains("[REDACTED:SECRET_TOKEN]"), "{sent}");
-    assert!(sent.contains("[REDACTED:GIT_EXTRAHEADER]"), "{sent}");
+    assert!(
+        sent.contains("[REDACTED:GIT_CHECKOUT_CREDENTIAL]"),
+        "{sent}"
+    );
+    assert!(!sent.contains("extraheader"), "{sent}");
     // Spill files too.
     let spilled: Vec<PathBuf> = walk(out_dir.path())
         .into_iter()
