@@ -108,10 +108,43 @@ pub(super) fn pattern(p: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The normalized view of a text.
+/// The normalized view of a text: what [`walk`] emits, built run by run (the common case,
+/// bytes kept, is one lower-casing copy).
 pub(super) fn text(t: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(t.len());
-    walk(t, true, |b, _| out.push(b));
+    let n = t.len();
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    let mut line_start = true;
+    while i < n {
+        if line_start {
+            line_start = false;
+            if let Some(len) = dump_offset(&t[i..]) {
+                i += len;
+                continue;
+            }
+        }
+        let start = i;
+        while i < n && CLASS[t[i] as usize] == Class::Keep {
+            i += 1;
+        }
+        out.extend(t[start..i].iter().map(u8::to_ascii_lowercase));
+        let Some(&b) = t.get(i) else { break };
+        match CLASS[b as usize] {
+            Class::Keep | Class::Sep => i += 1,
+            Class::LineEnd => {
+                line_start = true;
+                i += 1;
+            }
+            Class::Backslash => match t.get(i + 1) {
+                Some(b'n') => {
+                    line_start = true;
+                    i += 2;
+                }
+                Some(b'r' | b't') => i += 2,
+                _ => i += 1,
+            },
+        }
+    }
     out
 }
 
@@ -143,6 +176,17 @@ mod tests {
         assert_eq!(norm("\"0000000 a\\n0000001 b\""), "ab");
         // Patterns keep them.
         assert_eq!(pattern(b"0000000 a"), b"0000000a");
+    }
+
+    proptest::proptest! {
+        /// The run-by-run text view is what the byte-by-byte walk emits.
+        #[test]
+        fn text_equals_the_walk(t in proptest::collection::vec(proptest::sample::select(
+            b"aZ09 \n\t,;:\\\"'`nrtx\xc3\xa9".to_vec()), 0..200)) {
+            let mut walked = Vec::new();
+            walk(&t, true, |b, _| walked.push(b));
+            proptest::prop_assert_eq!(text(&t), walked);
+        }
     }
 
     #[test]
