@@ -8,7 +8,8 @@
 //! - transcript append per record (`TranscriptSink`);
 //! - JUnit rendering and writing for 1,000 tasks;
 //! - opening a repository as runner's git work does (recorded git directory and settings,
-//!   `runner::git::open_recorded`) against a plain `git2::Repository::open`.
+//!   `runner::git::open_recorded`) against a plain `git2::Repository::open`;
+//! - redaction of a 10 MB tool output with 10 secrets (every form, src/redact/).
 //!
 //! The permission engine and the sandbox have benchmarks of their own, in their crates:
 //! `cargo bench -p runner-policy` and `cargo bench -p runner-exec`.
@@ -77,6 +78,9 @@ fn main() {
     }
     if want("git") {
         bench_git_open();
+    }
+    if want("redact") {
+        bench_redact();
     }
 }
 
@@ -541,4 +545,164 @@ fn bench_junit() {
         fmt_dur(d2),
     ]);
     println!("{}", t.render());
+}
+
+// ---------------------------------------------------------------- redaction
+
+/// 10 secrets of the usual shapes: API keys and tokens of 20 to 64 characters, a password, and
+/// a 3-line PEM-like value.
+fn bench_secrets() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = vec![
+        (
+            "ANTHROPIC_API_KEY".into(),
+            format!("sk-ant-api03-{}", "Zq9xW2vB7nK4mP1s".repeat(4)),
+        ),
+        (
+            "GITHUB_TOKEN".into(),
+            "ghs_16C7e42F292c6912E7710c838347Ae178B4a".into(),
+        ),
+        (
+            "NPM_TOKEN".into(),
+            "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8".into(),
+        ),
+        ("DB_PASSWORD".into(), "correct-horse-battery".into()),
+        (
+            "AWS_SECRET".into(),
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".into(),
+        ),
+        (
+            "SLACK_HOOK".into(),
+            "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX".into(),
+        ),
+        (
+            "JWT".into(),
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N".into(),
+        ),
+        ("SHORT_PIN".into(), "9f3k2".into()),
+    ];
+    v.push((
+        "DEPLOY_KEY".into(),
+        "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZH\n-----END KEY-----".into(),
+    ));
+    v.push((
+        "SIGNING_SECRET".into(),
+        "8f14e45fceea167a5a36dedd4bea2543".into(),
+    ));
+    v
+}
+
+/// About `size` bytes of command output: build logs, source lines, hashes, numbers, JSON.
+fn bench_output(size: usize) -> String {
+    let lines = [
+        "   Compiling serde_json v1.0.154 (/home/ci/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde_json-1.0.154)\n",
+        "test tools::bash::tests::long_output_is_truncated_and_spilled ... ok\n",
+        "    let mut out = String::with_capacity(s.len()); // the text, redacted\n",
+        "commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39 Author: CI <ci@example.com>\n",
+        "{\"level\":\"info\",\"ts\":1733580000.123,\"msg\":\"request done\",\"status\":200,\"bytes\":18342}\n",
+        "0000040   l   o   ,       w   o   r   l   d  \\n\n",
+        "2026-12-07T07:00:01Z INFO fetched 1287 objects (4.2 MiB) in 312 ms from https://example.com/repo.git\n",
+        "        assert_eq!(red.redact(\"x a b c\"), \"x a b c\"); // 104 101 108 108 111\n",
+    ];
+    let mut s = String::with_capacity(size + 200);
+    let mut i = 0;
+    while s.len() < size {
+        s.push_str(lines[i % lines.len()]);
+        i += 1;
+    }
+    s
+}
+
+fn bench_redact() {
+    let secrets = bench_secrets();
+    let mut t = Table::new(&["redaction (10 secrets, every form)", "median", "MB/s"]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(Redactor::new(black_box(secrets.clone())));
+    });
+    t.row(vec!["build the redactor".into(), fmt_dur(d), "-".into()]);
+    let red = Redactor::new(secrets.clone());
+    let clean = bench_output(10 << 20);
+    let mb = clean.len() as f64 / 1e6;
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        let out = red.redact(black_box(&clean));
+        assert!(matches!(out, std::borrow::Cow::Borrowed(_)));
+    });
+    t.row(vec![
+        "10 MB output, no secret (common case)".into(),
+        fmt_dur(d),
+        format!("{:.0}", mb / d.as_secs_f64()),
+    ]);
+    // CPU time of this thread: what the wall clock shows on a loaded machine is the share of a
+    // core the scheduler gave, not the work.
+    let cpu = thread_cpu(|| {
+        for _ in 0..5 {
+            black_box(red.redact(black_box(&clean)));
+        }
+    }) / 5;
+    t.row(vec![
+        "  same, thread CPU time".into(),
+        fmt_dur(cpu),
+        format!("{:.0}", mb / cpu.as_secs_f64()),
+    ]);
+    // The same output with 100 occurrences in assorted forms.
+    let mut dirty = clean.clone();
+    let step = dirty.len() / 101;
+    for k in (1..=100).rev() {
+        let (_, v) = &secrets[k % secrets.len()];
+        let form = match k % 4 {
+            0 => v.clone(),
+            1 => v.to_uppercase(),
+            2 => v.bytes().map(|b| format!("{b:02x}")).collect(),
+            _ => v.chars().rev().collect(),
+        };
+        let mut at = k * step;
+        while !dirty.is_char_boundary(at) {
+            at += 1;
+        }
+        dirty.insert_str(at, &format!(" {form} "));
+    }
+    let mb2 = dirty.len() as f64 / 1e6;
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        let out = red.redact(black_box(&dirty));
+        assert!(matches!(out, std::borrow::Cow::Owned(_)));
+    });
+    t.row(vec![
+        "10 MB output, 100 secrets in 4 forms".into(),
+        fmt_dur(d),
+        format!("{:.0}", mb2 / d.as_secs_f64()),
+    ]);
+    let cpu = thread_cpu(|| {
+        for _ in 0..5 {
+            black_box(red.redact(black_box(&dirty)));
+        }
+    }) / 5;
+    t.row(vec![
+        "  same, thread CPU time".into(),
+        fmt_dur(cpu),
+        format!("{:.0}", mb2 / cpu.as_secs_f64()),
+    ]);
+    let (d, _) = time_per_iter(SAMPLES, TARGET, || {
+        black_box(runner::redact::Redactor::default().redact(black_box(&clean)));
+    });
+    t.row(vec![
+        "10 MB output, no secrets declared".into(),
+        fmt_dur(d),
+        format!("{:.0}", mb / d.as_secs_f64()),
+    ]);
+    println!("{}", t.render());
+}
+
+/// The CPU time this thread spent in `f`.
+fn thread_cpu(f: impl FnOnce()) -> Duration {
+    let now = || {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    };
+    let t = now();
+    f();
+    now() - t
 }

@@ -49,14 +49,8 @@ pub(super) async fn answer_calls(
     // Connection attempts the calls made through the egress proxy come before their results.
     agent.drain_network();
     let mut content = Vec::with_capacity(outcomes.len());
-    let redactor = agent.tool_ctx.redactor.clone();
-    for mut out in outcomes {
-        // The model provider is a third party, and a model can copy what it sees into a file:
-        // no secret reaches it in a tool result.
-        out.output.content = redactor.redact(&out.output.content).into_owned();
-        if let Some(s) = out.output.structured.as_mut() {
-            redactor.redact_value(s);
-        }
+    // The results are redacted already (`tools::executor`), before a large one was spilled.
+    for out in outcomes {
         if let Some(d) = out.denial {
             agent.emit(RunEvent::PermissionDenied(d.clone()));
             state.denials.push(d);

@@ -199,6 +199,8 @@ impl Agent {
     }
 
     pub(crate) fn push_user_text(&mut self, state: &mut State, text: String) {
+        // Hook context and feedback may quote a secret; the model sees none.
+        let text = self.tool_ctx.redactor.redact(&text).into_owned();
         let uuid = new_uuid();
         self.emit(RunEvent::UserText {
             uuid: uuid.clone(),

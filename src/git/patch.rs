@@ -155,9 +155,13 @@ fn write_changes(
         }
     }
     let path = task.plan.patch_dir.join(format!("{}.patch", end.task));
+    // A file the task wrote may hold a secret (a copy of a credentials file): the patch and
+    // the branch commit get the redacted changes.
+    let redacted = crate::redact::registered().redact_bytes(&text).into_owned();
+    let holds_secret = redacted != text;
     // Whole or not at all: a failed write (a full disk) leaves no empty or partial patch that
     // a later step could apply.
-    if let Err(e) = crate::atomic_file::write(&path, &text) {
+    if let Err(e) = crate::atomic_file::write(&path, &redacted) {
         // Nor a stale patch of an earlier run under the same name.
         let _ = std::fs::remove_file(&path);
         return Err(io_err(format!("write the patch {}", path.display()))(e));
@@ -175,12 +179,39 @@ fn write_changes(
             tracing::info!(task = end.task, branch = %branch, "nothing to commit; branch not created");
             return Ok(());
         }
-        let commit = commit_on_branch(repo, task, branch, &diff, &new, end)?;
+        let commit = if holds_secret {
+            let Some((diff, tree)) = redacted_changes(repo, &old, &redacted) else {
+                tracing::warn!(task = end.task, branch = %branch, "the task's changes hold a secret and their redacted patch does not apply to the base; not committed on the branch");
+                return Ok(());
+            };
+            commit_on_branch(repo, task, branch, &diff, &tree, end)?
+        } else {
+            commit_on_branch(repo, task, branch, &diff, &new, end)?
+        };
         tracing::info!(task = end.task, branch = %branch, commit = %commit, "changes committed");
         summary.branch = Some(branch.clone());
         summary.commit = Some(commit.to_string());
     }
     Ok(())
+}
+
+/// The diff of the redacted patch `patch` and the tree it gives applied to `base`; `None`
+/// when it does not apply (a secret on a line the base already had).
+fn redacted_changes<'r>(
+    repo: &'r Repository,
+    base: &git2::Tree<'_>,
+    patch: &[u8],
+) -> Option<(git2::Diff<'static>, git2::Tree<'r>)> {
+    let diff = git2::Diff::from_buffer(patch)
+        .map_err(|e| tracing::warn!("the redacted patch does not parse: {e}"))
+        .ok()?;
+    let tree = repo
+        .apply_to_tree(base, &diff, None)
+        .and_then(|mut index| retry("write the redacted tree", || index.write_tree_to(repo)))
+        .and_then(|oid| repo.find_tree(oid))
+        .map_err(|e| tracing::warn!("the redacted patch does not apply: {e}"))
+        .ok()?;
+    Some((diff, tree))
 }
 
 /// Commit the task's changes on `branch`, on top of the base commit. When the base tree is not
@@ -233,6 +264,7 @@ fn commit_on_branch(
         "runner: {}\n\nChanges made by runner task `{}`.\n\nRunner-Session: {}\n",
         end.task, end.task, end.session_id
     );
+    let message = crate::redact::registered().redact(&message).into_owned();
     let _guard = REPO_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let inputs = [tree.id(), parent.id()];
     objects::again(&what(), || {

@@ -366,6 +366,14 @@ pub(super) async fn execute_from(
     }
     batch.finish(calls, &mut results).await?;
     let mut outcomes: Vec<CallOutcome> = results.into_iter().flatten().collect();
+    // Before anything keeps them: no secret reaches the model (a third party, and a model can
+    // copy what it sees into a file), the transcript or the spill file of a large result.
+    for o in &mut outcomes {
+        o.output.content = ctx.redactor.redact(&o.output.content).into_owned();
+        if let Some(s) = o.output.structured.as_mut() {
+            ctx.redactor.redact_value(s);
+        }
+    }
     budget_results(&mut outcomes, ctx).await;
     Ok(outcomes)
 }

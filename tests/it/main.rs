@@ -58,6 +58,7 @@ mod permissions_e2e;
 mod policy_e2e;
 mod prompt_caching;
 mod provider_fixtures;
+mod redact_forms;
 mod reliability;
 mod replay_strict;
 mod reports;
