@@ -122,6 +122,11 @@ pub fn risks(argv: &[ArgWord]) -> Vec<Risk> {
             }
         }
         "chmod" | "chattr" => mode_risks(prog, args, &mut out),
+        // `unzip -Z`: zipinfo, which lists; the words after it are zipinfo's.
+        "unzip"
+            if args
+                .first()
+                .is_some_and(|a| !a.dynamic && a.text.starts_with("-Z")) => {}
         "npm" | "pnpm" | "yarn" | "npx" => {
             // The package manager reads its options after `--` too (`npm test -- -c x`).
             let args: Vec<ArgWord> = args.iter().filter(|a| a.text != "--").cloned().collect();

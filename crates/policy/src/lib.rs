@@ -34,6 +34,8 @@ pub mod git;
 pub mod globs;
 pub mod matchtext;
 pub mod mode;
+#[cfg(test)]
+mod option_tests;
 pub mod options;
 pub mod paths;
 pub mod policy;

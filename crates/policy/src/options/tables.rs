@@ -254,7 +254,7 @@ pub static TABLES: &[Table] = &[
         &["cargo"],
         EXACT,
         false,
-        "--config=c -Z=c -C=x --manifest-path=x --target-dir=w --artifact-dir=d -p|--package= --bin= --example= --test= --bench= -F|--features= -j|--jobs= --target= --profile= --color= --message-format= --lockfile-path= --exclude=",
+        "--config=c -Z=c -C=x --manifest-path=x --target-dir=w --artifact-dir=d -p|--package= --bin= --example= --test= --bench= -F|--features= -j|--jobs= --target= --profile= --color= --message-format= --lockfile-path= --exclude= -v|--verbose -q|--quiet -r|--release --offline --locked --frozen --all-targets --all-features --no-default-features --workspace --lib --bins --tests --benches --examples --no-run --no-fail-fast",
     ),
     table(
         &["go"],
