@@ -1,5 +1,5 @@
 //! The option tables: per program, its options and what their values are (see
-//! [`Table`] for the entry syntax). Data only; [`super::parse`] reads command lines against
+//! [`Table`] for the entry syntax). Data only; [`mod@super::parse`] reads command lines against
 //! them and `args` maps what they find onto risks.
 
 use std::sync::LazyLock;
