@@ -2,6 +2,7 @@
 //! declared by the real tool that parses its input, as the agent loop does.
 
 mod classes;
+mod options;
 
 use std::path::PathBuf;
 

@@ -32,6 +32,54 @@ fn main() {
         TARGET.as_millis()
     );
     bench_permissions();
+    bench_options();
+}
+
+/// `args::risks`: each call's options read against its program's table (prefixes, clusters,
+/// attached values) and mapped onto risks.
+fn bench_options() {
+    use runner_policy::args::risks;
+    use runner_policy::word::ArgWord;
+    let long_curl = format!(
+        "curl -fsSL {} -o out.json https://example.com/x",
+        "-H x:y ".repeat(200)
+    );
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "sort -u -o out.txt in.txt",
+            "sort -u -o out.txt in.txt".into(),
+        ),
+        (
+            "git clone --u=x (prefix)",
+            "git clone --depth 1 --u=x https://example.com/x dir".into(),
+        ),
+        (
+            "tar xCf DIR FILE (old style)",
+            "tar xCf .git/hooks h.tar".into(),
+        ),
+        ("make -kE (cluster)", "make -kj4 test -E x CC=y".into()),
+        ("curl with 200 headers", long_curl),
+    ];
+    let mut t = Table::new(&[
+        "options read by args::risks",
+        "words",
+        "risks",
+        "median / call",
+    ]);
+    for (label, cmd) in &cases {
+        let argv: Vec<ArgWord> = cmd.split_whitespace().map(ArgWord::literal).collect();
+        let n = risks(&argv).len();
+        let (d, _) = time_per_iter(SAMPLES, TARGET / 2, || {
+            black_box(risks(black_box(&argv)));
+        });
+        t.row(vec![
+            label.to_string(),
+            argv.len().to_string(),
+            n.to_string(),
+            fmt_dur(d),
+        ]);
+    }
+    println!("{}", t.render());
 }
 
 fn bench_permissions() {

@@ -19,6 +19,7 @@
 //! - [`variables`]: which variable assignments a command may make.
 //! - [`globs`]: brace and glob expansion against the file system.
 //! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
+//! - [`options`]: the option model: per program, what its options take and are; one parser.
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`policy`]: the decision chain.
@@ -33,6 +34,9 @@ pub mod git;
 pub mod globs;
 pub mod matchtext;
 pub mod mode;
+#[cfg(test)]
+mod option_tests;
+pub mod options;
 pub mod paths;
 pub mod policy;
 pub mod readonly;

@@ -65,7 +65,8 @@ const fn spec(name: &'static str, options: &'static str, leading: usize, needs_r
     }
 }
 
-/// Options of the tracing and sandboxing wrappers that name a file they write.
+/// Options of the tracing and sandboxing wrappers (those that need a rule of their own) that
+/// name a file they write; `stdbuf -oL` is a buffering mode.
 const WRITE_OPTIONS: &[&str] = &[
     "-o",
     "--output",
@@ -461,7 +462,9 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
                 Some((s, opts)) => {
                     let st = options(&name, rest, opts, s.leading)?;
                     for (n, v) in &st.parsed.given {
-                        if let Some(v) = v.as_ref().filter(|_| WRITE_OPTIONS.contains(&n.as_str()))
+                        if let Some(v) = v
+                            .as_ref()
+                            .filter(|_| s.needs_rule && WRITE_OPTIONS.contains(&n.as_str()))
                         {
                             out.writes.push(v.clone());
                         }
