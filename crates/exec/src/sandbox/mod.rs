@@ -23,6 +23,7 @@
 //! spec runs with `sandbox: off`. Where the kernel has no Landlock (old kernels, macOS), mode
 //! `auto` runs commands unconfined and says so everywhere; `enforce` refuses to run.
 
+pub mod files;
 pub mod hosts;
 #[cfg(target_os = "linux")]
 mod landlock;
@@ -44,6 +45,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 
+pub use files::{DenyRule, FileDenial, FileRules};
 pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
 pub use support::{Support, support};
@@ -115,6 +117,9 @@ pub struct SandboxRequest<'a> {
 pub struct Sandbox {
     report: SandboxReport,
     plan: Option<Plan>,
+    /// What runner's file tools may read and write (the plan's rules; without a plan, the
+    /// same credential locations and `read_deny`).
+    files: FileRules,
     tmp: Option<tempfile::TempDir>,
     _proxy: Option<proxy::Proxy>,
     #[cfg(target_os = "linux")]
@@ -130,7 +135,9 @@ struct Compiled {
 }
 
 impl Sandbox {
-    /// A sandbox that confines nothing (`sandbox.mode: off`), reported as such.
+    /// A sandbox that confines nothing (`sandbox.mode: off`), reported as such. Its file rules
+    /// deny only the system credential files; [`Sandbox::start`] adds the home directory's
+    /// credential locations and `read_deny`.
     pub fn off(reason: &str) -> Sandbox {
         Sandbox {
             report: SandboxReport {
@@ -142,6 +149,7 @@ impl Sandbox {
                 unconfined_because: Some(reason.into()),
             },
             plan: None,
+            files: FileRules::new(None, &[], None, &[]),
             tmp: None,
             _proxy: None,
             #[cfg(target_os = "linux")]
@@ -154,7 +162,11 @@ impl Sandbox {
     pub async fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
         let sup = support();
         if req.mode == SandboxMode::Off {
-            return Ok(Sandbox::off("sandbox.mode is off"));
+            // Commands run unconfined, but the file tools still keep out of the credential
+            // locations and `read_deny`; their writes are left to the permission policy.
+            let mut s = Sandbox::off("sandbox.mode is off");
+            s.files = FileRules::new(req.home.as_deref(), &req.read_deny, None, &[]);
+            return Ok(s);
         }
         if !sup.can_confine() {
             let why = unsupported_reason(&sup);
@@ -166,6 +178,10 @@ impl Sandbox {
             );
             let mut s = Sandbox::off(&why);
             s.report.mode = req.mode.as_str().into();
+            // The kernel cannot hold commands to the plan, but the file tools are held to it.
+            let mut writable = vec![req.workdir.to_path_buf()];
+            writable.extend(req.write.iter().cloned());
+            s.files = FileRules::new(req.home.as_deref(), &req.read_deny, Some(&writable), &[]);
             return Ok(s);
         }
         let tmp = tempfile::Builder::new()
@@ -225,6 +241,7 @@ impl Sandbox {
         );
         Ok(Sandbox {
             report,
+            files: plan.files.clone(),
             plan: Some(plan),
             tmp: Some(tmp),
             _proxy: proxy,
@@ -241,6 +258,14 @@ impl Sandbox {
     /// Whether commands are confined.
     pub fn confines(&self) -> bool {
         self.report.confined
+    }
+
+    /// What runner's file tools may read and write: the plan's rules when commands are
+    /// confined, the same rules without a kernel (mode `auto` where it cannot confine), and
+    /// with mode `off` the credential locations and `read_deny` (writes are then not limited
+    /// to roots).
+    pub fn files(&self) -> &FileRules {
+        &self.files
     }
 
     /// The confinement of one command allowed for `scope`, or `None` when commands run
