@@ -200,7 +200,7 @@ fn an_mcp_server_gets_a_secret_only_when_pinned() {
     let token = ["env: {TOKEN: \"${MCP_TOKEN}\"}"];
     for (yaml, what) in [
         (python_server("", &token), "python3 -c"),
-        (python_server("-I", &[&token[0], "cwd: ."]), "runs inside the workdir"),
+        (python_server("-I", &[token[0], "cwd: ."]), "runs inside the workdir"),
         (
             // The example the docs used to show: the pull request's node_modules could
             // provide the package.
