@@ -34,11 +34,31 @@ const SCRIPT_EXTENSIONS: &[&str] = &[
 
 /// The first file inside `workdir` that a hook or check command runs as code, if any. `args`:
 /// the exec form's arguments (no shell); otherwise `command` is a `bash -c` script. The
-/// command runs in `workdir`, with `CLAUDE_PROJECT_DIR` set to it.
+/// command runs in `workdir` (a verify check), with `CLAUDE_PROJECT_DIR` set to it.
 pub(crate) fn workdir_script(
     command: &str,
     args: Option<&[String]>,
     workdir: &Path,
+) -> Option<PathBuf> {
+    find_script(command, args, workdir, true)
+}
+
+/// [`workdir_script`] of a command that runs outside the workdir (a hook, an MCP server): a
+/// module (`python -m x`) or package (`npx @scope/x`) is then not looked for in the workdir
+/// unless it is there (the launcher table judges the rest).
+pub(crate) fn script_outside(
+    command: &str,
+    args: Option<&[String]>,
+    workdir: &Path,
+) -> Option<PathBuf> {
+    find_script(command, args, workdir, false)
+}
+
+fn find_script(
+    command: &str,
+    args: Option<&[String]>,
+    workdir: &Path,
+    in_workdir: bool,
 ) -> Option<PathBuf> {
     let inside = |word: &str, cwd: &Path| -> Option<PathBuf> {
         let p = paths::resolve(cwd, Path::new(word));
@@ -52,7 +72,7 @@ pub(crate) fn workdir_script(
         let words: Vec<String> = std::iter::once(expanded.clone())
             .chain(args.iter().map(|a| expand_project_dir(a, workdir)))
             .collect();
-        return script_in(&words, workdir, &inside);
+        return script_in(&words, workdir, &inside, in_workdir);
     }
     match bash::analyse(&expanded, workdir) {
         Ok(a) => {
@@ -70,7 +90,7 @@ pub(crate) fn workdir_script(
                     }
                 }
                 let words: Vec<String> = argv.iter().map(|w| w.text.clone()).collect();
-                if let Some(p) = script_in(&words, &c.cwd, &inside) {
+                if let Some(p) = script_in(&words, &c.cwd, &inside, in_workdir) {
                     return Some(p);
                 }
             }
@@ -169,7 +189,7 @@ pub(crate) fn workdir_code(s: &Start<'_>, workdir: &Path) -> Option<WorkdirCode>
             "sets `{k}={v}`, which loads code from the workdir"
         )));
     }
-    if let Some(script) = workdir_script(s.command, s.args, workdir) {
+    if let Some(script) = script_outside(s.command, s.args, workdir) {
         return Some(WorkdirCode::File(format!(
             "runs {}, a file inside the workdir",
             script.display()
@@ -283,6 +303,7 @@ fn script_in(
     words: &[String],
     cwd: &Path,
     inside: &dyn Fn(&str, &Path) -> Option<PathBuf>,
+    in_workdir: bool,
 ) -> Option<PathBuf> {
     let program = words.first()?;
     if program.contains('/')
@@ -299,15 +320,17 @@ fn script_in(
     let mut rest = words[1..].iter();
     while let Some(w) = rest.next() {
         match w.as_str() {
-            // `python -m pkg.mod` runs a module found from the current directory.
-            // Counted here when the module is a file or package of the workdir; otherwise
-            // it is a launcher (see `launchers`).
+            // `python -m pkg.mod` runs a module found from the current directory. Outside
+            // the workdir, counted only when the module is a file or package of the workdir
+            // (otherwise it is a launcher, see `launchers`).
             "-m" => {
                 let module = rest.next()?;
-                let top = module.split('.').next().unwrap_or(module);
                 let path = inside(&module.replace('.', "/"), cwd)?;
-                let first = inside(top, cwd)?;
-                return (first.is_dir() || first.with_extension("py").is_file()).then_some(path);
+                if in_workdir {
+                    return Some(path);
+                }
+                let top = inside(module.split('.').next().unwrap_or(module), cwd)?;
+                return (top.is_dir() || top.with_extension("py").is_file()).then_some(path);
             }
             // Inline code, not a file.
             "-c" => return None,
@@ -315,7 +338,9 @@ fn script_in(
             _ if w.starts_with('-') => continue,
             // A package runner's operand is a package name (`@scope/pkg`, `user/repo`, a
             // URL) unless it is written as a path.
-            _ if PACKAGE_RUNNERS.contains(&program.rsplit('/').next().unwrap_or(program))
+            // (Run in the workdir, `npx @scope/x` finds the workdir's node_modules first.)
+            _ if !in_workdir
+                && PACKAGE_RUNNERS.contains(&program.rsplit('/').next().unwrap_or(program))
                 && !w.starts_with(['.', '/']) =>
             {
                 return None;
@@ -358,6 +383,9 @@ mod tests {
             "sh -e ./scripts/check.sh",
             "python3 guard.py",
             "python3 -m scripts.check",
+            // Run in the workdir (a verify check), a module or package comes from it.
+            "python3 -m pytest",
+            "npx @scope/tool",
             "\"$CLAUDE_PROJECT_DIR\"/scripts/check.sh",
             "${CLAUDE_PROJECT_DIR}/scripts/check.sh",
             "cd scripts && ./check.sh",

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::hooks::isolation;
-use crate::hooks::trust::{Start, WorkdirCode, workdir_code, workdir_script};
+use crate::hooks::trust::{Start, WorkdirCode, script_outside, workdir_code, workdir_script};
 use crate::spec::{LoadedSpec, SpecError};
 
 /// Check the spec's hooks (settings files' included) and verify checks; the scripts of the
@@ -37,7 +37,7 @@ pub fn check(loaded: &LoadedSpec, secrets: &[String]) -> Result<Vec<PathBuf>, Sp
                 let Some(code) = workdir_code(&start, workdir) else {
                     continue;
                 };
-                let script = workdir_script(&h.command, h.args.as_deref(), workdir);
+                let script = script_outside(&h.command, h.args.as_deref(), workdir);
                 if let WorkdirCode::File(why) = &code
                     && !h.trusted
                 {

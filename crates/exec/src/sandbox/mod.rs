@@ -15,6 +15,11 @@
 //! - cannot regain privileges (`no_new_privs`: `sudo` and setuid programs do not lift it),
 //!   trace or read other processes' memory, or signal processes outside the sandbox.
 //!
+//! The same rules bind runner's own file tools (Read, Grep, Glob, Write, Edit) through a pure
+//! query on the plan, [`files::FileRules`], which needs no kernel: it holds where commands run
+//! unconfined too, and with mode `off` still keeps the file tools out of the credential
+//! locations and `read_deny`.
+//!
 //! What it does not stop: anything a command does inside the writable roots (that is the
 //! task's work, and includes the repository's `.git` and runner's output directory when they
 //! lie inside the workdir: Landlock cannot take a path out of a writable tree), reading the
