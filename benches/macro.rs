@@ -1,8 +1,9 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|batch|sandbox|gitcost|all]` (default:
-//! all; `gitcost` is the batch's git cost per task alone).
+//! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|all]`
+//! (default: all; `gitcost` is the batch's git cost per task alone; `filerules` is Grep and
+//! Glob with and without the sandbox's file rules).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -87,6 +88,9 @@ fn main() {
     }
     if all || which == "grep" {
         bench_grep(runs);
+    }
+    if all || which == "filerules" {
+        bench_file_rules(runs);
     }
     if all || which == "batch" {
         batch::bench_batch();
@@ -614,6 +618,84 @@ fn bench_grep(runs: usize) {
             fmt_dur(d),
             n.to_string(),
             "well under 1 s".into(),
+        ]);
+    }
+    println!("{}", t.render());
+}
+
+/// Grep and Glob on the tree with and without the sandbox's file rules (`mode: off`, so no
+/// kernel is needed; the same query as a confining sandbox): one `read_deny` directory inside
+/// the tree, so every entry of the walk is checked against it.
+fn bench_file_rules(runs: usize) {
+    use runner::sandbox::settings::{NetworkSetting, SandboxMode};
+    use runner::sandbox::{Sandbox, SandboxRequest};
+    let files = env_usize("BENCH_FILES", 100_000);
+    let root = tree_root();
+    ensure_tree(&root, files);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let plain = &tool_ctx(&root);
+    let grep = runner::tools::builtin::make("Grep").unwrap();
+    let glob = runner::tools::builtin::make("Glob").unwrap();
+    let root = std::fs::canonicalize(&root).unwrap();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let sandbox = rt
+        .block_on(Sandbox::start(SandboxRequest {
+            mode: SandboxMode::Off,
+            network: &NetworkSetting::None,
+            workdir: &root,
+            write: vec![],
+            read_deny: vec![root.join("d000")],
+            unix_sockets: vec![],
+            read: vec![],
+            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+            attempts: tx,
+        }))
+        .unwrap();
+    let mut ruled = plain.clone();
+    ruled.env = Arc::new(runner::process::ChildPolicy {
+        sandbox: Some(Arc::new(sandbox)),
+        ..runner::process::ChildPolicy::default()
+    });
+    let mut t = Table::new(&[
+        "file rules on the tree",
+        "no rules",
+        "rules",
+        "rules / none",
+    ]);
+    let cases = [
+        (
+            "Grep rare literal, files_with_matches",
+            grep.as_ref(),
+            json!({"pattern": "NEEDLE_7f3a", "path": root}),
+        ),
+        (
+            "Glob `**/*.rs`",
+            glob.as_ref(),
+            json!({"pattern": "**/*.rs", "path": root}),
+        ),
+    ];
+    for (label, tool, input) in cases {
+        let time = |ctx: &runner::tools::ToolContext| {
+            time_runs(runs, || {
+                rt.block_on(tool.parse(&input, ctx).unwrap().run(ctx))
+                    .unwrap()
+            })
+        };
+        let (a, out_a) = time(plain);
+        let (b, out_b) = time(&ruled);
+        assert!(!out_a.is_error && !out_b.is_error, "{label}");
+        assert!(
+            out_b.content.len() <= out_a.content.len(),
+            "{label}: the rules hid nothing"
+        );
+        t.row(vec![
+            label.to_string(),
+            fmt_dur(a),
+            fmt_dur(b),
+            format!("{:.2}×", b.as_secs_f64() / a.as_secs_f64()),
         ]);
     }
     println!("{}", t.render());

@@ -4,11 +4,13 @@
 //!
 //! Hooks come only from the task spec (`hooks:`) or a settings file named by the spec or
 //! `--settings`; never from the workdir. Each matching hook runs with the scrubbed tool
-//! environment, JSON on stdin, the workdir as its directory and a timeout (its process group is
-//! killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
+//! environment, JSON on stdin, an empty directory outside the workdir as its directory (unless
+//! its `cwd` names one, see [`isolation`]) and a timeout (its process group is killed). Exit 0 with JSON on stdout decides through the JSON; exit 2 blocks with stderr as the
 //! reason; other exit codes are logged and ignored (unless stdout is valid JSON, which decides).
 
 pub(crate) mod busy;
+pub(crate) mod isolation;
+pub(crate) mod launchers;
 pub(crate) mod trust;
 
 use std::path::{Path, PathBuf};
@@ -89,6 +91,8 @@ struct Hook {
     timeout: Duration,
     /// Scrubbed variables this hook gets anyway (`env_passthrough`).
     passthrough: Vec<String>,
+    /// The spec's `cwd` (`None`: the task's empty directory outside the workdir).
+    cwd: Option<String>,
 }
 
 impl Hook {
@@ -173,6 +177,8 @@ pub struct Hooks {
     halt: Arc<Mutex<Option<String>>>,
     /// Counts the time hooks run (each turn's `hooks_ms`).
     busy: Arc<busy::BusyClock>,
+    /// The empty directory hooks run in by default (made by [`Hooks::with_session`]).
+    start_dir: Option<Arc<tempfile::TempDir>>,
 }
 
 /// What the Stop hooks decided when the model finished.
@@ -299,6 +305,7 @@ impl Hooks {
                         args: h.args.clone(),
                         timeout,
                         passthrough: h.env_passthrough.clone(),
+                        cwd: h.cwd.clone(),
                     });
                 }
             }
@@ -307,7 +314,19 @@ impl Hooks {
     }
 
     /// Attach the session facts and the environment policy hooks run under.
-    pub fn with_session(mut self, session: HookSession, env: ChildPolicy) -> Hooks {
+    /// Hooks inherit no variable that loads code from the workdir, and run in an empty
+    /// directory made here.
+    pub fn with_session(mut self, session: HookSession, mut env: ChildPolicy) -> Hooks {
+        env.remove
+            .extend(isolation::removed_from_inherited(&session.workdir, |k| {
+                std::env::var(k).ok()
+            }));
+        if !self.is_empty() {
+            match isolation::empty_dir() {
+                Ok(d) => self.start_dir = Some(Arc::new(d)),
+                Err(e) => tracing::warn!("cannot make the hooks' empty directory: {e}"),
+            }
+        }
         self.session = session;
         self.env = env;
         self.halt = Arc::default();
@@ -685,15 +704,28 @@ impl Hooks {
             "CLAUDE_PROJECT_DIR".to_string(),
             self.session.workdir.to_string_lossy().into_owned(),
         )];
+        extra_env.extend(
+            isolation::SAFE_ENV
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
         for name in &h.passthrough {
             if let Ok(v) = std::env::var(name) {
                 extra_env.push((name.clone(), v));
             }
         }
+        // Never the workdir unless the spec says so: code there is the pull request's.
+        let cwd = match isolation::spec_cwd(h.cwd.as_deref(), &self.session.workdir) {
+            Some(c) => c,
+            None => self
+                .start_dir
+                .as_ref()
+                .map_or_else(|| PathBuf::from("/"), |d| d.path().to_path_buf()),
+        };
         let started = Instant::now();
         let spawned = process::spawn(&Spawn {
             program,
-            cwd: &self.session.workdir,
+            cwd: &cwd,
             env: &self.env,
             inherit_env: true,
             extra_env: &extra_env,
@@ -939,3 +971,6 @@ fn pre_decision(name: &str, ran: &Ran, out: &mut PreToolOutcome) -> Option<HookD
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod trust_table;

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::{isolation, launchers};
 use crate::permissions::bash;
 use crate::permissions::paths;
 
@@ -22,6 +23,9 @@ const INTERPRETERS: &[&str] = &[
     "pipenv", "npx", "bunx", "pnpx", "java", "jshell", "php-cgi", "julia", "dotnet",
 ];
 
+/// Interpreters whose operand is a package name unless written as a path.
+const PACKAGE_RUNNERS: &[&str] = &["npx", "bunx", "pnpx", "uvx"];
+
 /// Script file extensions: a word with one is taken for a script even without a `/`.
 const SCRIPT_EXTENSIONS: &[&str] = &[
     "sh", "bash", "zsh", "py", "js", "mjs", "cjs", "ts", "mts", "rb", "pl", "php", "lua", "ps1",
@@ -30,11 +34,31 @@ const SCRIPT_EXTENSIONS: &[&str] = &[
 
 /// The first file inside `workdir` that a hook or check command runs as code, if any. `args`:
 /// the exec form's arguments (no shell); otherwise `command` is a `bash -c` script. The
-/// command runs in `workdir`, with `CLAUDE_PROJECT_DIR` set to it.
+/// command runs in `workdir` (a verify check), with `CLAUDE_PROJECT_DIR` set to it.
 pub(crate) fn workdir_script(
     command: &str,
     args: Option<&[String]>,
     workdir: &Path,
+) -> Option<PathBuf> {
+    find_script(command, args, workdir, true)
+}
+
+/// [`workdir_script`] of a command that runs outside the workdir (a hook, an MCP server): a
+/// module (`python -m x`) or package (`npx @scope/x`) is then not looked for in the workdir
+/// unless it is there (the launcher table judges the rest).
+pub(crate) fn script_outside(
+    command: &str,
+    args: Option<&[String]>,
+    workdir: &Path,
+) -> Option<PathBuf> {
+    find_script(command, args, workdir, false)
+}
+
+fn find_script(
+    command: &str,
+    args: Option<&[String]>,
+    workdir: &Path,
+    in_workdir: bool,
 ) -> Option<PathBuf> {
     let inside = |word: &str, cwd: &Path| -> Option<PathBuf> {
         let p = paths::resolve(cwd, Path::new(word));
@@ -48,7 +72,7 @@ pub(crate) fn workdir_script(
         let words: Vec<String> = std::iter::once(expanded.clone())
             .chain(args.iter().map(|a| expand_project_dir(a, workdir)))
             .collect();
-        return script_in(&words, workdir, &inside);
+        return script_in(&words, workdir, &inside, in_workdir);
     }
     match bash::analyse(&expanded, workdir) {
         Ok(a) => {
@@ -66,7 +90,7 @@ pub(crate) fn workdir_script(
                     }
                 }
                 let words: Vec<String> = argv.iter().map(|w| w.text.clone()).collect();
-                if let Some(p) = script_in(&words, &c.cwd, &inside) {
+                if let Some(p) = script_in(&words, &c.cwd, &inside, in_workdir) {
                     return Some(p);
                 }
             }
@@ -101,6 +125,160 @@ pub(crate) fn workdir_script(
     }
 }
 
+/// How a hook or an MCP server starts, for [`workdir_code`].
+pub(crate) struct Start<'a> {
+    /// The command (a `bash -c` script, or the program when `args` is given).
+    pub command: &'a str,
+    /// The exec form's arguments.
+    pub args: Option<&'a [String]>,
+    /// The working directory the spec names (`None`: runner's empty directory outside the
+    /// workdir).
+    pub cwd: Option<&'a Path>,
+    /// Variables the spec sets for it.
+    pub env: &'a [(String, String)],
+    /// The `PATH` it looks programs up in.
+    pub path: Option<&'a str>,
+}
+
+/// Why a hook or an MCP server runs code from the workdir.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum WorkdirCode {
+    /// It runs a file inside the workdir, or runs inside it: the repository's own code, run
+    /// only when the spec trusts it, and never with a secret.
+    File(String),
+    /// It runs a launcher that finds its code for itself (`python -c`, `npx`) and is not
+    /// pinned to code outside the workdir: no secret may reach it.
+    Unpinned(String),
+}
+
+impl WorkdirCode {
+    /// The reason, for the refusal.
+    pub(crate) fn reason(&self) -> &str {
+        match self {
+            WorkdirCode::File(r) | WorkdirCode::Unpinned(r) => r,
+        }
+    }
+}
+
+/// Shell builtins and keywords: run by bash itself, never looked up on `PATH`.
+const BUILTINS: &[&str] = &[
+    "echo", "printf", "test", "[", "[[", "true", "false", "exit", "return", "cd", "read", "set",
+    "unset", "export", "local", "declare", "shift", "if", "then", "else", "fi", "for", "while",
+    "do", "done", "case", "esac", "break", "continue", "wait", "trap", ":", "eval", "exec",
+    "command", "type", "source", ".", "pwd", "let", "readonly", "getopts", "kill", "builtin",
+];
+
+/// Whether the start of a hook or an MCP server runs code from `workdir`, and why: it runs
+/// there (`cwd`), sets a code variable into it (`NODE_OPTIONS`, `PYTHONPATH`, …), runs a
+/// file there ([`workdir_script`]), finds a program on a `PATH` entry that is relative or
+/// inside it, or runs an unpinned launcher (see [`super::launchers`]).
+pub(crate) fn workdir_code(s: &Start<'_>, workdir: &Path) -> Option<WorkdirCode> {
+    let cwd_inside = s.cwd.is_some_and(|c| isolation::inside(c, workdir));
+    if let Some(c) = s.cwd.filter(|_| cwd_inside) {
+        return Some(WorkdirCode::File(format!(
+            "runs inside the workdir (`cwd: {}`)",
+            c.display()
+        )));
+    }
+    if let Some((k, v)) = s
+        .env
+        .iter()
+        .find(|(k, v)| isolation::points_into_workdir(k, v, workdir))
+    {
+        return Some(WorkdirCode::File(format!(
+            "sets `{k}={v}`, which loads code from the workdir"
+        )));
+    }
+    if let Some(script) = script_outside(s.command, s.args, workdir) {
+        return Some(WorkdirCode::File(format!(
+            "runs {}, a file inside the workdir",
+            script.display()
+        )));
+    }
+    let expanded = expand_project_dir(s.command, workdir);
+    let script = match s.args {
+        Some(args) => std::iter::once(expanded.as_str())
+            .chain(args.iter().map(String::as_str))
+            .map(|w| shell_quote(&expand_project_dir(w, workdir)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => expanded,
+    };
+    let analysis = match bash::analyse(&script, workdir) {
+        Ok(a) => a,
+        Err(e) => {
+            return Some(WorkdirCode::Unpinned(format!(
+                "runs a command runner cannot analyse ({e}), so it may run anything"
+            )));
+        }
+    };
+    for c in &analysis.commands {
+        if c.foreign_shell.is_some() {
+            return Some(WorkdirCode::Unpinned(
+                "runs code through a shell runner does not analyse".to_string(),
+            ));
+        }
+        let argv: Vec<String> = c.argv().iter().map(|w| w.text.clone()).collect();
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        if c.argv()[0].dynamic {
+            return Some(WorkdirCode::Unpinned(format!(
+                "runs a program named by a variable (`{}`)",
+                c.argv()[0].raw
+            )));
+        }
+        if let Some(entry) = path_entry_into(program, s.path, workdir) {
+            return Some(WorkdirCode::File(format!(
+                "finds `{program}` on PATH through `{entry}`, which is relative or inside the workdir"
+            )));
+        }
+        if let Some(why) = launchers::unpinned(&argv, cwd_inside, workdir) {
+            // `go run ./cmd/x`, `npx ./tool`: what it runs is named as a workdir path.
+            let names_path = argv[1..]
+                .iter()
+                .any(|w| w.starts_with("./") || w.starts_with("../"));
+            return Some(if names_path {
+                WorkdirCode::File(why)
+            } else {
+                WorkdirCode::Unpinned(why)
+            });
+        }
+    }
+    None
+}
+
+/// The `PATH` entry that makes a bare `program` resolve into the workdir, the way the OS
+/// looks it up: an empty or relative entry, or one inside `workdir`, met before the program
+/// is found elsewhere (or a program found outside that is a link into the workdir).
+fn path_entry_into(program: &str, path: Option<&str>, workdir: &Path) -> Option<String> {
+    if program.contains('/') || BUILTINS.contains(&program) {
+        return None;
+    }
+    for entry in path?.split(':') {
+        if entry.is_empty()
+            || !entry.starts_with('/')
+            || isolation::inside(Path::new(entry), workdir)
+        {
+            return Some(if entry.is_empty() {
+                "(empty)".to_string()
+            } else {
+                entry.to_string()
+            });
+        }
+        let candidate = Path::new(entry).join(program);
+        if candidate.is_file() {
+            return isolation::inside(&candidate, workdir).then(|| entry.to_string());
+        }
+    }
+    None
+}
+
+/// `word` quoted for bash.
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
 fn is_interpreter(name: &str) -> bool {
     let base = name.rsplit('/').next().unwrap_or(name);
     let base = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -125,6 +303,7 @@ fn script_in(
     words: &[String],
     cwd: &Path,
     inside: &dyn Fn(&str, &Path) -> Option<PathBuf>,
+    in_workdir: bool,
 ) -> Option<PathBuf> {
     let program = words.first()?;
     if program.contains('/')
@@ -141,15 +320,31 @@ fn script_in(
     let mut rest = words[1..].iter();
     while let Some(w) = rest.next() {
         match w.as_str() {
-            // `python -m pkg.mod` runs a module found from the current directory.
+            // `python -m pkg.mod` runs a module found from the current directory. Outside
+            // the workdir, counted only when the module is a file or package of the workdir
+            // (otherwise it is a launcher, see `launchers`).
             "-m" => {
                 let module = rest.next()?;
-                return inside(&module.replace('.', "/"), cwd);
+                let path = inside(&module.replace('.', "/"), cwd)?;
+                if in_workdir {
+                    return Some(path);
+                }
+                let top = inside(module.split('.').next().unwrap_or(module), cwd)?;
+                return (top.is_dir() || top.with_extension("py").is_file()).then_some(path);
             }
             // Inline code, not a file.
             "-c" => return None,
             "-e" | "--eval" | "-p" | "--print" | "-r" if !is_shell(program) => return None,
             _ if w.starts_with('-') => continue,
+            // A package runner's operand is a package name (`@scope/pkg`, `user/repo`, a
+            // URL) unless it is written as a path.
+            // (Run in the workdir, `npx @scope/x` finds the workdir's node_modules first.)
+            _ if !in_workdir
+                && PACKAGE_RUNNERS.contains(&program.rsplit('/').next().unwrap_or(program))
+                && !w.starts_with(['.', '/']) =>
+            {
+                return None;
+            }
             _ => {
                 if let Some(p) = inside(w, cwd).filter(|p| p.is_file() || looks_like_script(w)) {
                     return Some(p);
@@ -188,6 +383,9 @@ mod tests {
             "sh -e ./scripts/check.sh",
             "python3 guard.py",
             "python3 -m scripts.check",
+            // Run in the workdir (a verify check), a module or package comes from it.
+            "python3 -m pytest",
+            "npx @scope/tool",
             "\"$CLAUDE_PROJECT_DIR\"/scripts/check.sh",
             "${CLAUDE_PROJECT_DIR}/scripts/check.sh",
             "cd scripts && ./check.sh",

@@ -1,5 +1,6 @@
 //! The environment an MCP server gets: the variables its spec's `env` names, with `${VAR}`
-//! replaced by runner's own values. Nothing else of runner's environment reaches it but
+//! replaced by runner's own values, and Python's safe path
+//! ([`crate::hooks::isolation::SAFE_ENV`]). Nothing else of runner's environment reaches it but
 //! [`crate::process::BASE_ENV`] (and the sandbox's TMPDIR and proxy variables).
 
 use crate::spec::McpServerSpec;
@@ -12,7 +13,7 @@ pub(crate) fn expand(
     spec: &McpServerSpec,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::with_capacity(spec.env.len());
+    let mut out = Vec::with_capacity(spec.env.len() + crate::hooks::isolation::SAFE_ENV.len());
     for (var, template) in &spec.env {
         let parts =
             parse_template(template).map_err(|e| format!("mcp_servers.{name}.env.{var}: {e}"))?;
@@ -32,6 +33,12 @@ pub(crate) fn expand(
         }
         out.push((var.clone(), value));
     }
+    // Set last, so that nothing undoes them.
+    out.extend(
+        crate::hooks::isolation::SAFE_ENV
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     Ok(out)
 }
 
@@ -47,6 +54,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            cwd: None,
             startup_timeout: None,
             tool_timeout: None,
             required: false,
@@ -61,7 +69,9 @@ mod tests {
             expand("gh", &s, lookup).unwrap(),
             [
                 ("MODE".to_string(), "read-$only".to_string()),
-                ("TOKEN".to_string(), "t0k".to_string())
+                ("TOKEN".to_string(), "t0k".to_string()),
+                ("PYTHONSAFEPATH".to_string(), "1".to_string()),
+                ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string())
             ]
         );
         let e = expand("gh", &spec(&[("T", "${NOPE}")]), lookup).unwrap_err();

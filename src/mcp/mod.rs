@@ -8,7 +8,9 @@
 //!   group.
 //! - `tool`: a server's tool as a [`DynTool`] whose calls declare
 //!   [`Access::Other`](crate::tools::Access::Other): rules naming the tool decide them.
-//! - `env`: the environment a server gets (only what its spec names).
+//! - `env`: the environment a server gets (only what its spec names, with Python's safe
+//!   path; see [`crate::hooks::isolation`]). A server runs in an empty directory outside the
+//!   workdir unless its `cwd` names one, so it loads no code the pull request put there.
 //!
 //! A server that fails to start is reported (log, the init record's `mcpServers`) and its tools
 //! are not offered, unless it is `required`: then the task fails. A server that dies later
@@ -40,19 +42,22 @@ pub(crate) struct McpServers {
     statuses: Vec<McpServerStatus>,
     /// Bare deny rules' tool names: the tools they name are not offered.
     removed: Vec<String>,
+    /// The empty directory outside the workdir servers run in unless their `cwd` names one.
+    _start_dir: Option<tempfile::TempDir>,
 }
 
 /// What starting a task's servers gave: the servers and the tools they offer.
 pub(crate) type Started = (McpServers, Vec<Arc<dyn DynTool>>);
 
 impl McpServers {
-    /// Start every server of `specs` in `cwd` under `policy`, at the same time. A server that
+    /// Start every server of `specs` for `workdir` under `policy`, at the same time, each in an
+    /// empty directory outside the workdir unless its `cwd` names one. A server that
     /// does not start is reported and left out; `Err` when a `required` one did not start
     /// (the others are stopped again). Tools a bare deny rule in `removed` names are not
     /// offered.
     pub(crate) async fn start(
         specs: &BTreeMap<String, McpServerSpec>,
-        cwd: &Path,
+        workdir: &Path,
         policy: &ChildPolicy,
         removed: Vec<String>,
         cancel: &CancellationToken,
@@ -64,9 +69,15 @@ impl McpServers {
         if specs.is_empty() {
             return Ok((all, Vec::new()));
         }
-        let starts = specs
-            .iter()
-            .map(|(name, spec)| Server::start(name, spec, cwd, policy, cancel));
+        let start_dir = crate::hooks::isolation::empty_dir()
+            .map_err(|e| format!("cannot make the MCP servers' empty directory: {e}"))?;
+        let default_cwd = start_dir.path().to_path_buf();
+        all._start_dir = Some(start_dir);
+        let starts = specs.iter().map(|(name, spec)| {
+            let cwd = crate::hooks::isolation::spec_cwd(spec.cwd.as_deref(), workdir)
+                .unwrap_or_else(|| default_cwd.clone());
+            async move { Server::start(name, spec, &cwd, policy, cancel).await }
+        });
         let results = futures_util::future::join_all(starts).await;
         let mut tools = Vec::new();
         let mut required_failed = Vec::new();

@@ -48,8 +48,14 @@ fn directories(workdir: &Path, root: Option<&Path>) -> Vec<PathBuf> {
 
 /// Find and read the files `names` in `workdir` and up to `root`, nearest first (in each
 /// directory in the order of `names`); `None` when there is none. A file read twice (a
-/// symlink to another) is sent once.
-pub(crate) fn load(names: &[String], workdir: &Path, root: Option<&Path>) -> Option<Instructions> {
+/// symlink to another) is sent once; a file `readable` refuses (the sandbox's file rules: a
+/// `CLAUDE.md` that is a link to `~/.ssh/id_rsa`) is left out.
+pub(crate) fn load(
+    names: &[String],
+    workdir: &Path,
+    root: Option<&Path>,
+    readable: &dyn Fn(&Path) -> bool,
+) -> Option<Instructions> {
     let mut files = Vec::new();
     let mut texts = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -62,6 +68,10 @@ pub(crate) fn load(names: &[String], workdir: &Path, root: Option<&Path>) -> Opt
             }
             let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
             if seen.contains(&real) {
+                continue;
+            }
+            if !readable(&real) {
+                tracing::warn!(file = %path.display(), "instruction file left out: the sandbox's file rules deny reading it");
                 continue;
             }
             seen.push(real);
@@ -187,7 +197,7 @@ mod tests {
         std::fs::write(root.join("CLAUDE.md"), "root claude").unwrap();
         std::fs::write(root.join("crates/CLAUDE.md"), "crates claude").unwrap();
         std::fs::write(sub.join("AGENTS.md"), "core agents").unwrap();
-        let got = load(&names(), &sub, Some(&root)).unwrap();
+        let got = load(&names(), &sub, Some(&root), &|_| true).unwrap();
         let paths: Vec<PathBuf> = got.files.iter().map(|f| f.path.clone()).collect();
         assert_eq!(
             paths,
@@ -210,10 +220,15 @@ mod tests {
         );
         assert_eq!(got.files[0].bytes, 11);
         // Outside a repository: the workdir alone.
-        let alone = load(&names(), &sub, None).unwrap();
+        let alone = load(&names(), &sub, None, &|_| true).unwrap();
         assert_eq!(alone.files.len(), 1);
-        assert!(load(&names(), above.join("repo/crates").as_path(), None).is_some());
-        assert!(load(&["NONE.md".to_string()], &sub, Some(&root)).is_none());
+        assert!(
+            load(&names(), above.join("repo/crates").as_path(), None, &|_| {
+                true
+            })
+            .is_some()
+        );
+        assert!(load(&["NONE.md".to_string()], &sub, Some(&root), &|_| true).is_none());
     }
 
     #[test]
@@ -225,7 +240,7 @@ mod tests {
         std::fs::write(sub.join("AGENTS.md"), "small").unwrap();
         std::fs::write(sub.join("CLAUDE.md"), "é".repeat(MAX_INSTRUCTIONS_BYTES)).unwrap();
         std::fs::write(root.join("AGENTS.md"), "left out").unwrap();
-        let got = load(&names(), &sub, Some(root)).unwrap();
+        let got = load(&names(), &sub, Some(root), &|_| true).unwrap();
         assert_eq!(got.files.len(), 2);
         assert!(!got.files[0].truncated);
         assert!(got.files[1].truncated);
@@ -233,5 +248,23 @@ mod tests {
         assert!(got.reminder.len() < MAX_INSTRUCTIONS_BYTES + 1_000);
         assert!(!got.reminder.contains("left out"));
         assert!(got.reminder.contains("cut here"));
+    }
+
+    #[test]
+    fn a_file_the_sandbox_denies_is_left_out() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        let key = root.join("id_rsa");
+        std::fs::write(&key, "PRIVATE KEY").unwrap();
+        let work = root.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::os::unix::fs::symlink(&key, work.join("CLAUDE.md")).unwrap();
+        std::fs::write(work.join("AGENTS.md"), "plain").unwrap();
+        let rules = crate::sandbox::FileRules::new(None, std::slice::from_ref(&key), None, &[]);
+        let readable = |p: &Path| rules.may_read(p).is_ok();
+        let got = load(&names(), &work, None, &readable).unwrap();
+        assert_eq!(got.files.len(), 1);
+        assert!(!got.reminder.contains("PRIVATE KEY"));
+        assert!(got.reminder.contains("plain"));
     }
 }

@@ -265,7 +265,10 @@ impl Session {
                 let names = task.loaded.spec.instructions.file_names();
                 let root = roots.repo_root.as_deref();
                 (!names.is_empty())
-                    .then(|| instructions::load(&names, &task.loaded.workdir, root))
+                    .then(|| {
+                        let readable = |p: &std::path::Path| sandbox.files().may_read(p).is_ok();
+                        instructions::load(&names, &task.loaded.workdir, root, &readable)
+                    })
                     .flatten()
             }
         };

@@ -52,6 +52,12 @@ pub struct HookHandler {
     /// One permission rule (`Bash(rm *)`): run the hook only for calls it matches.
     #[serde(default, rename = "if", skip_serializing_if = "Option::is_none")]
     pub if_rule: Option<String>,
+    /// runner extension: the hook's working directory (relative to the workdir, absolute, or
+    /// `$CLAUDE_PROJECT_DIR/…`). By default a hook runs in an empty directory outside the
+    /// workdir, so it loads no code the pull request can change; a directory inside the
+    /// workdir makes it workdir code (it needs `trusted: true` and gets no secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// runner extension: names of secrets (environment variables otherwise scrubbed from hook
     /// environments) this hook receives. Only the spec or a settings file it names can set it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

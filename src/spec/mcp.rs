@@ -32,6 +32,12 @@ pub struct McpServerSpec {
     /// the variables named in `${…}` are treated as secrets (redacted, removed from commands).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// The server's working directory (relative to the workdir, absolute, or
+    /// `$CLAUDE_PROJECT_DIR/…`). By default it runs in an empty directory outside the workdir,
+    /// so it loads no code the pull request can change; a directory inside the workdir makes
+    /// it workdir code, which may not receive a `${…}` secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
     /// Most time from start to the tool list (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<SpecDuration>,

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::file_rules;
 use super::util::{self, absolute_path};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -123,6 +124,7 @@ impl Tool for EditTool {
 
 fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, String> {
     let path = &p.path;
+    file_rules::may_write(ctx, path)?;
     let shown = path.display();
     let original = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(format!("{shown} is a directory, not a file.")),

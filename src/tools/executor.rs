@@ -201,6 +201,12 @@ pub(super) async fn prepare(
         Some(HookDecision::Allow) => policy.decide_hook_allowed(&tc, &ctx.roots),
         None => policy.decide(&tc, &ctx.roots),
     };
+    if let Decision::Allow { .. } = decision
+        && let Err((reason, write)) = super::file_rules::check_access(ctx, checked.access())
+    {
+        // The sandbox's file rules bind the file tools whatever the policy allowed.
+        return denied(call, &input, reason, write);
+    }
     match decision {
         Decision::Allow { scope, .. } => Prepared::Run(Box::new(Runnable {
             concurrent: concurrency_safe(checked.as_ref(), policy, &cwd, ctx),

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::file_rules::WalkFilter;
 use super::util;
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::roots::normalize_lexically;
@@ -154,11 +155,18 @@ impl Tool for GlobTool {
                 parsed.root.display()
             )));
         }
+        let filter = match WalkFilter::new(ctx, &parsed.root) {
+            Ok(f) => f,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
         let cancel = ctx.cancel.clone();
         let started = Instant::now();
-        let found =
-            util::blocking(move || walk(&parsed.root, &parsed.matcher, &|| cancel.is_cancelled()))
-                .await;
+        let found = util::blocking(move || {
+            walk(&parsed.root, &parsed.matcher, filter, &|| {
+                cancel.is_cancelled()
+            })
+        })
+        .await;
         let mut hits = match found {
             Ok(f) => f,
             Err(e) => return Ok(ToolOutput::error(e)),
@@ -198,12 +206,16 @@ impl Tool for GlobTool {
 fn walk(
     root: &Path,
     matcher: &GlobMatcher,
+    filter: WalkFilter,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Vec<(Option<SystemTime>, PathBuf)> {
     let hits = Arc::new(Mutex::new(Vec::new()));
+    // The sandbox's denied files are not listed and its denied directories not entered.
     let walker = WalkBuilder::new(root)
         .standard_filters(false)
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(move |e| {
+            e.file_name() != ".git" && filter.allows(e.path(), e.path_is_symlink())
+        })
         .build_parallel();
     walker.run(|| {
         let hits = Arc::clone(&hits);

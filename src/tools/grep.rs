@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::file_rules::WalkFilter;
 use super::util;
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -267,8 +268,13 @@ impl Tool for GrepTool {
     }
 
     async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
+        let filter = match WalkFilter::new(ctx, &parsed.root) {
+            Ok(f) => f,
+            Err(e) => return Ok(ToolOutput::error(e)),
+        };
         let cancel = ctx.cancel.clone();
-        let result = util::blocking(move || search(&parsed, &|| cancel.is_cancelled())).await;
+        let result =
+            util::blocking(move || search(&parsed, &filter, &|| cancel.is_cancelled())).await;
         Ok(match result {
             Err(e) | Ok(Err(e)) => ToolOutput::error(e),
             Ok(Ok(out)) => out,
@@ -305,7 +311,11 @@ fn build_matcher(p: &Parsed) -> Result<RegexMatcher, String> {
         .map_err(|e| format!("Invalid regex `{}`: {e}", p.pattern))
 }
 
-fn search(p: &Parsed, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<ToolOutput, String> {
+fn search(
+    p: &Parsed,
+    filter: &WalkFilter,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<ToolOutput, String> {
     let matcher = build_matcher(p)?;
     let meta = std::fs::metadata(&p.root)
         .map_err(|_| format!("Path does not exist: {}", p.root.display()))?;
@@ -316,8 +326,11 @@ fn search(p: &Parsed, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<ToolOutpu
     };
 
     let mut walk = WalkBuilder::new(&p.root);
-    walk.require_git(false)
-        .filter_entry(|e| e.file_name() != ".git");
+    let filter = filter.clone();
+    // The sandbox's denied files are skipped and its denied directories not entered.
+    walk.require_git(false).filter_entry(move |e| {
+        e.file_name() != ".git" && filter.allows(e.path(), e.path_is_symlink())
+    });
     if !p.globs.is_empty() {
         let mut ob = OverrideBuilder::new(&base);
         for g in &p.globs {

@@ -13,6 +13,7 @@ pub mod bash;
 pub mod builtin;
 pub mod edit;
 pub mod executor;
+mod file_rules;
 pub mod glob;
 pub mod grep;
 pub(crate) mod journal;

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::file_rules;
 use super::util::{self, absolute_path};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -120,6 +121,9 @@ impl Tool for ReadTool {
 
     async fn call(&self, parsed: Parsed, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let path = parsed.path.clone();
+        if let Err(e) = file_rules::may_read(ctx, &path) {
+            return Ok(ToolOutput::error(e));
+        }
         let result = util::blocking(move || read_window(&parsed)).await;
         Ok(match result {
             Err(e) | Ok(Err(e)) => ToolOutput::error(e),

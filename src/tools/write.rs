@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::file_rules;
 use super::util::{self, absolute_path};
 use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
 
@@ -89,6 +90,7 @@ impl Tool for WriteTool {
 }
 
 fn write_file(ctx: &ToolContext, path: &Path, content: &str) -> Result<ToolOutput, String> {
+    file_rules::may_write(ctx, path)?;
     let shown = path.display();
     let original = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return Err(format!("{shown} is a directory, not a file.")),

@@ -82,7 +82,7 @@ fn second_signal_cuts_reports_short_but_writes_junit() {
     // A SessionEnd hook that hangs: after the first signal the task is stuck in it.
     let spec = write_spec(
         repo.path(),
-        "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
+        "name: twice\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  SessionEnd:\n    - hooks:\n        - type: command\n          command: \"touch \\\"$CLAUDE_PROJECT_DIR/hook.marker\\\"; sleep 30\"\n",
     );
     let started = spawn_exec(&mock, &repo, &out, &spec);
     wait_until("tool.marker", || repo.exists("tool.marker"));
@@ -162,7 +162,7 @@ fn a_signal_stops_a_running_hook_instead_of_waiting_for_it() {
     // A PreToolUse hook that would hold the run for 30 s.
     let spec = write_spec(
         repo.path(),
-        "name: hooked\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"touch hook.marker; sleep 30\"\n",
+        "name: hooked\nprompt: go\npermissions:\n  allow: [Bash]\nhooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: \"touch \\\"$CLAUDE_PROJECT_DIR/hook.marker\\\"; sleep 30\"\n",
     );
     let started = spawn_exec(&mock, &repo, &out, &spec);
     wait_until("hook.marker", || repo.exists("hook.marker"));

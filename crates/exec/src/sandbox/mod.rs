@@ -20,6 +20,11 @@
 //!   no other process in sight, nothing left running after it ends, and every mount read-only
 //!   but the writable roots.
 //!
+//! The same rules bind runner's own file tools (Read, Grep, Glob, Write, Edit) through a pure
+//! query on the plan, [`files::FileRules`], which needs no kernel: it holds where commands run
+//! unconfined too, and with mode `off` still keeps the file tools out of the credential
+//! locations and `read_deny`.
+//!
 //! What it does not stop: anything a command does inside the writable roots (that is the
 //! task's work, and includes the repository's `.git` and runner's output directory when they
 //! lie inside the workdir: Landlock cannot take a path out of a writable tree), without
@@ -31,6 +36,7 @@
 
 #[cfg(target_os = "linux")]
 mod caps;
+pub mod files;
 pub mod home;
 pub mod hosts;
 #[cfg(target_os = "linux")]
@@ -55,6 +61,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use tokio::sync::mpsc::UnboundedSender;
 
+pub use files::{DenyRule, FileDenial, FileRules};
 pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
 pub use support::{NamespaceKind, Support, support};
@@ -229,6 +236,9 @@ pub struct SandboxRequest<'a> {
 pub struct Sandbox {
     report: SandboxReport,
     plan: Option<Plan>,
+    /// What runner's file tools may read and write (the plan's rules; without a plan, the
+    /// same credential locations and `read_deny`).
+    files: FileRules,
     tmp: Option<tempfile::TempDir>,
     _proxy: Option<proxy::Proxy>,
     /// Variables kept for commands because they name an opted-in socket.
@@ -252,7 +262,9 @@ struct Compiled {
 }
 
 impl Sandbox {
-    /// A sandbox that confines nothing (`sandbox.mode: off`), reported as such.
+    /// A sandbox that confines nothing (`sandbox.mode: off`), reported as such. Its file rules
+    /// deny only the system credential files; [`Sandbox::start`] adds the home directory's
+    /// credential locations and `read_deny`.
     pub fn off(reason: &str) -> Sandbox {
         Sandbox {
             report: SandboxReport {
@@ -269,6 +281,7 @@ impl Sandbox {
                 home_toolchains: Vec::new(),
             },
             plan: None,
+            files: FileRules::new(None, &[], None, &[]),
             tmp: None,
             _proxy: None,
             kept_vars: Vec::new(),
@@ -283,7 +296,11 @@ impl Sandbox {
     pub async fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
         let sup = support();
         if req.mode == SandboxMode::Off {
-            return Ok(Sandbox::off("sandbox.mode is off"));
+            // Commands run unconfined, but the file tools still keep out of the credential
+            // locations and `read_deny`; their writes are left to the permission policy.
+            let mut s = Sandbox::off("sandbox.mode is off");
+            s.files = FileRules::new(req.home.as_deref(), &req.read_deny, None, &[]);
+            return Ok(s);
         }
         if !sup.can_confine() {
             let why = unsupported_reason(&sup);
@@ -295,6 +312,10 @@ impl Sandbox {
             );
             let mut s = Sandbox::off(&why);
             s.report.mode = req.mode.as_str().into();
+            // The kernel cannot hold commands to the plan, but the file tools are held to it.
+            let mut writable = vec![req.workdir.to_path_buf()];
+            writable.extend(req.write.iter().cloned());
+            s.files = FileRules::new(req.home.as_deref(), &req.read_deny, Some(&writable), &[]);
             return Ok(s);
         }
         let tmp = tempfile::Builder::new()
@@ -408,6 +429,7 @@ impl Sandbox {
         );
         Ok(Sandbox {
             report,
+            files: plan.files.clone(),
             plan: Some(plan),
             tmp: Some(tmp),
             _proxy: proxy,
@@ -426,6 +448,14 @@ impl Sandbox {
     /// Whether commands are confined.
     pub fn confines(&self) -> bool {
         self.report.confined
+    }
+
+    /// What runner's file tools may read and write: the plan's rules when commands are
+    /// confined, the same rules without a kernel (mode `auto` where it cannot confine), and
+    /// with mode `off` the credential locations and `read_deny` (writes are then not limited
+    /// to roots).
+    pub fn files(&self) -> &FileRules {
+        &self.files
     }
 
     /// The confinement of one command allowed for `scope`, or `None` when commands run

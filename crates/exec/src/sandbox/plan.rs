@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::{FileDenial, FileRules};
 use super::home::{HomeRules, actions_runner_credentials};
 use super::paths::{WRITABLE_DEVICES, credential_paths, grants_except};
 
@@ -51,6 +52,8 @@ pub struct Plan {
     pub network: Network,
     /// What is readable under the home directory and `$RUNNER_TEMP`.
     pub home: HomeRules,
+    /// The same rules for runner's file tools: what they may read and write.
+    pub files: FileRules,
 }
 
 /// What the plan is made from.
@@ -114,17 +117,33 @@ impl Plan {
                 }
             }
         }
+        let devices: Vec<PathBuf> = WRITABLE_DEVICES
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.exists())
+            .collect();
+        let files = FileRules::new(input.home, &extra_deny, Some(&writable), &devices)
+            .with_closed(&home.closed, &home.open);
         Plan {
             read_grants,
             write_grants,
-            devices: WRITABLE_DEVICES
-                .iter()
-                .map(PathBuf::from)
-                .filter(|p| p.exists())
-                .collect(),
+            devices,
             writable,
             network: input.network,
             home,
+            files,
         }
+    }
+
+    /// Whether a file tool may read `path` (absolute): not when a confined command could not
+    /// (see [`FileRules::may_read`]).
+    pub fn may_read(&self, path: &Path) -> Result<(), FileDenial> {
+        self.files.may_read(path)
+    }
+
+    /// Whether a file tool may write `path` (absolute): not when a confined command allowed to
+    /// write could not (see [`FileRules::may_write`]).
+    pub fn may_write(&self, path: &Path) -> Result<(), FileDenial> {
+        self.files.may_write(path)
     }
 }
