@@ -173,6 +173,8 @@ pub struct Hooks {
     halt: Arc<Mutex<Option<String>>>,
     /// Counts the time hooks run (each turn's `hooks_ms`).
     busy: Arc<busy::BusyClock>,
+    /// Checks the files that steer git and CI before and after each hook.
+    integrity: Option<Arc<crate::integrity::Integrity>>,
 }
 
 /// What the Stop hooks decided when the model finished.
@@ -311,6 +313,12 @@ impl Hooks {
         self.session = session;
         self.env = env;
         self.halt = Arc::default();
+        self
+    }
+
+    /// Check the files that steer git and CI around every hook (see `crate::integrity`).
+    pub(crate) fn with_integrity(mut self, guard: Arc<crate::integrity::Integrity>) -> Hooks {
+        self.integrity = Some(guard);
         self
     }
 
@@ -691,6 +699,8 @@ impl Hooks {
             }
         }
         let started = Instant::now();
+        let _integrity =
+            crate::integrity::around(self.integrity.as_ref(), || format!("hook `{name}`"));
         let spawned = process::spawn(&Spawn {
             program,
             cwd: &self.session.workdir,

@@ -136,9 +136,16 @@ impl Integrity {
         })
     }
 
-    /// Where changes are reported as they are found (set once).
+    /// Where changes are reported as they are found (set once; told at once of those found
+    /// before).
     pub fn on_change(&self, report: ReportFn) {
-        let _ = self.report.set(report);
+        if self.report.set(report).is_ok()
+            && let Some(r) = self.report.get()
+        {
+            for c in self.changes() {
+                r(&c);
+            }
+        }
     }
 
     /// Compare the watched files with the fingerprint; undo, record and return each change
