@@ -14,6 +14,7 @@
 //! reported (the session records it as `runner_integrity` and ends the task `denied`), and
 //! the fingerprint stays what it was.
 
+mod error;
 mod restore;
 mod snapshot;
 pub mod watch;
@@ -26,36 +27,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+pub use error::IntegrityError;
 use snapshot::{Diff, Snapshot};
 use watch::{Depth, Watched};
-
-/// Why the watched files could not be fingerprinted or restored.
-#[derive(Debug, thiserror::Error)]
-pub enum IntegrityError {
-    /// A file system call failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// More to keep than any repository's hooks and configuration hold.
-    #[error("the integrity check does not keep this much: {0}")]
-    TooLarge(String),
-    /// A change could not be undone.
-    #[error("{0}")]
-    Restore(String),
-}
-
-impl IntegrityError {
-    fn io(path: &Path, source: std::io::Error) -> IntegrityError {
-        IntegrityError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
-}
 
 /// One change to a watched file that no permission rule allowed (the `runner_integrity`
 /// record, and the result's `integrity` list).

@@ -8,7 +8,7 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
-use super::IntegrityError;
+use super::error::IntegrityError;
 use super::snapshot::{Content, Snapshot};
 use super::watch::Depth;
 

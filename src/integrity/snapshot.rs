@@ -10,7 +10,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::IntegrityError;
+use super::error::IntegrityError;
 use super::watch::{Depth, Watched};
 
 /// The largest watched file kept (hooks and configuration files are small).

@@ -232,7 +232,7 @@ impl FrameBuilder {
                 uuid.into(),
                 session_id,
             ),
-            RunEvent::Result(r) => Some(Frame::Result(ResultMessage::new(r))),
+            RunEvent::Result(r) => Some(Frame::Result(Box::new(ResultMessage::new(r)))),
         }
     }
 }

@@ -29,7 +29,7 @@ pub enum Frame<'a> {
     Assistant(AssistantFrame<'a>),
     /// The last frame: how the task ended (the message carries its own `type`).
     #[serde(untagged)]
-    Result(ResultMessage<'a>),
+    Result(Box<ResultMessage<'a>>),
 }
 
 /// A `system` frame's `subtype` and its fields.
