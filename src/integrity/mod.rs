@@ -271,6 +271,7 @@ fn accept(snap: &mut Snapshot, path: &Path) -> Result<(), IntegrityError> {
         && let (Some(parent), Some(name)) = (path.parent(), path.file_name())
         && let Some(snapshot::Entry {
             content: snapshot::Content::Dir { names, .. },
+            children,
             ..
         }) = snap.entries.get_mut(parent)
     {
@@ -279,6 +280,7 @@ fn accept(snap: &mut Snapshot, path: &Path) -> Result<(), IntegrityError> {
         } else {
             names.remove(name);
         }
+        *children = snapshot::child_paths(parent, names);
     }
     Ok(())
 }

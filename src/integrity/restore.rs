@@ -45,16 +45,9 @@ pub(super) fn restore(snap: &Snapshot, path: &Path) -> Result<(), IntegrityError
             remove(path)?;
             std::fs::create_dir(path).map_err(io)?;
             std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode)).map_err(io)?;
-            // What was recorded below it, parents first (paths sort that way).
-            let below: Vec<_> = snap
-                .entries
-                .range(path.to_path_buf()..)
-                .skip(1)
-                .take_while(|(p, _)| p.starts_with(path))
-                .map(|(p, _)| p.clone())
-                .collect();
-            for p in below {
-                restore(snap, &p)?;
+            // What was recorded in it (each restoring what is below it in turn).
+            for child in entry.children.iter() {
+                restore(snap, child)?;
             }
             Ok(())
         }

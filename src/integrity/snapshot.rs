@@ -3,7 +3,7 @@
 //! file's bytes, a symlink's target, a directory's mode and names — kept in memory for the
 //! restore and compared only when the stat data changed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
@@ -89,6 +89,13 @@ pub(super) struct Entry {
     pub(super) stat: Option<StatKey>,
     pub(super) content: Content,
     pub(super) depth: Depth,
+    /// A walked directory's entries' paths (from `content`'s names), for the comparison.
+    pub(super) children: Arc<[PathBuf]>,
+}
+
+/// The paths of `names` in `dir`.
+pub(super) fn child_paths(dir: &Path, names: &BTreeSet<OsString>) -> Arc<[PathBuf]> {
+    names.iter().map(|n| dir.join(n)).collect()
 }
 
 /// How an entry differs from its fingerprint.
@@ -113,7 +120,7 @@ pub(super) enum Diff {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Snapshot {
     pub(super) roots: Vec<Watched>,
-    pub(super) entries: BTreeMap<PathBuf, Entry>,
+    pub(super) entries: HashMap<PathBuf, Entry>,
     bytes: u64,
 }
 
@@ -189,7 +196,7 @@ impl Snapshot {
     pub(super) fn take(roots: Vec<Watched>) -> Result<Snapshot, IntegrityError> {
         let mut s = Snapshot {
             roots: Vec::new(),
-            entries: BTreeMap::new(),
+            entries: HashMap::new(),
             bytes: 0,
         };
         for w in &roots {
@@ -248,6 +255,7 @@ impl Snapshot {
                 stat,
                 content,
                 depth,
+                children: child_paths(path, &names),
             },
         );
         for n in names {
@@ -260,9 +268,8 @@ impl Snapshot {
     pub(super) fn forget(&mut self, path: &Path) {
         let below: Vec<PathBuf> = self
             .entries
-            .range(path.to_path_buf()..)
-            .map(|(p, _)| p)
-            .take_while(|p| p.starts_with(path))
+            .keys()
+            .filter(|p| p.starts_with(path))
             .cloned()
             .collect();
         for p in below {
@@ -312,10 +319,9 @@ impl Snapshot {
         let key = meta.as_ref().map(StatKey::of);
         let walk = depth == Depth::Tree;
         if entry.stat == key {
-            if let Content::Dir { names, .. } = &entry.content {
-                for n in names.clone() {
-                    self.visit(&path.join(n), out)?;
-                }
+            let children = entry.children.clone();
+            for c in children.iter() {
+                self.visit(c, out)?;
             }
             return Ok(());
         }
@@ -348,12 +354,12 @@ impl Snapshot {
         // A directory of the same kind: its entries are compared one by one, added and
         // removed names being changes of their own.
         if let (Content::Dir { names: old, .. }, Content::Dir { names: new, .. }) = (was, &now) {
-            let old = old.clone();
-            for n in new.difference(&old) {
+            for n in new.difference(old) {
                 out.push((path.join(n), Diff::Added));
             }
-            for n in &old {
-                self.visit(&path.join(n), out)?;
+            let children = entry.children.clone();
+            for c in children.iter() {
+                self.visit(c, out)?;
             }
             if diff.is_none()
                 && let Some(e) = self.entries.get_mut(path)
