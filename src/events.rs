@@ -227,6 +227,10 @@ pub struct RunResult {
     /// The commands the task ran (Bash tool calls that started), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<CommandRun>,
+    /// Changes to the files that steer git and CI that runner undid (each also a
+    /// `runner_integrity` record); any ends the task `denied`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub integrity: Vec<crate::integrity::IntegrityChange>,
     /// Where the turns' wall time went, summed over the task.
     #[serde(default, skip_serializing_if = "TimingTotals::is_empty")]
     pub timing: TimingTotals,
@@ -426,6 +430,7 @@ impl RunResult {
             sandbox: None,
             network: NetworkTally::default(),
             commands: Vec::new(),
+            integrity: Vec::new(),
             timing: TimingTotals::default(),
             report_errors: vec![],
         }
@@ -565,6 +570,14 @@ pub enum RunEvent {
         uuid: String,
         /// The attempt.
         attempt: NetworkAttempt,
+    },
+    /// A command changed a file that steers git and CI, and runner undid it (transcript
+    /// `system/runner_integrity`, stream-json `system/runner_integrity`).
+    Integrity {
+        /// Record uuid.
+        uuid: String,
+        /// The change.
+        change: crate::integrity::IntegrityChange,
     },
     /// Project instruction files were read for the first prompt (transcript
     /// `system/runner_instructions`, stream-json `system/runner_instructions`).

@@ -25,6 +25,7 @@ pub mod events;
 pub mod git;
 pub(crate) mod hooks;
 pub mod init;
+pub mod integrity;
 pub mod log;
 pub(crate) mod mcp;
 pub mod model;

@@ -70,6 +70,7 @@ pub(crate) async fn run_checks(
     spill_dir: &Path,
     attempt: u32,
     report_only: bool,
+    integrity: Option<&std::sync::Arc<crate::integrity::Integrity>>,
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(checks.len());
     for (i, check) in checks.iter().enumerate() {
@@ -90,6 +91,7 @@ pub(crate) async fn run_checks(
         } else {
             env
         };
+        let between = crate::integrity::around(integrity, || format!("verify check `{name}`"));
         let done = run_shell(ShellRun {
             script: &check.run,
             cwd: workdir,
@@ -104,6 +106,7 @@ pub(crate) async fn run_checks(
             on_spawn: None,
         })
         .await;
+        drop(between);
         let duration_ms = started.elapsed().as_millis() as u64;
         let result = match done {
             Ok(d) => {
@@ -275,6 +278,7 @@ mod tests {
             &spill,
             1,
             false,
+            None,
         )
         .await;
         assert_eq!(r.len(), 3);

@@ -218,6 +218,10 @@ impl Agent {
                 OutcomeKind::Timeout,
                 "the task's time limit (limits.timeout) was reached",
             ),
+            Some(StopCause::Integrity) => Outcome::new(
+                OutcomeKind::Denied,
+                "a command changed files that steer git and CI (see runner_integrity)",
+            ),
             Some(StopCause::Signal(sig)) => {
                 let name = if sig == 15 { "SIGTERM" } else { "SIGINT" };
                 let mut o =

@@ -1,4 +1,5 @@
-//! Stop requests from outside the loop: signals and the task's time limit.
+//! Stop requests from outside the loop: signals, the task's time limit, and a change to the
+//! files that steer git and CI (`crate::integrity`).
 
 use std::sync::{Arc, Mutex};
 
@@ -11,6 +12,8 @@ pub enum StopCause {
     Signal(i32),
     /// The task's wall-clock limit.
     Timeout,
+    /// A command changed files that steer git and CI (undone; the task ends `denied`).
+    Integrity,
 }
 
 /// A cancellation token plus the reason it was cancelled.

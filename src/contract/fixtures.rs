@@ -132,6 +132,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         sandbox: None,
         network: Default::default(),
         commands: Vec::new(),
+        integrity: Vec::new(),
         timing: Default::default(),
         report_errors: vec![],
     }
@@ -474,6 +475,20 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                     error: Some(
                         "evil.example:443 is not in this task's sandbox.network list".into(),
                     ),
+                },
+            },
+        ),
+        (
+            "integrity",
+            RunEvent::Integrity {
+                uuid: "g-0001".into(),
+                change: crate::integrity::IntegrityChange {
+                    path: PathBuf::from("/work/repo/.git/hooks/pre-commit"),
+                    change: "added".into(),
+                    detail: "a file of 24 bytes, mode 755".into(),
+                    after: "Bash call toolu_02 (`npm test`)".into(),
+                    restored: true,
+                    error: None,
                 },
             },
         ),

@@ -13,6 +13,7 @@ use crate::events::{
     CheckResult, CommandRun, Denial, ModelUsage, NetworkTally, RunResult, TimingTotals,
 };
 use crate::git::GitSummary;
+use crate::integrity::IntegrityChange;
 use crate::sandbox::SandboxReport;
 
 /// The result message of one finished task (`"type":"result"`).
@@ -86,6 +87,10 @@ pub struct ResultMessage<'a> {
     /// files it changed are in `runner_git.files`, the calls denied in `permission_denials`.
     #[serde(skip_serializing_if = "<[CommandRun]>::is_empty")]
     pub runner_commands: &'a [CommandRun],
+    /// Changes to the files that steer git and CI that runner undid, each ending the task
+    /// `denied` (absent when there were none).
+    #[serde(skip_serializing_if = "<[IntegrityChange]>::is_empty")]
+    pub runner_integrity: &'a [IntegrityChange],
     /// Where the turns' wall time went, summed (absent when no turn was taken).
     #[serde(skip_serializing_if = "TimingTotals::is_empty")]
     pub runner_timing: TimingTotals,
@@ -130,6 +135,7 @@ impl<'a> ResultMessage<'a> {
             runner_sandbox: r.sandbox.as_ref(),
             runner_network: r.network,
             runner_commands: &r.commands,
+            runner_integrity: &r.integrity,
             runner_timing: r.timing,
             runner_report_errors: &r.report_errors,
         }

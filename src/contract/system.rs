@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::events::{CheckResult, Denial, InstructionFile, Phases};
+use crate::integrity::IntegrityChange;
 use crate::sandbox::NetworkAttempt;
 
 /// The fields of `runner_checks` (transcript record and stream-json frame alike).
@@ -55,6 +56,38 @@ pub(crate) fn network_message(a: &NetworkAttempt) -> String {
             "sandbox proxy: {} {}:{} refused: {e}",
             a.method, a.host, a.port
         ),
+    }
+}
+
+/// The fields of `runner_integrity` (transcript record and stream-json frame alike): one
+/// change to a file that steers git and CI, and whether runner undid it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IntegrityFields<'a> {
+    /// The path that changed.
+    pub path: &'a std::path::Path,
+    /// `added`, `removed`, `modified`, `mode_changed`, `replaced` or `unreadable`.
+    pub change: &'a str,
+    /// What changed, in words.
+    pub detail: &'a str,
+    /// The command after which it was found.
+    pub after: &'a str,
+    /// Whether runner undid it.
+    pub restored: bool,
+    /// Why it could not be undone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<&'a str>,
+}
+
+impl<'a> From<&'a IntegrityChange> for IntegrityFields<'a> {
+    fn from(c: &'a IntegrityChange) -> Self {
+        IntegrityFields {
+            path: &c.path,
+            change: &c.change,
+            detail: &c.detail,
+            after: &c.after,
+            restored: c.restored,
+            error: c.error.as_deref(),
+        }
     }
 }
 

@@ -179,6 +179,8 @@ pub struct Hooks {
     busy: Arc<busy::BusyClock>,
     /// The empty directory hooks run in by default (made by [`Hooks::with_session`]).
     start_dir: Option<Arc<tempfile::TempDir>>,
+    /// Checks the files that steer git and CI before and after each hook.
+    integrity: Option<Arc<crate::integrity::Integrity>>,
 }
 
 /// What the Stop hooks decided when the model finished.
@@ -330,6 +332,12 @@ impl Hooks {
         self.session = session;
         self.env = env;
         self.halt = Arc::default();
+        self
+    }
+
+    /// Check the files that steer git and CI around every hook (see `crate::integrity`).
+    pub(crate) fn with_integrity(mut self, guard: Arc<crate::integrity::Integrity>) -> Hooks {
+        self.integrity = Some(guard);
         self
     }
 
@@ -723,6 +731,8 @@ impl Hooks {
                 .map_or_else(|| PathBuf::from("/"), |d| d.path().to_path_buf()),
         };
         let started = Instant::now();
+        let _integrity =
+            crate::integrity::around(self.integrity.as_ref(), || format!("hook `{name}`"));
         let spawned = process::spawn(&Spawn {
             program,
             cwd: &cwd,

@@ -73,6 +73,10 @@ pub(crate) struct ResultFile {
     /// The commands it ran, with exit codes and durations.
     #[serde(default)]
     pub commands: Vec<CommandRun>,
+    /// Changes to the files that steer git and CI that runner undid (the task ended
+    /// `denied`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub integrity: Vec<crate::integrity::IntegrityChange>,
     /// The tool calls denied: tool and reason.
     #[serde(default)]
     pub denials: Vec<DenialSummary>,
@@ -146,6 +150,7 @@ impl ResultFile {
             network: r.network,
             files: r.git.as_ref().map(|g| g.files.clone()).unwrap_or_default(),
             commands: r.commands.clone(),
+            integrity: r.integrity.clone(),
             denials: r
                 .permission_denials
                 .iter()

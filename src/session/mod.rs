@@ -8,7 +8,8 @@
 //!   `tools`: the offered tools; `git`: the git guard; `resume`: what a resumed run does first;
 //!   `verify`: the verify checks and the attempts they feed back; `instructions`: the project
 //!   instruction files the first prompt carries; `denied`: the `denied` outcome of a task
-//!   whose every attempted write was refused.
+//!   whose every attempted write was refused; `integrity`: the check of the files that steer
+//!   git and CI around every command.
 //!
 //! The session owns the task's MCP servers: they are stopped by [`Session::finish`], by a
 //! build that fails after starting them, and (killed with their process groups) when a
@@ -17,6 +18,7 @@
 mod denied;
 mod git;
 mod instructions;
+mod integrity;
 mod output;
 mod provider;
 mod resume;
@@ -93,6 +95,8 @@ pub(crate) struct Session {
     /// The project instructions the first prompt starts with (a fresh run with
     /// `instructions:` only).
     instructions: Option<String>,
+    /// The check of the files that steer git and CI around every command.
+    integrity: Arc<crate::integrity::Integrity>,
 }
 
 /// What exists of a session while it is built: enough to finish it if the build fails.
@@ -194,6 +198,8 @@ impl Session {
             None => (repo.branch.clone(), repo.commit.clone()),
         };
         let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
+        // After git's own set-up, before the task's first command (its MCP servers).
+        let guard = integrity::start(&task.loaded.workdir, &task.policy, &roots)?;
         let names = secret_names(&task.loaded);
         let credentials = roots
             .repo_root
@@ -226,6 +232,7 @@ impl Session {
                     .unwrap_or_else(|| roots.workdir.clone()),
             ),
         };
+        let starting = crate::integrity::around(Some(&guard), || "the MCP servers' start".into());
         let (mcp, mcp_tools) = McpServers::start(
             &task.loaded.spec.mcp_servers,
             &task.loaded.workdir,
@@ -235,20 +242,27 @@ impl Session {
         )
         .await
         .map_err(agent_error)?;
+        drop(starting);
         let mcp = Arc::new(mcp);
         partial.mcp = Some(mcp.clone());
         let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
-        let hooks = Arc::new(task.hooks.clone().with_session(
-            HookSession {
-                session_id: session_id.clone(),
-                transcript_path: paths.transcript.clone(),
-                permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
-                workdir: task.loaded.workdir.clone(),
-                stop: stopper.token().clone(),
-            },
-            env,
-        ));
+        let hooks = Arc::new(
+            task.hooks
+                .clone()
+                .with_session(
+                    HookSession {
+                        session_id: session_id.clone(),
+                        transcript_path: paths.transcript.clone(),
+                        permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
+                        workdir: task.loaded.workdir.clone(),
+                        stop: stopper.token().clone(),
+                    },
+                    env,
+                )
+                .with_integrity(guard.clone()),
+        );
         tool_ctx.hooks = hooks.clone();
+        tool_ctx.integrity = Some(guard.clone());
         tool_ctx.redactor = redactor.clone();
         let (registry, structured) = tools::registry(
             &task.loaded,
@@ -313,6 +327,7 @@ impl Session {
         };
         let config = loop_config(&task, system);
         tool_ctx.journal = Some(Journal::new(sinks.clone()));
+        integrity::report_to(&guard, sinks.clone(), stopper.clone());
         let mut agent = Agent::new(
             config,
             provider,
@@ -368,6 +383,7 @@ impl Session {
             sandbox,
             mcp,
             instructions: instructions.map(|i| i.reminder),
+            integrity: guard,
         })
     }
 
@@ -406,6 +422,9 @@ impl Session {
         }
         // Before the changes are measured: nothing a server does comes after.
         self.mcp.stop().await;
+        // The last check: before git's own commands of the task's end.
+        self.integrity
+            .check("the task's commands (checked when the task ended)");
         let spec = &self.loaded.spec;
         if spec.permissions.fail_on_denial
             && outcome.kind == OutcomeKind::Success
@@ -423,6 +442,10 @@ impl Session {
         self.agent.drain_network();
         let result = &mut self.result;
         result.outcome = outcome;
+        result.integrity = self.integrity.changes();
+        if let Some(o) = integrity::outcome(&result.integrity) {
+            result.outcome = o;
+        }
         result.num_turns = state.turns;
         result.duration_ms = self.started.elapsed().as_millis() as u64;
         result.duration_api_ms = state.api_time.as_millis() as u64;
@@ -481,7 +504,19 @@ impl Session {
             }
         }
         log_finished(&result);
+        let found = result.integrity.len();
         self.hooks.session_end("other").await;
+        // A SessionEnd hook that changed watched files: the result says so after all.
+        let changes = self.integrity.changes();
+        if changes.len() > found
+            && let Some(o) = integrity::outcome(&changes)
+        {
+            result.integrity = changes;
+            result.errors = vec![o.message.clone()];
+            result.outcome = o;
+            result = result.redacted(&self.redactor);
+            self.write_result_file(&mut result);
+        }
         result
     }
 }

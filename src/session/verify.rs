@@ -38,6 +38,7 @@ impl Session {
                 &ctx.spill_dir,
                 attempt,
                 report_only,
+                ctx.integrity.as_ref(),
             )
             .await;
             self.agent.emit(RunEvent::Checks {

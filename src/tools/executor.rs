@@ -267,7 +267,13 @@ async fn run_one(
         s.announce(None);
     }
     let started = std::time::Instant::now();
+    let integrity = match checked.access() {
+        Access::Read(_) | Access::Internal => None,
+        _ => ctx.integrity.as_ref(),
+    };
+    let check = crate::integrity::around(integrity, || call_label(call, command_line.as_deref()));
     let mut out = checked.run(ctx).await?;
+    integrity_note(&mut out, &check.end());
     if let Some(line) = command_line {
         log_command(ctx, line, &out, started.elapsed());
     }
@@ -295,6 +301,33 @@ async fn run_one(
         out.content.push_str(note);
     }
     Ok(out)
+}
+
+/// How a call is named in a `runner_integrity` record.
+fn call_label(call: &PendingCall, command: Option<&str>) -> String {
+    match command {
+        Some(c) => {
+            let short: String = c.chars().take(200).collect();
+            let more = if short.len() < c.len() { "…" } else { "" };
+            format!("{} call {} (`{short}{more}`)", call.name, call.id)
+        }
+        None => format!("{} call {}", call.name, call.id),
+    }
+}
+
+/// Tell the model what the integrity check undid after its call (the task ends `denied`).
+fn integrity_note(out: &mut ToolOutput, undone: &[crate::integrity::IntegrityChange]) {
+    if undone.is_empty() {
+        return;
+    }
+    out.is_error = true;
+    out.content.push_str(
+        "\n\nrunner undid changes to files that steer git and CI, which no permission rule allows; the task ends denied:",
+    );
+    for c in undone {
+        out.content.push_str("\n- ");
+        out.content.push_str(&c.message());
+    }
 }
 
 /// Add a command that ran to the task's list, with how it ended (as the tool reports it) and

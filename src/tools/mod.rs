@@ -154,6 +154,9 @@ pub struct ToolContext {
     /// The current call's announcement, when it is a command allowed to write: the command
     /// makes it as soon as its shell runs, with its process group.
     pub(crate) started: Option<journal::CallStart>,
+    /// Checks the files that steer git and CI before and after each call that may change
+    /// something (None: not checked, e.g. in tests).
+    pub integrity: Option<Arc<crate::integrity::Integrity>>,
 }
 
 impl ToolContext {
@@ -175,6 +178,7 @@ impl ToolContext {
             redactor: Arc::default(),
             journal: None,
             started: None,
+            integrity: None,
         }
     }
 }

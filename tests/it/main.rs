@@ -50,6 +50,7 @@ mod hooks_e2e;
 mod init;
 mod install;
 mod instructions;
+mod integrity;
 mod k8s_example;
 mod mcp;
 mod mock_selftest;

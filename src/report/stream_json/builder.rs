@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
 use crate::contract::system::{
-    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+    ChecksFields, InstructionsFields, IntegrityFields, ModelFallbackFields, NetworkFields,
+    TimingFields,
 };
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
@@ -93,6 +94,13 @@ impl FrameBuilder {
             RunEvent::Network { uuid, attempt } => {
                 Some(Frame::System(SystemFrame::RunnerNetwork(Stamped {
                     fields: NetworkFields::from(attempt),
+                    uuid: Cow::Borrowed(uuid),
+                    session_id,
+                })))
+            }
+            RunEvent::Integrity { uuid, change } => {
+                Some(Frame::System(SystemFrame::RunnerIntegrity(Stamped {
+                    fields: IntegrityFields::from(change),
                     uuid: Cow::Borrowed(uuid),
                     session_id,
                 })))
@@ -224,7 +232,7 @@ impl FrameBuilder {
                 uuid.into(),
                 session_id,
             ),
-            RunEvent::Result(r) => Some(Frame::Result(ResultMessage::new(r))),
+            RunEvent::Result(r) => Some(Frame::Result(Box::new(ResultMessage::new(r)))),
         }
     }
 }

@@ -10,8 +10,8 @@ use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{ApiUsage, AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
 use crate::contract::system::{
-    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
-    denial_message,
+    ChecksFields, InstructionsFields, IntegrityFields, ModelFallbackFields, NetworkFields,
+    TimingFields, denial_message,
 };
 use crate::events::{Denial, InitInfo, McpServerStatus};
 use crate::model::ToolSpec;
@@ -29,7 +29,7 @@ pub enum Frame<'a> {
     Assistant(AssistantFrame<'a>),
     /// The last frame: how the task ended (the message carries its own `type`).
     #[serde(untagged)]
-    Result(ResultMessage<'a>),
+    Result(Box<ResultMessage<'a>>),
 }
 
 /// A `system` frame's `subtype` and its fields.
@@ -49,6 +49,8 @@ pub enum SystemFrame<'a> {
     RunnerChecks(Stamped<'a, ChecksFields<'a>>),
     /// A command tried to reach a host through the sandbox's egress proxy.
     RunnerNetwork(Stamped<'a, NetworkFields<'a>>),
+    /// A command changed a file that steers git and CI; runner undid it.
+    RunnerIntegrity(Stamped<'a, IntegrityFields<'a>>),
     /// The project instruction files the first prompt carried.
     RunnerInstructions(Stamped<'a, InstructionsFields<'a>>),
     /// The task went on with its fallback model.

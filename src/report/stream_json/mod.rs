@@ -15,6 +15,7 @@
 //! | `CompactSummary` | `user` with `isSynthetic: true` |
 //! | `Worktree` | nothing (transcript only) |
 //! | `Network` | `system/runner_network` |
+//! | `Integrity` | `system/runner_integrity` |
 //! | `Instructions` | `system/runner_instructions` |
 //! | `ModelFallback` | `system/runner_model_fallback` |
 //! | `Timing` | `system/runner_timing` |

@@ -6,8 +6,8 @@ use crate::contract::lossy::DisplayPath;
 use crate::contract::message::{AssistantMessage, UserMessage};
 use crate::contract::result::ResultMessage;
 use crate::contract::system::{
-    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
-    denial_message, instructions_message, network_message,
+    ChecksFields, InstructionsFields, IntegrityFields, ModelFallbackFields, NetworkFields,
+    TimingFields, denial_message, instructions_message, network_message,
 };
 use crate::contract::uuid_or;
 use crate::events::RunEvent;
@@ -303,6 +303,15 @@ impl RecordBuilder {
                         Level::Warning
                     },
                     fields: NetworkFields::from(attempt),
+                });
+                vec![record(None, system(body), uuid.as_str().into())]
+            }
+            RunEvent::Integrity { uuid, change } => {
+                let body = SystemRecord::RunnerIntegrity(OffChain {
+                    logical_parent_uuid: last_chain_uuid.as_deref(),
+                    content: format!("integrity: {}", change.message()),
+                    level: Level::Error,
+                    fields: IntegrityFields::from(change),
                 });
                 vec![record(None, system(body), uuid.as_str().into())]
             }

@@ -31,6 +31,8 @@ pub const SUBTYPE_RESUME: &str = "runner_resume";
 pub const SUBTYPE_WORKTREE: &str = "runner_worktree";
 /// `system` subtype of a connection attempt through the sandbox's egress proxy.
 pub const SUBTYPE_NETWORK: &str = "runner_network";
+/// `system` subtype of a change to a file that steers git and CI, undone.
+pub const SUBTYPE_INTEGRITY: &str = "runner_integrity";
 /// `system` subtype of the record listing the project instruction files read.
 pub const SUBTYPE_INSTRUCTIONS: &str = "runner_instructions";
 /// `system` subtype of the switch to the fallback model.

@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::contract::lossy::DisplayPath;
 use crate::contract::result::ResultMessage;
 use crate::contract::system::{
-    ChecksFields, InstructionsFields, ModelFallbackFields, NetworkFields, TimingFields,
+    ChecksFields, InstructionsFields, IntegrityFields, ModelFallbackFields, NetworkFields,
+    TimingFields,
 };
 use crate::events::{Denial, InitInfo, McpServerStatus};
 use crate::model::ToolSpec;
@@ -38,6 +39,8 @@ pub enum SystemRecord<'a> {
     RunnerWorktree(OffChain<'a, WorktreeFields<'a>>),
     /// A command tried to reach a host through the sandbox's egress proxy.
     RunnerNetwork(OffChain<'a, NetworkFields<'a>>),
+    /// A command changed a file that steers git and CI; runner undid it.
+    RunnerIntegrity(OffChain<'a, IntegrityFields<'a>>),
     /// The project instruction files the first prompt carried, with their hashes.
     RunnerInstructions(OffChain<'a, InstructionsFields<'a>>),
     /// The task went on with its fallback model.

@@ -73,6 +73,7 @@ fn system_subtypes_are_the_names_the_reader_looks_for() {
             SUBTYPE_TOOL_STARTED,
             SUBTYPE_NETWORK,
             SUBTYPE_NETWORK,
+            SUBTYPE_INTEGRITY,
             SUBTYPE_INIT,
             SUBTYPE_INIT,
             SUBTYPE_INSTRUCTIONS,

@@ -103,6 +103,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         sandbox: None,
         network: Default::default(),
         commands: Vec::new(),
+        integrity: Vec::new(),
         timing: Default::default(),
         report_errors: vec![],
     }
