@@ -21,9 +21,9 @@ use brush_parser::ast::{
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
-use super::paths;
 pub use super::word::{ArgWord, PROCESS_SUBSTITUTION};
 use super::wrappers::{self, Layer};
+use super::{paths, program};
 
 /// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
@@ -317,7 +317,13 @@ const FOREIGN_SHELLS: &[&str] = &[
 ];
 
 /// Shell variables bash sets for the builtins that assign them by default; they steer nothing.
-pub const INERT_SHELL_VARIABLES: &[&str] = &["REPLY", "MAPFILE", "OPTARG", "OPTIND"];
+/// None is integer-typed or evaluated as arithmetic when assigned: a value such as
+/// `a[$(cmd)]` given to `OPTIND` (integer-typed in bash) runs the command, so it, like every
+/// other integer or arithmetic special variable ([`variables::ARITHMETIC_SPECIALS`]), is not
+/// here.
+///
+/// [`variables::ARITHMETIC_SPECIALS`]: super::variables::ARITHMETIC_SPECIALS
+pub const INERT_SHELL_VARIABLES: &[&str] = &["REPLY", "MAPFILE", "OPTARG"];
 
 struct Walker {
     /// The directories the shell may be in: the most likely first.
@@ -1396,7 +1402,7 @@ fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     let Some(name) = argv.first() else {
         return Ok(None);
     };
-    if name.text.rsplit('/').next() != Some("parallel") {
+    if program::system_name(&name.text) != Some("parallel") {
         return Ok(None);
     }
     let mut i = 1;
@@ -1750,7 +1756,7 @@ fn check_parameter(expr: &ParameterExpr) -> Result<(), Unanalysable> {
 /// restricted variants (`rzsh`, `rksh`).
 fn foreign_shell(argv: &[ArgWord]) -> Option<String> {
     let name = argv.first()?;
-    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let base = program::system_name(&name.text).unwrap_or_default();
     foreign_shell_name(base).map(str::to_string)
 }
 
@@ -1769,7 +1775,7 @@ fn foreign_shell_name(base: &str) -> Option<&'static str> {
 /// bash.
 fn multicall_shell(layers: &[Layer], argv: &[ArgWord]) -> Option<String> {
     let name = argv.first()?;
-    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let base = program::system_name(&name.text).unwrap_or_default();
     let wrapped = layers
         .iter()
         .any(|l| matches!(l.name.rsplit('/').next(), Some("busybox" | "toybox")));
@@ -1780,7 +1786,7 @@ fn multicall_shell(layers: &[Layer], argv: &[ArgWord]) -> Option<String> {
 /// `-s`): its name.
 fn shell_reading_input(argv: &[ArgWord]) -> Option<String> {
     let name = argv.first()?;
-    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let base = program::system_name(&name.text).unwrap_or_default();
     if name.dynamic || !SHELLS.contains(&base) {
         return None;
     }
@@ -1806,7 +1812,7 @@ fn shell_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     let Some(name) = argv.first() else {
         return Ok(None);
     };
-    let base = name.text.rsplit('/').next().unwrap_or_default();
+    let base = program::system_name(&name.text).unwrap_or_default();
     if name.dynamic || !SHELLS.contains(&base) {
         return Ok(None);
     }

@@ -21,12 +21,15 @@
 //! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
+//! - [`autoexec`]: files other tools execute later (hook, version and package managers, editors, CI).
 //! - [`policy`]: the decision chain.
+//! - [`program`]: which program a command's name runs (a path is the file it names).
 //! - [`access`]: what a tool call touches, the input of every decision.
 //! - [`roots`]: the directories a task's paths resolve through.
 
 pub mod access;
 pub mod args;
+pub mod autoexec;
 pub mod bash;
 pub mod flags;
 pub mod git;
@@ -35,6 +38,7 @@ pub mod matchtext;
 pub mod mode;
 pub mod paths;
 pub mod policy;
+pub mod program;
 pub mod readonly;
 pub mod roots;
 pub mod rule;

@@ -986,7 +986,14 @@ impl Policy {
                 }
             )));
         }
-        if let Some(a) = c.sets.iter().find(|a| !variables::shell_variable_ok(a)) {
+        let exports = exports(c);
+        if let Some(a) = c.sets.iter().find(|a| {
+            if exports {
+                !variables::export_ok(a)
+            } else {
+                !variables::shell_variable_ok(a)
+            }
+        }) {
             return Some(deny(format!(
                 "Bash command \"{shown}\" denied: \"{display}\" sets the variable {}, which changes how later commands run (shell variables may have lower-case names only, or be one of {}).",
                 a.name,
@@ -1733,6 +1740,19 @@ fn expand_argv(c: &SimpleCmd) -> std::borrow::Cow<'_, [ArgWord]> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `c` exports the variables it sets (`export`, or `declare`/`typeset`/`local`/
+/// `readonly` with `-x`): they reach the environment of every later command.
+fn exports(c: &SimpleCmd) -> bool {
+    let argv = c.argv();
+    match argv.first().map(|w| w.text.as_str()) {
+        Some("export") => true,
+        Some("declare" | "typeset" | "local" | "readonly") => argv[1..]
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text.contains('x')),
+        _ => false,
+    }
 }
 
 /// A tree a command removes, changes or copies ([`Risk::Tree`]).

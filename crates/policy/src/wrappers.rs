@@ -9,6 +9,7 @@
 use std::sync::LazyLock;
 
 use super::flags::{self, Mode, Options};
+use super::program;
 use super::word::ArgWord;
 
 /// One wrapper in front of a command.
@@ -315,7 +316,11 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
             out.start = i;
             return Ok(out);
         }
-        let name = w.text.rsplit('/').next().unwrap_or_default().to_string();
+        // A program given by a path outside the system's directories is the file it names.
+        let Some(name) = program::system_name(&w.text).map(str::to_string) else {
+            out.start = i;
+            return Ok(out);
+        };
         let rest = &words[i + 1..];
         let parsed = match name.as_str() {
             "command" => match rest.first().map(|a| a.text.as_str()) {
