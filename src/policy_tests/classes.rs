@@ -273,7 +273,7 @@ const SHELLS: &[Row] = &[
     (BP, NONE, NONE, "Bash", "zsh -c 'ls'", false),
     (BP, NONE, NONE, "Bash", "fish -c ls", false),
     (BP, NONE, NONE, "Bash", "ksh -c 'echo hi'", false),
-    (BP, NONE, NONE, "Bash", "dash -c ls", false),
+    (BP, NONE, NONE, "Bash", "dash -c \"echo \\$'x'\"", false),
     (BP, NONE, NONE, "Bash", "/usr/bin/zsh -c ls", false),
     (BP, NONE, NONE, "Bash", "mksh -c ls", false),
     (BP, NONE, NONE, "Bash", "busybox ash -c ls", false),
@@ -294,6 +294,7 @@ const SHELLS: &[Row] = &[
     (BP, &["Bash(fish:*)"], NONE, "Bash", "fish -c ls", true),
     (DA, NONE, NONE, "Bash", "bash -c 'ls'", true),
     (DA, NONE, NONE, "Bash", "sh -c 'cat README.md'", true),
+    (DA, NONE, NONE, "Bash", "dash -c 'cat README.md'", true),
 ];
 
 #[test]

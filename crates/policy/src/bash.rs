@@ -23,7 +23,8 @@ use brush_parser::{Parser, ParserOptions};
 
 pub use super::word::{ArgWord, PROCESS_SUBSTITUTION};
 use super::wrappers::{self, Layer};
-use super::{paths, program};
+use super::invocation::{self, Invocation, Runs};
+use super::{paths, posix, program};
 
 /// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
@@ -276,10 +277,6 @@ const CODE_RUNNERS: &[&str] = &[
     "compgen", "complete", "bind",
 ];
 
-/// Shells whose `-c SCRIPT` is analysed as part of the command (bash's language; `sh` is
-/// POSIX sh, a subset the walk reads the same way).
-const SHELLS: &[&str] = &["bash", "sh", "rbash"];
-
 /// Shells whose language is not bash's: code given to them is not analysed.
 const FOREIGN_SHELLS: &[&str] = &[
     "zsh",
@@ -291,8 +288,6 @@ const FOREIGN_SHELLS: &[&str] = &[
     "oksh",
     "loksh",
     "lksh",
-    "dash",
-    "ash",
     "posh",
     "yash",
     "csh",
@@ -642,9 +637,11 @@ impl Walker {
                 .map(|(name, static_value)| EnvAssignment { name, static_value }),
         );
         if let Some(script) = unwrapped.script {
-            // `watch CMD`, `script -c CMD`, `su -c CMD`, `flock FILE -c CMD`: run by a shell.
+            // `watch CMD`, `script -c CMD`, `su -c CMD`, `flock FILE -c CMD`: run by a shell
+            // (`sh -c`, or `$SHELL`), read as a POSIX shell reads it.
             cmd.shell_wrapper = true;
-            return self.run_script(cmd, &script.text);
+            let name = cmd.layers.last().map(|l| l.name.clone()).unwrap_or_default();
+            return self.run_shell(cmd, &name, &script.text, true);
         }
         cmd.sets = self.builtin_sets(cmd.argv())?;
         if has_redirect(s) {
@@ -672,18 +669,34 @@ impl Walker {
             self.push(cmd);
             return Ok(());
         }
-        let script = shell_script(cmd.argv())?;
-        if let Some(script) = script {
+        let shell = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?;
+        if let Some(Invocation {
+            shell,
+            runs: Runs::Script(script),
+        }) = &shell
+        {
+            if script.dynamic {
+                return unanalysable(format!(
+                    "the script given to `{shell} -c` (`{}`) depends on an expansion",
+                    script.raw
+                ));
+            }
             cmd.shell_wrapper = true;
-            return self.run_script(cmd, &script);
+            let (shell, script) = (shell.clone(), script.text.clone());
+            return self.run_shell(cmd, &shell, &script, invocation::is_posix(&shell));
         }
-        if let Some(name) = shell_reading_input(cmd.argv()) {
+        if let Some(Invocation {
+            shell: name,
+            runs: Runs::Stdin,
+        }) = shell
+        {
             let stdin = std::mem::replace(&mut self.stdin, Stdin::Inherited);
             match (stdin, piped) {
                 // Commands from a static here-document or here-string: analysed.
                 (Stdin::Static(text), _) => {
                     cmd.shell_wrapper = true;
-                    return self.run_script(cmd, &text);
+                    let posix = invocation::is_posix(&name);
+                    return self.run_shell(cmd, &name, &text, posix);
                 }
                 // `/dev/null`: nothing to run.
                 (Stdin::Inherited, false) => {}
@@ -720,6 +733,23 @@ impl Walker {
         } else {
             self.isolated(|w| w.source(script))
         }
+    }
+
+    /// [`Self::run_script`] for a script `shell` runs; a POSIX shell's script (`posix`) is
+    /// refused when bash would read it differently ([`posix::check`]).
+    fn run_shell(
+        &mut self,
+        cmd: SimpleCmd,
+        shell: &str,
+        script: &str,
+        posix: bool,
+    ) -> Result<(), Unanalysable> {
+        if posix && let Err(what) = posix::check(script) {
+            return unanalysable(format!(
+                "the script `{shell}` runs uses {what}, which a POSIX shell such as dash (`/bin/sh` on Debian and Ubuntu) reads differently from bash; write the script for bash and run it with `bash -c`"
+            ));
+        }
+        self.run_script(cmd, script)
     }
 
     /// A command `find -exec` runs (`{}` is a file name runner cannot see).
@@ -760,10 +790,26 @@ impl Walker {
             self.push(cmd);
             return Ok(());
         }
-        if let Some(script) = shell_script(cmd.argv())? {
+        if let Some(Invocation {
+            shell,
+            runs: Runs::Script(script),
+        }) = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?
+        {
+            if script.dynamic {
+                return unanalysable(format!(
+                    "the script `find -exec {shell} -c` runs depends on an expansion"
+                ));
+            }
+            if invocation::is_posix(&shell)
+                && let Err(what) = posix::check(&script.text)
+            {
+                return unanalysable(format!(
+                    "the script `{shell}` runs uses {what}, which a POSIX shell reads differently from bash"
+                ));
+            }
             cmd.shell_wrapper = true;
             self.push(cmd);
-            return self.unseen(|w| w.source(&script));
+            return self.unseen(|w| w.source(&script.text));
         }
         self.push(cmd);
         Ok(())
@@ -1779,67 +1825,7 @@ fn multicall_shell(layers: &[Layer], argv: &[ArgWord]) -> Option<String> {
     let wrapped = layers
         .iter()
         .any(|l| matches!(l.name.rsplit('/').next(), Some("busybox" | "toybox")));
-    (wrapped && SHELLS.contains(&base)).then(|| format!("busybox {base}"))
-}
-
-/// For a bash or sh that reads its commands from its standard input (no script operand, or
-/// `-s`): its name.
-fn shell_reading_input(argv: &[ArgWord]) -> Option<String> {
-    let name = argv.first()?;
-    let base = program::system_name(&name.text).unwrap_or_default();
-    if name.dynamic || !SHELLS.contains(&base) {
-        return None;
-    }
-    let mut stdin_flag = false;
-    for w in &argv[1..] {
-        let t = w.text.as_str();
-        if w.dynamic {
-            return None;
-        }
-        if t == "--" || !t.starts_with('-') || t.len() < 2 {
-            // A script operand (or positional parameters after `-s`).
-            return stdin_flag.then(|| base.to_string());
-        }
-        stdin_flag |= !t.starts_with("--") && t.contains('s');
-    }
-    Some(base.to_string())
-}
-
-/// For `bash -c SCRIPT ...` (also `sh`, path-qualified, with option clusters of `e`, `u`, `x`,
-/// `v` before or with the `c`): the script. A dynamic script is unanalysable; any other option
-/// (`-i`, `-l`, `-s`, `--rcfile`, ...) makes it an ordinary command that needs its own rule.
-fn shell_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
-    let Some(name) = argv.first() else {
-        return Ok(None);
-    };
-    let base = program::system_name(&name.text).unwrap_or_default();
-    if name.dynamic || !SHELLS.contains(&base) {
-        return Ok(None);
-    }
-    let mut saw_c = false;
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        let t = w.text.as_str();
-        if w.dynamic || !t.starts_with('-') || t.len() < 2 || t.starts_with("--") {
-            break;
-        }
-        if !t[1..].chars().all(|c| "ceuxv".contains(c)) {
-            return Ok(None);
-        }
-        saw_c |= t.contains('c');
-        i += 1;
-    }
-    if !saw_c {
-        return Ok(None);
-    }
-    match argv.get(i) {
-        Some(script) if !script.dynamic => Ok(Some(script.text.clone())),
-        Some(script) => unanalysable(format!(
-            "the script given to `{} -c` (`{}`) depends on an expansion",
-            base, script.raw
-        )),
-        None => Ok(None),
-    }
+    (wrapped && invocation::SHELLS.contains(&base)).then(|| format!("busybox {base}"))
 }
 
 #[cfg(test)]
@@ -2020,7 +2006,6 @@ mod tests {
             "zsh -c 'ls'",
             "fish -c ls",
             "ksh -c ls",
-            "dash -c ls",
             "/bin/zsh x.zsh",
             "mksh",
             "busybox ash -c ls",
@@ -2033,6 +2018,10 @@ mod tests {
         }
         let a = analyse("bash -c 'ls && cat x'", w()).unwrap();
         assert_eq!(names(&a), ["bash -c ls && cat x", "ls", "cat x"]);
+        // dash is a POSIX shell: its scripts are analysed, or refused where bash differs.
+        let a = analyse("dash -c 'ls && cat x'", w()).unwrap();
+        assert_eq!(names(&a), ["dash -c ls && cat x", "ls", "cat x"]);
+        assert!(analyse("dash -c \"echo $'x'\"", w()).is_err());
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //!
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
+//! - [`posix`]: scripts for a POSIX shell (dash) that bash would read differently.
+//! - [`invocation`]: a shell's options before its script (`bash -o pipefail -c`).
 //! - [`readonly`]: the read-only command set, as data.
 //! - [`flags`]: option parsing against a program's list of harmless options.
 //! - [`wrappers`]: commands that run another command (`timeout`, `env`, `xargs`, `sudo`).
@@ -34,10 +36,12 @@ pub mod bash;
 pub mod flags;
 pub mod git;
 pub mod globs;
+pub mod invocation;
 pub mod matchtext;
 pub mod mode;
 pub mod paths;
 pub mod policy;
+pub mod posix;
 pub mod program;
 pub mod readonly;
 pub mod roots;
