@@ -21,10 +21,10 @@ use brush_parser::ast::{
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
+use super::invocation::{self, Invocation, Runs};
 pub use super::word::{ArgWord, PROCESS_SUBSTITUTION};
 use super::wrappers::{self, Layer};
-use super::invocation::{self, Invocation, Runs};
-use super::{paths, posix, program};
+use super::{git, paths, posix, program};
 
 /// Commands longer than this are never analysed (they are denied).
 pub const MAX_COMMAND_CHARS: usize = 10_000;
@@ -640,7 +640,11 @@ impl Walker {
             // `watch CMD`, `script -c CMD`, `su -c CMD`, `flock FILE -c CMD`: run by a shell
             // (`sh -c`, or `$SHELL`), read as a POSIX shell reads it.
             cmd.shell_wrapper = true;
-            let name = cmd.layers.last().map(|l| l.name.clone()).unwrap_or_default();
+            let name = cmd
+                .layers
+                .last()
+                .map(|l| l.name.clone())
+                .unwrap_or_default();
             return self.run_shell(cmd, &name, &script.text, true);
         }
         cmd.sets = self.builtin_sets(cmd.argv())?;
@@ -668,6 +672,15 @@ impl Walker {
             cmd.foreign_shell = Some(name);
             self.push(cmd);
             return Ok(());
+        }
+        if cmd.argv().first().map(|w| w.text.as_str()) == Some("git")
+            && let Some((body, args)) =
+                git::alias_body(&cmd.argv()[1..]).map_err(|reason| Unanalysable { reason })?
+        {
+            // `git -c alias.c='!BODY' c`: git runs BODY with `sh -c`, the rest as its arguments.
+            cmd.shell_wrapper = true;
+            cmd.unseen_args |= args;
+            return self.run_shell(cmd, "git", &body, true);
         }
         let shell = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?;
         if let Some(Invocation {

@@ -175,6 +175,66 @@ static SUBCOMMANDS: LazyLock<Vec<(&'static str, Options)>> = LazyLock::new(|| {
     ]
 });
 
+/// The shell command a `git -c alias.NAME='!BODY' NAME ARGS…` runs: git gives `BODY` to
+/// `sh -c` (with `ARGS` appended), so it is decided as shell commands. `Ok(Some((body,
+/// args)))` for such an alias (`args`: whether more words follow, which the body gets as
+/// arguments runner does not see); `Ok(None)` when the subcommand is no shell alias given on
+/// the command line; `Err` when its definition is only known at run time.
+pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
+    let Some(sub) = globals(args).sub else {
+        return Ok(None);
+    };
+    let name = args[sub].text.to_ascii_lowercase();
+    let mut body = None;
+    let mut i = 0;
+    while i < sub {
+        let t = args[i].text.as_str();
+        let def = match t {
+            "-c" => {
+                i += 1;
+                args.get(i)
+            }
+            _ if t.starts_with("--config-env=") => {
+                let key = t["--config-env=".len()..]
+                    .split('=')
+                    .next()
+                    .unwrap_or_default();
+                if key.to_ascii_lowercase() == format!("alias.{name}") {
+                    return Err(format!(
+                        "`git {t}` defines the alias `{name}` from the environment"
+                    ));
+                }
+                None
+            }
+            _ => None,
+        };
+        let text = match def {
+            Some(d) => Some((d.text.clone(), d.dynamic)),
+            None => t
+                .strip_prefix("-c")
+                .filter(|r| !r.is_empty() && !t.starts_with("--"))
+                .map(|r| (r.to_string(), args[i].dynamic)),
+        };
+        if let Some((kv, dynamic)) = text
+            && let Some((key, value)) = kv.split_once('=')
+            && key.to_ascii_lowercase() == format!("alias.{name}")
+        {
+            if dynamic {
+                return Err(format!(
+                    "the alias `{name}` is defined by `{}`, which is expanded at run time",
+                    args[i].raw
+                ));
+            }
+            body = value.strip_prefix('!').map(str::to_string);
+            if body.is_none() {
+                return Ok(None);
+            }
+        }
+        i += 1;
+    }
+    Ok(body.map(|b| (b, sub + 1 < args.len())))
+}
+
 /// Whether `git ARGS` (the words after `git`) is read-only; `Err` says why not. Every word must
 /// be static; `rev-parse` takes any option (it only prints).
 pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {

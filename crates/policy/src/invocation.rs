@@ -74,7 +74,13 @@ const HARMLESS_SET_O: &[&str] = &[
 const HARMLESS_SHOPT: &[&str] = &["nullglob", "failglob", "inherit_errexit"];
 
 /// Long options that change nothing about which code runs.
-const HARMLESS_LONG: &[&str] = &["--norc", "--noprofile", "--noediting", "--posix", "--verbose"];
+const HARMLESS_LONG: &[&str] = &[
+    "--norc",
+    "--noprofile",
+    "--noediting",
+    "--posix",
+    "--verbose",
+];
 
 /// Parse `argv` (a command after its wrappers) as a shell invocation. `Ok(None)`: not one of
 /// [`SHELLS`] (or a program given by a path, see [`crate::program`]). `Err`: it runs a script
@@ -138,8 +144,7 @@ pub fn parse(argv: &[ArgWord]) -> Result<Option<Invocation>, String> {
                     } else {
                         HARMLESS_SHOPT
                     };
-                    if argv.get(i).is_some_and(|v| v.dynamic) || !known.contains(&value.as_str())
-                    {
+                    if argv.get(i).is_some_and(|v| v.dynamic) || !known.contains(&value.as_str()) {
                         unusual.get_or_insert_with(|| format!("-{c} {value}"));
                     }
                     i += 1;

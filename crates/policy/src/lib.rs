@@ -18,6 +18,7 @@
 //! - [`git`]: git's global options, read-only subcommands, repository configuration risks.
 //! - [`sed`]: sed script parsing (commands that run, write or read files).
 //! - [`matchtext`]: the texts deny and ask rules are matched against.
+//! - [`equivalents`]: commands with the effect of another, for deny and ask rules.
 //! - [`variables`]: which variable assignments a command may make.
 //! - [`globs`]: brace and glob expansion against the file system.
 //! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
@@ -33,6 +34,7 @@ pub mod access;
 pub mod args;
 pub mod autoexec;
 pub mod bash;
+pub mod equivalents;
 pub mod flags;
 pub mod git;
 pub mod globs;

@@ -84,12 +84,12 @@ fn dollar(s: &[char], i: usize) -> Result<(), String> {
 /// A `${…}` expansion whose `{` is at `open`: POSIX forms only (`${x}`, `${#x}`, `${x:-w}`,
 /// `${x%p}` …), no arrays, indirection, substrings, replacement or case changes.
 fn parameter(s: &[char], open: usize) -> Result<(), String> {
-    let body: String = s[open + 1..]
-        .iter()
-        .take_while(|c| **c != '}')
-        .collect();
+    let body: String = s[open + 1..].iter().take_while(|c| **c != '}').collect();
     let bash_only = || Err(format!("`${{{body}}}` (a bash-only expansion)"));
-    let rest = body.strip_prefix('#').filter(|r| !r.is_empty()).unwrap_or(&body);
+    let rest = body
+        .strip_prefix('#')
+        .filter(|r| !r.is_empty())
+        .unwrap_or(&body);
     if rest.starts_with('!') {
         return bash_only();
     }
@@ -102,7 +102,13 @@ fn parameter(s: &[char], open: usize) -> Result<(), String> {
         ));
     let op = &rest[name_len..];
     let posix = ["", ":-", ":=", ":?", ":+", "-", "=", "?", "+", "%", "#"];
-    if posix.iter().any(|p| if p.is_empty() { op.is_empty() } else { op.starts_with(p) }) {
+    if posix.iter().any(|p| {
+        if p.is_empty() {
+            op.is_empty()
+        } else {
+            op.starts_with(p)
+        }
+    }) {
         Ok(())
     } else {
         bash_only()
