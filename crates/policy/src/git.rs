@@ -235,6 +235,77 @@ pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
     Ok(body.map(|b| (b, sub + 1 < args.len())))
 }
 
+/// Options after which `git log` (and `whatchanged`) prints patches.
+const PATCH_OPTIONS: &[&str] = &[
+    "-p",
+    "-u",
+    "--patch",
+    "-c",
+    "--cc",
+    "--dd",
+    "--remerge-diff",
+    "--patch-with-stat",
+    "--patch-with-raw",
+    "--word-diff",
+    "--color-words",
+    "-W",
+    "--function-context",
+    "--ext-diff",
+    "--textconv",
+];
+
+/// Options after which `git show` and `git diff` print no file contents (unless a patch is
+/// asked for too).
+const NO_PATCH_OPTIONS: &[&str] = &[
+    "-s",
+    "--no-patch",
+    "--stat",
+    "--numstat",
+    "--shortstat",
+    "--name-only",
+    "--name-status",
+    "--summary",
+    "--raw",
+    "--dirstat",
+    "--compact-summary",
+    "--quiet",
+    "--exit-code",
+    "--check",
+];
+
+/// When `git ARGS` prints file contents from the repository or its history (a commit's
+/// patch, a blob, an archive, search hits): the subcommand, and the index in `args` where its
+/// own words start. A Read deny rule covering a path in the repository then needs the output
+/// restricted to paths it does not cover.
+pub fn content_reader(args: &[ArgWord]) -> Option<(String, usize)> {
+    let sub_at = globals(args).sub?;
+    let sub = args[sub_at].text.as_str();
+    let rest = &args[sub_at + 1..];
+    let has = |names: &[&str]| {
+        rest.iter().take_while(|a| a.text != "--").any(|a| {
+            let t = a.text.as_str();
+            names.iter().any(|n| {
+                t == *n
+                    || t.strip_prefix(n).is_some_and(|r| r.starts_with('='))
+                    || (*n == "-U" && t.starts_with("-U"))
+            })
+        })
+    };
+    let patch = has(PATCH_OPTIONS) || has(&["-U", "--unified", "-L"]);
+    let prints = match sub {
+        "log" | "whatchanged" | "reflog" => patch,
+        "show" | "diff" | "diff-index" | "diff-files" | "stash" => {
+            patch || !has(NO_PATCH_OPTIONS) && sub != "stash"
+        }
+        "diff-tree" => patch,
+        "cat-file" => !has(&["-t", "-s", "-e"]),
+        "archive" | "format-patch" | "fast-export" | "bundle" | "grep" | "range-diff" | "blame"
+        | "annotate" | "apply" | "am" | "difftool" | "send-email" | "request-pull" => true,
+        _ => false,
+    };
+    prints.then(|| (sub.to_string(), sub_at + 1))
+}
+
 /// Whether `git ARGS` (the words after `git`) is read-only; `Err` says why not. Every word must
 /// be static; `rev-parse` takes any option (it only prints).
 pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {

@@ -1024,6 +1024,17 @@ impl Policy {
                     .unwrap_or_default()
             ));
         }
+        if c.unseen_args
+            && self.has_read_blockers()
+            && !argv
+                .first()
+                .is_some_and(|w| NO_FILE_READS.contains(&w.text.as_str()))
+        {
+            return Err(deny(format!(
+                "{what} denied: `{}` gets arguments runner cannot see (from its input, `xargs` or `find`), which may name a file a Read deny or ask rule covers. Name the files in the command.",
+                argv.first().map(|w| w.raw.as_str()).unwrap_or_default()
+            )));
+        }
         if let Err(why) = readonly::check(&argv, &c.cwd, roots) {
             not.get_or_insert(why);
         }
@@ -1079,28 +1090,8 @@ impl Policy {
                     }
                 }
             }
-            // `git show REV:PATH` reads the blob of PATH: Read deny rules hold for it.
-            let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
-            for w in argv[1..].iter().filter(|w| !w.text.starts_with('-')) {
-                if let Some((_, path)) = w.text.split_once(':')
-                    && !path.is_empty()
-                {
-                    let base = if path.starts_with("./") || path.starts_with("../") {
-                        c.cwd.as_path()
-                    } else {
-                        root
-                    };
-                    let p = paths::resolve(base, Path::new(path.trim_start_matches('/')));
-                    if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
-                        return Err(deny(format!(
-                            "{what} denied: `{}` reads {} from the repository {}.",
-                            w.raw,
-                            p.display(),
-                            b.because(r)
-                        )));
-                    }
-                }
-            }
+            self.git_blobs(what, &argv, c, roots)?;
+            self.git_contents(what, &argv, c, roots)?;
             // Pathspecs (`git log -p -- .env`, `git diff .env`): the history and changes of a
             // path a Read deny rule covers are its contents.
             let dashdash = argv.iter().position(|w| w.text == "--");
@@ -1137,6 +1128,102 @@ impl Policy {
             }
         }
         Ok(not)
+    }
+
+    /// `git show REV:PATH`, `:N:PATH`, `HEAD^{/msg: x}:PATH` read the blob of PATH: Read deny
+    /// rules hold for it. Every text after any colon of a word is taken as a path (a colon
+    /// may stand inside the revision).
+    fn git_blobs(
+        &self,
+        what: &str,
+        argv: &[ArgWord],
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Result<(), Decision> {
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        for w in argv[1..].iter().filter(|w| !w.text.starts_with('-')) {
+            for (i, _) in w.text.match_indices(':') {
+                let path = &w.text[i + 1..];
+                if path.is_empty() {
+                    continue;
+                }
+                let base = if path.starts_with("./") || path.starts_with("../") {
+                    c.cwd.as_path()
+                } else {
+                    root
+                };
+                let p = paths::resolve(base, Path::new(path.trim_start_matches('/')));
+                if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                    return Err(deny(format!(
+                        "{what} denied: `{}` reads {} from the repository {}.",
+                        w.raw,
+                        p.display(),
+                        b.because(r)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A git command that prints file contents from the repository or its history (`git show
+    /// HEAD`, `git log -p`, `git diff`, `git archive`, `git cat-file`, `git grep`), while a
+    /// Read deny or ask rule covers a path in the repository: its output may hold that path's
+    /// contents, so it is denied unless its pathspecs (after `--`, or operands that exist)
+    /// all name paths no such rule reaches. `git show` of blobs only (`REV:PATH`) is checked
+    /// by [`Self::git_blobs`].
+    fn git_contents(
+        &self,
+        what: &str,
+        argv: &[ArgWord],
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Result<(), Decision> {
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        if !self.read_blockers_overlap(root, roots) {
+            return Ok(());
+        }
+        let Some((sub, from)) = git::content_reader(&argv[1..]) else {
+            return Ok(());
+        };
+        let words = &argv[1 + from..];
+        let dashdash = words.iter().position(|w| w.text == "--");
+        let before = &words[..dashdash.unwrap_or(words.len())];
+        let operands: Vec<&ArgWord> = before
+            .iter()
+            .filter(|w| !w.text.starts_with('-') || w.dynamic)
+            .collect();
+        if sub == "show" && !operands.is_empty() && operands.iter().all(|w| w.text.contains(':')) {
+            return Ok(());
+        }
+        let exists = |w: &ArgWord| {
+            c.cwds()
+                .any(|d| paths::resolve(d, Path::new(&w.text)).exists())
+        };
+        let mut specs: Vec<&ArgWord> = operands
+            .into_iter()
+            .filter(|w| !w.dynamic && !w.text.is_empty() && exists(w))
+            .collect();
+        if let Some(d) = dashdash {
+            specs.extend(words[d + 1..].iter());
+        }
+        let restricted = !specs.is_empty()
+            && sub != "cat-file"
+            && specs.iter().all(|w| {
+                !w.dynamic
+                    && !w.text.starts_with(':')
+                    && !w.text.contains(['*', '?', '['])
+                    && c.cwds().all(|d| {
+                        let p = paths::resolve(d, Path::new(&w.text));
+                        !self.read_blockers_overlap(&p, roots)
+                    })
+            });
+        if restricted {
+            return Ok(());
+        }
+        Err(deny(format!(
+            "{what} denied: `git {sub}` prints file contents from the repository or its history, which may include a path a Read deny or ask rule covers. Name the paths it may show after `--` (such as `git {sub} … -- src`), or ask for names and statistics only (`--stat`)."
+        )))
     }
 
     fn bash_command(
@@ -1803,6 +1890,10 @@ fn preview(command: &str) -> String {
         one_line
     }
 }
+
+/// Programs that read no file named by their arguments: words runner cannot see given to them
+/// reveal nothing a Read deny rule covers.
+const NO_FILE_READS: &[&str] = &["echo", "printf", "true", "false", ":", "sleep", "kill"];
 
 /// Programs whose first argument is a subcommand, for two-word rule suggestions.
 const SUBCOMMAND_TOOLS: &[&str] = &[
