@@ -21,6 +21,7 @@ use brush_parser::ast::{
 use brush_parser::word::{Parameter, ParameterExpr, WordPiece, WordPieceWithSource};
 use brush_parser::{Parser, ParserOptions};
 
+use super::changes::{self, Change};
 use super::invocation::{self, Invocation, Runs};
 pub use super::word::{ArgWord, PROCESS_SUBSTITUTION};
 use super::wrappers::{self, Layer};
@@ -106,6 +107,10 @@ pub struct SimpleCmd {
     /// A wrapper clears or unsets environment variables (`env -i`, `env -u`): the command
     /// does not run with the environment runner gives read-only commands.
     pub env_cleared: bool,
+    /// An earlier command of the line (or one that may run at the same time or after it: in
+    /// a loop, a pipeline or the background) changes the file system this way, so the
+    /// command's paths are judged unknown ([`Change`]).
+    pub after_change: Option<Change>,
 }
 
 impl SimpleCmd {
@@ -123,6 +128,7 @@ impl SimpleCmd {
             foreign_shell: None,
             wrapper_writes: vec![],
             env_cleared: false,
+            after_change: None,
         }
     }
 
@@ -178,6 +184,8 @@ pub struct FileWrite {
     pub path: PathBuf,
     /// Resolved against the other directories the command may be in (each `cd` may fail).
     pub other_paths: Vec<PathBuf>,
+    /// How an earlier command of the line changed the file system ([`Change`]).
+    pub after_change: Option<Change>,
 }
 
 /// A file an input redirection (`< file`) would read.
@@ -189,6 +197,8 @@ pub struct FileRead {
     pub cwd: PathBuf,
     /// The other directories the command may be in.
     pub other_cwds: Vec<PathBuf>,
+    /// How an earlier command of the line changed the file system ([`Change`]).
+    pub after_change: Option<Change>,
 }
 
 /// What a command would do.
@@ -230,8 +240,14 @@ pub fn analyse(command: &str, cwd: &Path) -> Result<Analysis, Unanalysable> {
         out: Analysis::default(),
         opts: ParserOptions::default(),
         depth: 0,
+        change: None,
+        pending_names: false,
+        pipeline: false,
+        unordered: None,
+        async_seen: false,
     };
     w.source(command)?;
+    w.settle_changes();
     Ok(w.out)
 }
 
@@ -338,6 +354,17 @@ struct Walker {
     out: Analysis,
     opts: ParserOptions,
     depth: usize,
+    /// The greatest change of the file system the commands walked so far make.
+    change: Option<Change>,
+    /// An output redirection created a file: a new name once its command is recorded.
+    pending_names: bool,
+    /// Whether the walk is inside a pipeline of several commands (they run at once).
+    pipeline: bool,
+    /// The greatest change made where order does not hold (a loop, a pipeline): every
+    /// command of the line is after it.
+    unordered: Option<Change>,
+    /// Whether the line runs something in the background (`&`).
+    async_seen: bool,
 }
 
 /// A simple command's standard input, as far as its redirections tell.
@@ -409,6 +436,9 @@ impl Walker {
 
     fn list(&mut self, list: &CompoundList) -> Result<(), Unanalysable> {
         for item in &list.0 {
+            if matches!(item.1, brush_parser::ast::SeparatorOperator::Async) {
+                self.async_seen = true;
+            }
             let and_or = &item.0;
             self.pipeline(&and_or.first)?;
             for next in &and_or.additional {
@@ -425,12 +455,17 @@ impl Walker {
     fn pipeline(&mut self, p: &Pipeline) -> Result<(), Unanalysable> {
         if p.seq.len() > 1 {
             // Every part of a multi-command pipeline runs in its own subshell.
+            let in_pipeline = std::mem::replace(&mut self.pipeline, true);
             for (i, c) in p.seq.iter().enumerate() {
                 let outer = std::mem::replace(&mut self.piped, i > 0);
                 let r = self.isolated(|w| w.command(c));
                 self.piped = outer;
+                if r.is_err() {
+                    self.pipeline = in_pipeline;
+                }
                 r?;
             }
+            self.pipeline = in_pipeline;
             Ok(())
         } else {
             p.seq.iter().try_for_each(|c| self.command(c))
@@ -460,7 +495,44 @@ impl Walker {
         if self.unseen > 0 {
             cmd.unseen_args = true;
         }
+        cmd.after_change = self.change;
+        let own = changes::of(cmd.argv());
         self.out.commands.push(cmd);
+        self.note_change(own);
+    }
+
+    /// Record that a command just walked changes the file system (`own`), and the names its
+    /// redirections created.
+    fn note_change(&mut self, own: Option<Change>) {
+        let names = std::mem::take(&mut self.pending_names).then_some(Change::Names);
+        let c = own.max(names);
+        self.change = self.change.max(c);
+        if self.loops > 0 || self.pipeline {
+            self.unordered = self.unordered.max(c);
+        }
+    }
+
+    /// Once the whole line is walked: a change made in a loop or a pipeline, or anywhere when
+    /// something runs in the background, comes before every command of the line.
+    fn settle_changes(&mut self) {
+        self.note_change(None);
+        let all = if self.async_seen {
+            self.change
+        } else {
+            self.unordered
+        };
+        if all.is_none() {
+            return;
+        }
+        for c in &mut self.out.commands {
+            c.after_change = c.after_change.max(all);
+        }
+        for w in &mut self.out.writes {
+            w.after_change = w.after_change.max(all);
+        }
+        for r in &mut self.out.reads {
+            r.after_change = r.after_change.max(all);
+        }
     }
 
     fn in_loop<F>(&mut self, f: F) -> Result<(), Unanalysable>
@@ -589,6 +661,7 @@ impl Walker {
         }
         if words.is_empty() && assignments.is_empty() {
             // Only redirections (`> file`): the writes are already recorded.
+            self.note_change(None);
             return Ok(());
         }
         let unwrapped = wrappers::unwrap(&words).map_err(|reason| Unanalysable { reason })?;
@@ -1196,6 +1269,7 @@ impl Walker {
                             word,
                             cwd: self.cwds[0].clone(),
                             other_cwds: self.cwds[1..].to_vec(),
+                            after_change: self.change,
                         });
                         Ok(())
                     }
@@ -1313,7 +1387,9 @@ impl Walker {
             target: a.text,
             path,
             other_paths,
+            after_change: self.change,
         });
+        self.pending_names = true;
         Ok(())
     }
 

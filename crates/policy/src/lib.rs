@@ -13,6 +13,7 @@
 //! - [`posix`]: scripts for a POSIX shell (dash) that bash would read differently.
 //! - [`invocation`]: a shell's options before its script (`bash -o pipefail -c`).
 //! - [`readonly`]: the read-only command set, as data.
+//! - [`changes`]: commands that change later paths of the same line (links, archives, new names).
 //! - [`flags`]: option parsing against a program's list of harmless options.
 //! - [`wrappers`]: commands that run another command (`timeout`, `env`, `xargs`, `sudo`).
 //! - [`git`]: git's global options, read-only subcommands, repository configuration risks.
@@ -34,6 +35,7 @@ pub mod access;
 pub mod args;
 pub mod autoexec;
 pub mod bash;
+pub mod changes;
 pub mod equivalents;
 pub mod flags;
 pub mod git;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::{self, Risk};
 use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
+use super::changes::Change;
 use super::mode::PermissionMode;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
@@ -287,6 +288,9 @@ impl Policy {
         });
         commands_ok
             && a.reads.iter().all(|r| {
+                if r.after_change == Some(Change::Links) {
+                    return false;
+                }
                 let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
                     .chain(r.other_cwds.iter().map(PathBuf::as_path))
                     .collect();
@@ -684,7 +688,11 @@ impl Policy {
             let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
                 .chain(r.other_cwds.iter().map(PathBuf::as_path))
                 .collect();
-            match self.bash_read(&what, &r.word, &cwds, roots, grant) {
+            let check = match r.after_change {
+                Some(Change::Links) => self.changed_read(&what, &r.word),
+                _ => self.bash_read(&what, &r.word, &cwds, roots, grant),
+            };
+            match check {
                 ReadCheck::Ok => reasons.push(format!("the input `{}` is readable", r.word.raw)),
                 ReadCheck::Hard(d) => return d,
                 ReadCheck::Soft(why) => {
@@ -1060,6 +1068,9 @@ impl Policy {
             reads.paths.push(ArgWord::literal("."));
             reads.recursive = Some(false);
         }
+        if let Some(change) = c.after_change {
+            self.changed_paths(what, c, change, &reads, &mut not)?;
+        }
         for w in &reads.paths {
             match self.bash_read(what, w, &cwds, roots, grant) {
                 ReadCheck::Ok => {}
@@ -1128,6 +1139,55 @@ impl Policy {
             }
         }
         Ok(not)
+    }
+
+    /// A command after an earlier one of the line changed the file system ([`Change`]): its
+    /// globs (after new names) or all its paths (after links) are unknown. It is then not
+    /// read-only, and with a Read deny or ask rule it is denied.
+    fn changed_paths(
+        &self,
+        what: &str,
+        c: &SimpleCmd,
+        change: Change,
+        reads: &readonly::Reads,
+        not: &mut Option<String>,
+    ) -> Result<(), Decision> {
+        let argv = c.argv();
+        let unknown = match change {
+            Change::Names => argv[1..].iter().find(|w| w.glob.is_some()),
+            Change::Links => argv[1..]
+                .iter()
+                .find(|w| w.glob.is_some())
+                .or(reads.paths.first()),
+        };
+        let Some(w) = unknown else {
+            return Ok(());
+        };
+        if let ReadCheck::Hard(d) = self.changed_read(what, w) {
+            return Err(d);
+        }
+        not.get_or_insert_with(|| {
+            format!(
+                "an earlier command of the line creates or moves paths, so runner cannot tell what `{}` is when this command runs",
+                w.raw
+            )
+        });
+        Ok(())
+    }
+
+    /// A path read after an earlier command of the line may have made links on its way:
+    /// unknown (denied outright under a Read deny or ask rule).
+    fn changed_read(&self, what: &str, w: &ArgWord) -> ReadCheck {
+        if self.has_read_blockers() {
+            return ReadCheck::Hard(deny(format!(
+                "{what} denied: an earlier command of the line creates links or new names (such as `ln`, `tar -x`, `unzip`, `git apply`, `patch`, `mkdir`, a redirection), so runner cannot tell which file `{}` reads then, and a Read deny or ask rule may cover it. Run the commands as separate calls.",
+                w.raw
+            )));
+        }
+        ReadCheck::Soft(format!(
+            "an earlier command of the line may have made links, so runner cannot tell which file `{}` reads",
+            w.raw
+        ))
     }
 
     /// `git show REV:PATH`, `:N:PATH`, `HEAD^{/msg: x}:PATH` read the blob of PATH: Read deny
@@ -1407,6 +1467,11 @@ impl Policy {
         let display = c.display();
         let argv = expand_argv(c);
         for risk in args::risks(&argv) {
+            if c.after_change == Some(Change::Links) && !matches!(risk, Risk::Exec { .. }) {
+                return Some(deny(format!(
+                    "Bash command \"{shown}\" denied: \"{display}\" writes files after an earlier command of the line may have created links or moved entries (such as `ln`, `tar -x`, `git apply`), so runner cannot tell where its writes land. Run the commands as separate calls."
+                )));
+            }
             match risk {
                 Risk::Exec { flag, what } => {
                     let Some(r) = rule else { continue };
@@ -1724,7 +1789,7 @@ impl Policy {
             ),
             _ => return None,
         };
-        if c.unseen_args {
+        if c.unseen_args || c.after_change == Some(Change::Links) {
             return None;
         }
         let mut operands = Vec::new();
@@ -1786,6 +1851,12 @@ impl Policy {
             w.target,
             w.path.display()
         );
+        if w.after_change == Some(Change::Links) {
+            return deny(format!(
+                "{what} denied: an earlier command of the line may create links or move entries (such as `ln`, `cp`, `mv`, `tar -x`, `git apply`, `patch`), so runner cannot tell where the write lands. Run the commands as separate calls."
+            ))
+            .of_write();
+        }
         for path in std::iter::once(&w.path).chain(w.other_paths.iter()) {
             let d = self.decide_write("Edit", path, roots, &what, grant);
             if !d.is_allow() {
