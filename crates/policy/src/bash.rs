@@ -746,7 +746,11 @@ impl Walker {
             self.push(cmd);
             return Ok(());
         }
-        if cmd.argv().first().map(|w| w.text.as_str()) == Some("git")
+        if cmd
+            .argv()
+            .first()
+            .and_then(|w| program::system_name(&w.text))
+            == Some("git")
             && let Some((body, args)) =
                 git::alias_body(&cmd.argv()[1..]).map_err(|reason| Unanalysable { reason })?
         {

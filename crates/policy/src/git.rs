@@ -235,6 +235,35 @@ pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
     Ok(body.map(|b| (b, sub + 1 < args.len())))
 }
 
+/// The value of `alias.NAME` in the configuration files `files` (the last one that sets it
+/// wins, as in git), for `git NAME` with a subcommand that is not one of git's own.
+pub fn config_alias(files: &[PathBuf], name: &str) -> Option<String> {
+    let mut found = None;
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let mut in_alias = false;
+        for line in text.lines() {
+            let mut l = line.trim();
+            if l.starts_with('[') {
+                let Some(end) = l.find(']') else { continue };
+                in_alias = l[1..end].trim().eq_ignore_ascii_case("alias");
+                l = l[end + 1..].trim();
+            }
+            if !in_alias {
+                continue;
+            }
+            if let Some((key, value)) = l.split_once('=')
+                && key.trim().eq_ignore_ascii_case(name)
+            {
+                found = Some(value.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    found
+}
+
 /// Options after which `git log` (and `whatchanged`) prints patches.
 const PATCH_OPTIONS: &[&str] = &[
     "-p",

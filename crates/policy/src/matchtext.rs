@@ -19,7 +19,7 @@ pub type Candidate = (String, bool);
 const MAX_AMBIGUOUS: usize = 6;
 
 /// git's built-in commands: any other subcommand may be an alias.
-const GIT_BUILTINS: &[&str] = &[
+pub const GIT_BUILTINS: &[&str] = &[
     "add",
     "am",
     "annotate",

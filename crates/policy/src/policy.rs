@@ -12,7 +12,7 @@ use super::mode::PermissionMode;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
 use super::variables::{self, HARMLESS_ENV};
-use super::{git, globs, matchtext, paths, walk, wrappers};
+use super::{git, globs, matchtext, paths, posix, program, walk, wrappers};
 use crate::access::Access;
 use crate::roots::SessionRoots;
 
@@ -1190,6 +1190,54 @@ impl Policy {
         ))
     }
 
+    /// `git NAME` where NAME is no git command but a shell alias in the repository's or the
+    /// user's git configuration (`alias.NAME = !BODY`): git runs BODY with `sh -c` at the top
+    /// of the repository, so BODY is decided as a Bash command there; a denial of it denies the
+    /// git command. `None`: no such alias, or BODY is allowed (git itself is then decided as
+    /// usual).
+    fn git_alias(
+        &self,
+        shown: &str,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Option<Decision> {
+        let argv = c.argv();
+        if program::system_name(&argv.first()?.text) != Some("git") {
+            return None;
+        }
+        let sub = &argv[1 + git::globals(&argv[1..]).sub?];
+        if sub.dynamic || matchtext::GIT_BUILTINS.contains(&sub.text.as_str()) {
+            return None;
+        }
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        let mut files = Vec::new();
+        if let Some(h) = &self.home {
+            files.push(h.join(".gitconfig"));
+            files.push(h.join(".config/git/config"));
+        }
+        for cwd in c.cwds() {
+            if let Some(repo) = git::find_repository(cwd, &[root]) {
+                files.push(repo.git_dir.join("config"));
+            }
+        }
+        let value = git::config_alias(&files, &sub.text)?;
+        let body = value.strip_prefix('!')?;
+        let why = match posix::check(body) {
+            Err(what) => {
+                format!("its body uses {what}, which a POSIX shell reads differently from bash")
+            }
+            Ok(()) => match self.decide_bash(body, root, roots, grant) {
+                Decision::Allow { .. } => return None,
+                Decision::Deny { reason, .. } => reason,
+            },
+        };
+        Some(deny(format!(
+            "Bash command \"{shown}\" denied: `git {}` is the alias `{value}`, which git runs as a shell command: {why}",
+            sub.raw
+        )))
+    }
+
     /// `git show REV:PATH`, `:N:PATH`, `HEAD^{/msg: x}:PATH` read the blob of PATH: Read deny
     /// rules hold for it. Every text after any colon of a word is taken as a path (a colon
     /// may stand inside the revision).
@@ -1299,6 +1347,9 @@ impl Policy {
         }
         if c.words.is_empty() {
             return allow_read(format!("\"{display}\" only sets harmless variables"));
+        }
+        if let Some(d) = self.git_alias(shown, c, roots, grant) {
+            return d;
         }
         let unrestricted = grant || self.mode == PermissionMode::BypassPermissions;
         // A shell runner does not parse: only a rule that names it.

@@ -193,6 +193,31 @@ fn paths_made_earlier_in_the_command_are_unknown() {
     run("changes under the decision", CHANGES_UNDER_THE_DECISION);
 }
 
+#[test]
+fn git_aliases_in_the_configuration_are_shell_commands() {
+    let fx = fixture();
+    std::fs::write(
+        fx.roots.workdir.join(".git/config"),
+        "[core]\n\tbare = false\n[alias]\n\tc = !rm -rf src\n\tl = \"!ls -la\"\n\tp = push\n",
+    )
+    .unwrap();
+    for (allow, deny, cmd, expect) in [
+        (NONE, &["Bash(rm:*)"][..], "git c", false),
+        (&["Bash(git:*)"][..], NONE, "git c", false),
+        (&["Bash(git:*)", "Bash(rm:*)"][..], NONE, "git c", true),
+        (
+            &["Bash(git:*)"][..],
+            &["Bash(git push:*)"][..],
+            "git p",
+            false,
+        ),
+        (&["Bash(git:*)"][..], NONE, "git l", true),
+    ] {
+        let d = fx.decide(DA, allow, deny, cmd);
+        assert_eq!(d.is_allow(), expect, "{allow:?} {deny:?} {cmd}: {d:?}");
+    }
+}
+
 #[rustfmt::skip]
 const DENY_EQUIVALENTS: &[Row] = &[
     (BP, NONE, &["Bash(git push:*)"], "git send-pack origin main", false),
