@@ -1223,10 +1223,23 @@ impl Policy {
         }
         let value = git::config_alias(&files, &sub.text)?;
         let body = value.strip_prefix('!')?;
+        // An alias that runs another configured alias is not followed (it could loop).
+        let nested = bash::analyse(body, root).map_or(true, |a| {
+            a.commands.iter().any(|c| {
+                let argv = c.argv();
+                argv.first()
+                    .and_then(|w| program::system_name(&w.text))
+                    .is_some_and(|n| n == "git")
+                    && git::globals(&argv[1..]).sub.is_none_or(|i| {
+                        !matchtext::GIT_BUILTINS.contains(&argv[1 + i].text.as_str())
+                    })
+            })
+        });
         let why = match posix::check(body) {
             Err(what) => {
                 format!("its body uses {what}, which a POSIX shell reads differently from bash")
             }
+            Ok(()) if nested => "its body runs git with a subcommand that may be another alias, which runner does not follow".to_string(),
             Ok(()) => match self.decide_bash(body, root, roots, grant) {
                 Decision::Allow { .. } => return None,
                 Decision::Deny { reason, .. } => reason,

@@ -198,7 +198,7 @@ fn git_aliases_in_the_configuration_are_shell_commands() {
     let fx = fixture();
     std::fs::write(
         fx.roots.workdir.join(".git/config"),
-        "[core]\n\tbare = false\n[alias]\n\tc = !rm -rf src\n\tl = \"!ls -la\"\n\tp = push\n",
+        "[core]\n\tbare = false\n[alias]\n\tc = !rm -rf src\n\tl = \"!ls -la\"\n\tp = push\n\tloop = !git loop\n",
     )
     .unwrap();
     for (allow, deny, cmd, expect) in [
@@ -212,6 +212,7 @@ fn git_aliases_in_the_configuration_are_shell_commands() {
             false,
         ),
         (&["Bash(git:*)"][..], NONE, "git l", true),
+        (&["Bash(git:*)"][..], NONE, "git loop", false),
     ] {
         let d = fx.decide(DA, allow, deny, cmd);
         assert_eq!(d.is_allow(), expect, "{allow:?} {deny:?} {cmd}: {d:?}");
