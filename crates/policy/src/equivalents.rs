@@ -110,7 +110,16 @@ pub const TABLE: &[Equivalent] = &[
     eq(
         &["rsync"],
         &[],
-        &["--delete", "--remove-source-files"],
+        &[
+            "--delete",
+            "--del",
+            "--delete-before",
+            "--delete-during",
+            "--delete-delay",
+            "--delete-after",
+            "--delete-excluded",
+            "--remove-source-files",
+        ],
         &[],
         "rm",
     ),
@@ -198,4 +207,52 @@ fn option_given(e: &Equivalent, args: &[ArgWord]) -> bool {
                 || a.dynamic
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn means(cmd: &str) -> Vec<String> {
+        let words = ArgWord::split(cmd);
+        let reading = words
+            .iter()
+            .filter(|w| !w.text.starts_with('-'))
+            .map(|w| w.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        of(&words, &[(reading, false)])
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect()
+    }
+
+    #[test]
+    fn equivalents_are_found() {
+        for (cmd, want) in [
+            ("git send-pack origin main", "git push "),
+            ("gh api -XPUT repos/o/r/pulls/1/merge", "gh "),
+            ("gh api --method=DELETE repos/o/r", "gh "),
+            ("docker buildx build -o type=registry .", "docker push "),
+            ("podman push img", "docker push "),
+            ("rsync -a --delete-after src/ dst/", "rm "),
+            ("find . -delete", "rm "),
+            ("helm del x", "helm uninstall "),
+        ] {
+            assert!(
+                means(cmd).contains(&want.to_string()),
+                "{cmd}: {:?}",
+                means(cmd)
+            );
+        }
+        for cmd in [
+            "gh api repos/o/r/pulls",
+            "docker buildx build -t x .",
+            "docker buildx build -o type=local,dest=out .",
+            "rsync -a src/ dst/",
+            "find . -name x",
+        ] {
+            assert!(means(cmd).is_empty(), "{cmd}: {:?}", means(cmd));
+        }
+    }
 }
