@@ -739,12 +739,36 @@ impl Walker {
                 name.text
             ));
         }
+        let Some(cmd) = self.shell_code(cmd, piped)? else {
+            return Ok(());
+        };
+        let exec = find_exec(cmd.argv())?;
+        let parallel = parallel_script(cmd.argv())?;
+        self.change_directory(cmd.argv())?;
+        self.push(cmd);
+        for (words, in_dir) in exec {
+            self.exec_command(words, in_dir)?;
+        }
+        if let Some(script) = parallel {
+            self.unseen(|w| w.source(&script))?;
+        }
+        Ok(())
+    }
+
+    /// A command that runs shell code: another shell's (recorded as foreign), a git alias
+    /// body, a `bash`/`sh -c` script or a script on its standard input (walked). `Ok(None)`:
+    /// recorded here; `Ok(Some(cmd))`: none of those, the caller records it.
+    fn shell_code(
+        &mut self,
+        mut cmd: SimpleCmd,
+        piped: bool,
+    ) -> Result<Option<SimpleCmd>, Unanalysable> {
         if let Some(name) =
             foreign_shell(cmd.argv()).or_else(|| multicall_shell(&cmd.layers, cmd.argv()))
         {
             cmd.foreign_shell = Some(name);
             self.push(cmd);
-            return Ok(());
+            return Ok(None);
         }
         if cmd
             .argv()
@@ -757,7 +781,7 @@ impl Walker {
             // `git -c alias.c='!BODY' c`: git runs BODY with `sh -c`, the rest as its arguments.
             cmd.shell_wrapper = true;
             cmd.unseen_args |= args;
-            return self.run_shell(cmd, "git", &body, true);
+            return self.run_shell(cmd, "git", &body, true).map(|()| None);
         }
         let shell = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?;
         if let Some(Invocation {
@@ -773,7 +797,9 @@ impl Walker {
             }
             cmd.shell_wrapper = true;
             let (shell, script) = (shell.clone(), script.text.clone());
-            return self.run_shell(cmd, &shell, &script, invocation::is_posix(&shell));
+            return self
+                .run_shell(cmd, &shell, &script, invocation::is_posix(&shell))
+                .map(|()| None);
         }
         if let Some(Invocation {
             shell: name,
@@ -786,7 +812,7 @@ impl Walker {
                 (Stdin::Static(text), _) => {
                     cmd.shell_wrapper = true;
                     let posix = invocation::is_posix(&name);
-                    return self.run_shell(cmd, &name, &text, posix);
+                    return self.run_shell(cmd, &name, &text, posix).map(|()| None);
                 }
                 // `/dev/null`: nothing to run.
                 (Stdin::Inherited, false) => {}
@@ -794,21 +820,11 @@ impl Walker {
                 _ => {
                     cmd.foreign_shell = Some(name);
                     self.push(cmd);
-                    return Ok(());
+                    return Ok(None);
                 }
             }
         }
-        let exec = find_exec(cmd.argv())?;
-        let parallel = parallel_script(cmd.argv())?;
-        self.change_directory(cmd.argv())?;
-        self.push(cmd);
-        for (words, in_dir) in exec {
-            self.exec_command(words, in_dir)?;
-        }
-        if let Some(script) = parallel {
-            self.unseen(|w| w.source(&script))?;
-        }
-        Ok(())
+        Ok(Some(cmd))
     }
 
     /// Record `cmd`, which runs `script` through a shell, and walk the script: in its own
