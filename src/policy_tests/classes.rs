@@ -273,7 +273,7 @@ const SHELLS: &[Row] = &[
     (BP, NONE, NONE, "Bash", "zsh -c 'ls'", false),
     (BP, NONE, NONE, "Bash", "fish -c ls", false),
     (BP, NONE, NONE, "Bash", "ksh -c 'echo hi'", false),
-    (BP, NONE, NONE, "Bash", "dash -c ls", false),
+    (BP, NONE, NONE, "Bash", "dash -c \"echo \\$'x'\"", false),
     (BP, NONE, NONE, "Bash", "/usr/bin/zsh -c ls", false),
     (BP, NONE, NONE, "Bash", "mksh -c ls", false),
     (BP, NONE, NONE, "Bash", "busybox ash -c ls", false),
@@ -294,6 +294,7 @@ const SHELLS: &[Row] = &[
     (BP, &["Bash(fish:*)"], NONE, "Bash", "fish -c ls", true),
     (DA, NONE, NONE, "Bash", "bash -c 'ls'", true),
     (DA, NONE, NONE, "Bash", "sh -c 'cat README.md'", true),
+    (DA, NONE, NONE, "Bash", "dash -c 'cat README.md'", true),
 ];
 
 #[test]
@@ -788,4 +789,58 @@ fn benign_ci_commands_stay_read_only() {
     // With a rule, the CI commands that build and test.
     let d = fx.decide(DA, &["Bash(cargo test:*)"], NONE, "Bash", "cargo test");
     assert!(matches!(d, Decision::Allow { .. }), "{d:?}");
+}
+
+#[rustfmt::skip]
+const POLICY_V3: &[Row] = &[
+    // Programs by path are the files they name.
+    (DA, NONE, NONE, "Bash", "./timeout 5 ls", false),
+    (DA, NONE, NONE, "Bash", "./bash -c 'ls'", false),
+    (DA, NONE, NONE, "Bash", "tools/sh -c 'ls'", false),
+    (DA, &["Bash(./timeout:*)"], NONE, "Bash", "./timeout 5 ls", true),
+    // sh is not bash.
+    (BP, NONE, NONE, "Bash", "sh -c \"echo \\$'\\\\'; touch x #\\\\''\"", false),
+    (BP, NONE, NONE, "Bash", "watch \"echo \\$'x'\"", false),
+    (BP, NONE, NONE, "Bash", "sh <<'EOF'\necho $'x'\nEOF", false),
+    // Paths made earlier in the same line.
+    (BP, NONE, &["Read(~/.netrc)"], "Bash", "ln -s ../home h && cat h/.netrc", false),
+    (DA, &["Bash(tar -x:*)"], NONE, "Bash", "tar -x -f v.tar && cat v/cfg/passwd", false),
+    (DA, &["Edit"], NONE, "Bash", "echo > --pre=sh; rg -l . *", false),
+    (AE, NONE, NONE, "Bash", "mkdir -p out && echo x > out/a.txt", true),
+    // Deny rules cover equivalent commands.
+    (BP, NONE, &["Bash(git push:*)"], "Bash", "git send-pack origin main", false),
+    (BP, NONE, &["Bash(gh pr merge:*)"], "Bash", "gh api -X PUT repos/o/r/pulls/1/merge", false),
+    (BP, NONE, &["Bash(docker push:*)"], "Bash", "docker buildx build --push .", false),
+    (BP, NONE, &["Bash(docker push:*)"], "Bash", "docker compose push", false),
+    (BP, NONE, &["Bash(rm:*)"], "Bash", "bash -o pipefail -c 'rm -rf src'", false),
+    (BP, NONE, &["Bash(rm:*)"], "Bash", "bash -c -- 'rm -rf src'", false),
+    (BP, NONE, &["Bash(rm:*)"], "Bash", "sh -c +e 'rm -rf src'", false),
+    (BP, NONE, &["Bash(rm:*)"], "Bash", "setarch x86_64 rm -rf src", false),
+    (BP, NONE, &["Bash(rm:*)"], "Bash", "git -c alias.c='!rm -rf src' c", false),
+    // Read denials through other readers.
+    (DA, NONE, ENV_DENIED, "Bash", "git show :0:.env", false),
+    (DA, NONE, ENV_DENIED, "Bash", "git show 'HEAD^{/fix: x}:.env'", false),
+    (DA, NONE, ENV_DENIED, "Bash", "git show HEAD", false),
+    (BP, NONE, ENV_DENIED, "Bash", "git archive HEAD | tar -xO", false),
+    (BP, NONE, ENV_DENIED, "Bash", "ls -A | xargs cat", false),
+    (DA, NONE, ENV_DENIED, "Bash", "git show --stat HEAD", true),
+    // Files other tools execute later.
+    (BP, NONE, NONE, "Write", "{W}/lefthook.json", false),
+    (BP, NONE, NONE, "Write", "{W}/mise.toml", false),
+    (BP, NONE, NONE, "Edit", "{W}/.pnpmfile.cjs", false),
+    (BP, NONE, NONE, "Write", "{W}/.vscode/tasks.json", false),
+    (BP, &["Write(./mise.toml)"], NONE, "Write", "{W}/mise.toml", true),
+    // Integer variables.
+    (BP, NONE, NONE, "Bash", "read OPTIND <<< 'a[$(touch x)]'", false),
+    (BP, NONE, NONE, "Bash", "OPTIND='a[$(touch x)]'", false),
+    // Benign commands.
+    (DA, &["Bash(npm test)"], NONE, "Bash", "export CI=true && npm test", true),
+    (DA, NONE, NONE, "Bash", "read -r v < README.md", true),
+    (DA, NONE, NONE, "Bash", "command -v cargo", true),
+    (DA, NONE, NONE, "Bash", "uname -a && date -u +%F", true),
+];
+
+#[test]
+fn class_16_policy_v3() {
+    run("policy v3", POLICY_V3);
 }

@@ -161,6 +161,26 @@ fn bench_permissions() {
             "adversarial: env/sudo wrappers",
             "env -i FOO=1 nice -n 5 timeout 10 sudo rm -rf /".into(),
         ),
+        (
+            "v3: sh -c script (POSIX check)",
+            "sh -c 'ls -la && grep -rn \"$x\" src | head -5'".into(),
+        ),
+        (
+            "v3: ln then cat (changed paths)",
+            "ln -s ../home h && cat h/.netrc".into(),
+        ),
+        (
+            "v3: gh api -X PUT (deny equivalents)",
+            "gh api -X PUT repos/o/r/pulls/1/merge".into(),
+        ),
+        (
+            "v3: bash -o pipefail -c (shell options)",
+            "bash -o pipefail -c 'cargo test 2>&1 | tail -n 20'".into(),
+        ),
+        (
+            "v3: git show HEAD (Read deny in repo)",
+            "git show HEAD".into(),
+        ),
     ];
     let mut t = Table::new(&[
         "Bash permission decision",

@@ -175,6 +175,166 @@ static SUBCOMMANDS: LazyLock<Vec<(&'static str, Options)>> = LazyLock::new(|| {
     ]
 });
 
+/// The shell command a `git -c alias.NAME='!BODY' NAME ARGS…` runs: git gives `BODY` to
+/// `sh -c` (with `ARGS` appended), so it is decided as shell commands. `Ok(Some((body,
+/// args)))` for such an alias (`args`: whether more words follow, which the body gets as
+/// arguments runner does not see); `Ok(None)` when the subcommand is no shell alias given on
+/// the command line; `Err` when its definition is only known at run time.
+pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
+    let Some(sub) = globals(args).sub else {
+        return Ok(None);
+    };
+    let name = args[sub].text.to_ascii_lowercase();
+    let mut body = None;
+    let mut i = 0;
+    while i < sub {
+        let t = args[i].text.as_str();
+        let def = match t {
+            "-c" => {
+                i += 1;
+                args.get(i)
+            }
+            _ if t.starts_with("--config-env=") => {
+                let key = t["--config-env=".len()..]
+                    .split('=')
+                    .next()
+                    .unwrap_or_default();
+                if key.to_ascii_lowercase() == format!("alias.{name}") {
+                    return Err(format!(
+                        "`git {t}` defines the alias `{name}` from the environment"
+                    ));
+                }
+                None
+            }
+            _ => None,
+        };
+        let text = match def {
+            Some(d) => Some((d.text.clone(), d.dynamic)),
+            None => t
+                .strip_prefix("-c")
+                .filter(|r| !r.is_empty() && !t.starts_with("--"))
+                .map(|r| (r.to_string(), args[i].dynamic)),
+        };
+        if let Some((kv, dynamic)) = text
+            && let Some((key, value)) = kv.split_once('=')
+            && key.to_ascii_lowercase() == format!("alias.{name}")
+        {
+            if dynamic {
+                return Err(format!(
+                    "the alias `{name}` is defined by `{}`, which is expanded at run time",
+                    args[i].raw
+                ));
+            }
+            body = value.strip_prefix('!').map(str::to_string);
+            if body.is_none() {
+                return Ok(None);
+            }
+        }
+        i += 1;
+    }
+    Ok(body.map(|b| (b, sub + 1 < args.len())))
+}
+
+/// The value of `alias.NAME` in the configuration files `files` (the last one that sets it
+/// wins, as in git), for `git NAME` with a subcommand that is not one of git's own.
+pub fn config_alias(files: &[PathBuf], name: &str) -> Option<String> {
+    let mut found = None;
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let mut in_alias = false;
+        for line in text.lines() {
+            let mut l = line.trim();
+            if l.starts_with('[') {
+                let Some(end) = l.find(']') else { continue };
+                in_alias = l[1..end].trim().eq_ignore_ascii_case("alias");
+                l = l[end + 1..].trim();
+            }
+            if !in_alias {
+                continue;
+            }
+            if let Some((key, value)) = l.split_once('=')
+                && key.trim().eq_ignore_ascii_case(name)
+            {
+                found = Some(value.trim().trim_matches('"').to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Options after which `git log` (and `whatchanged`) prints patches.
+const PATCH_OPTIONS: &[&str] = &[
+    "-p",
+    "-u",
+    "--patch",
+    "-c",
+    "--cc",
+    "--dd",
+    "--remerge-diff",
+    "--patch-with-stat",
+    "--patch-with-raw",
+    "--word-diff",
+    "--color-words",
+    "-W",
+    "--function-context",
+    "--ext-diff",
+    "--textconv",
+];
+
+/// Options after which `git show` and `git diff` print no file contents (unless a patch is
+/// asked for too).
+const NO_PATCH_OPTIONS: &[&str] = &[
+    "-s",
+    "--no-patch",
+    "--stat",
+    "--numstat",
+    "--shortstat",
+    "--name-only",
+    "--name-status",
+    "--summary",
+    "--raw",
+    "--dirstat",
+    "--compact-summary",
+    "--quiet",
+    "--exit-code",
+    "--check",
+];
+
+/// When `git ARGS` prints file contents from the repository or its history (a commit's
+/// patch, a blob, an archive, search hits): the subcommand, and the index in `args` where its
+/// own words start. A Read deny rule covering a path in the repository then needs the output
+/// restricted to paths it does not cover.
+pub fn content_reader(args: &[ArgWord]) -> Option<(String, usize)> {
+    let sub_at = globals(args).sub?;
+    let sub = args[sub_at].text.as_str();
+    let rest = &args[sub_at + 1..];
+    let has = |names: &[&str]| {
+        rest.iter().take_while(|a| a.text != "--").any(|a| {
+            let t = a.text.as_str();
+            names.iter().any(|n| {
+                t == *n
+                    || t.strip_prefix(n).is_some_and(|r| r.starts_with('='))
+                    || (*n == "-U" && t.starts_with("-U"))
+            })
+        })
+    };
+    let patch = has(PATCH_OPTIONS) || has(&["-U", "--unified", "-L"]);
+    let prints = match sub {
+        "log" | "whatchanged" | "reflog" => patch,
+        "show" | "diff" | "diff-index" | "diff-files" | "stash" => {
+            patch || !has(NO_PATCH_OPTIONS) && sub != "stash"
+        }
+        "diff-tree" => patch,
+        "cat-file" => !has(&["-t", "-s", "-e"]),
+        "archive" | "format-patch" | "fast-export" | "bundle" | "grep" | "range-diff" | "blame"
+        | "annotate" | "apply" | "am" | "difftool" | "send-email" | "request-pull" => true,
+        _ => false,
+    };
+    prints.then(|| (sub.to_string(), sub_at + 1))
+}
+
 /// Whether `git ARGS` (the words after `git`) is read-only; `Err` says why not. Every word must
 /// be static; `rev-parse` takes any option (it only prints).
 pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {

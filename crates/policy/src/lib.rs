@@ -10,28 +10,38 @@
 //!
 //! - [`rule`]: rule syntax and matching (`Tool`, `Bash(git diff:*)`, `Edit(src/**)`).
 //! - [`bash`]: Bash command analysis on brush-parser's AST (fail closed).
+//! - [`posix`]: scripts for a POSIX shell (dash) that bash would read differently.
+//! - [`invocation`]: a shell's options before its script (`bash -o pipefail -c`).
 //! - [`readonly`]: the read-only command set, as data.
+//! - [`changes`]: commands that change later paths of the same line (links, archives, new names).
 //! - [`flags`]: option parsing against a program's list of harmless options.
 //! - [`wrappers`]: commands that run another command (`timeout`, `env`, `xargs`, `sudo`).
 //! - [`git`]: git's global options, read-only subcommands, repository configuration risks.
 //! - [`sed`]: sed script parsing (commands that run, write or read files).
 //! - [`matchtext`]: the texts deny and ask rules are matched against.
+//! - [`equivalents`]: commands with the effect of another, for deny and ask rules.
 //! - [`variables`]: which variable assignments a command may make.
 //! - [`globs`]: brace and glob expansion against the file system.
 //! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
 //! - [`options`]: the option model: per program, what its options take and are; one parser.
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
 //! - [`paths`]: path resolution and protected paths.
+//! - [`autoexec`]: files other tools execute later (hook, version and package managers, editors, CI).
 //! - [`policy`]: the decision chain.
+//! - [`program`]: which program a command's name runs (a path is the file it names).
 //! - [`access`]: what a tool call touches, the input of every decision.
 //! - [`roots`]: the directories a task's paths resolve through.
 
 pub mod access;
 pub mod args;
+pub mod autoexec;
 pub mod bash;
+pub mod changes;
+pub mod equivalents;
 pub mod flags;
 pub mod git;
 pub mod globs;
+pub mod invocation;
 pub mod matchtext;
 pub mod mode;
 #[cfg(test)]
@@ -39,6 +49,8 @@ mod option_tests;
 pub mod options;
 pub mod paths;
 pub mod policy;
+pub mod posix;
+pub mod program;
 pub mod readonly;
 pub mod roots;
 pub mod rule;

@@ -7,8 +7,8 @@
 //! When in doubt, a deny rule matches.
 
 use super::bash::SimpleCmd;
-use super::git;
 use super::word::ArgWord;
+use super::{equivalents, git};
 
 /// One text to match, and whether it is only a prefix (the rest is unknown: a dynamic word or
 /// arguments runner cannot see).
@@ -19,7 +19,7 @@ pub type Candidate = (String, bool);
 const MAX_AMBIGUOUS: usize = 6;
 
 /// git's built-in commands: any other subcommand may be an alias.
-const GIT_BUILTINS: &[&str] = &[
+pub const GIT_BUILTINS: &[&str] = &[
     "add",
     "am",
     "annotate",
@@ -228,7 +228,14 @@ pub fn candidates(c: &SimpleCmd) -> Vec<Candidate> {
             // %'`, `find -exec CMD {}`): any deny rule for the program may match.
             add((format!("{base} "), true));
         }
-        for cand in skipped_options(&base, &words[1..], c.unseen_args) {
+        let readings = skipped_options(&base, &words[1..], c.unseen_args);
+        // Commands with the same effect (`git send-pack` for `git push`).
+        let mut all = readings.clone();
+        all.push(c.match_text(from));
+        for cand in readings {
+            add(cand);
+        }
+        for cand in equivalents::of(words, &all) {
             add(cand);
         }
     }

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
+use super::autoexec;
 use crate::roots::SessionRoots;
 
 /// Resolve `path` against `base` the way the kernel walks it: component by component, a
@@ -81,37 +82,17 @@ pub fn inside_workdir(roots: &SessionRoots, path: &Path) -> bool {
     path.starts_with(&roots.workdir)
 }
 
-/// Protected directories: a path with any of these component sequences is protected.
+/// Protected directories (besides the auto-executed ones of [`autoexec::TABLE`]): a path with
+/// any of these component sequences is protected.
 const PROTECTED_DIRS: &[&[&str]] = &[
     &[".git"],
     &[".runner"],
-    &[".github", "workflows"],
-    &[".github", "actions"],
-    &[".gitea", "workflows"],
-    &[".gitea", "actions"],
-    &[".forgejo", "workflows"],
-    &[".forgejo", "actions"],
-    &[".gitlab"],
-    &[".circleci"],
-    &[".buildkite"],
-    &[".woodpecker"],
-    &[".semaphore"],
-    &[".tekton"],
-    &[".azure-pipelines"],
     &[".config", "git"],
-    &[".vscode"],
-    &[".idea"],
-    &[".husky"],
-    &[".githooks"],
-    &[".git-hooks"],
-    &[".cargo"],
-    &[".devcontainer"],
-    &[".yarn"],
     &[".mvn"],
     &[".claude"],
 ];
 
-/// Protected file names (at any depth).
+/// Protected file names at any depth (besides the auto-executed ones of [`autoexec::TABLE`]).
 const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
     ".gitmodules",
@@ -125,50 +106,9 @@ const PROTECTED_FILES: &[&str] = &[
     ".zprofile",
     ".zlogin",
     ".profile",
-    ".envrc",
-    ".npmrc",
-    ".yarnrc",
-    ".yarnrc.yml",
-    ".pnp.cjs",
-    "bunfig.toml",
     ".bazelrc",
-    ".pre-commit-config.yaml",
-    ".pre-commit-config.yml",
-    ".pre-commit-hooks.yaml",
-    "lefthook.yml",
-    "lefthook.yaml",
-    ".lefthook.yml",
-    ".lefthook.yaml",
-    "lefthook-local.yml",
-    "lefthook-local.yaml",
-    ".lefthook-local.yml",
-    ".lefthook-local.yaml",
-    ".overcommit.yml",
-    ".simple-git-hooks.json",
-    ".simple-git-hooks.js",
-    ".simple-git-hooks.cjs",
-    ".gitlab-ci.yml",
-    ".gitlab-ci.yaml",
-    "Jenkinsfile",
-    "azure-pipelines.yml",
-    "azure-pipelines.yaml",
-    ".azure-pipelines.yml",
-    ".travis.yml",
-    "bitbucket-pipelines.yml",
-    ".drone.yml",
-    ".woodpecker.yml",
-    ".woodpecker.yaml",
-    "appveyor.yml",
-    ".appveyor.yml",
-    ".cirrus.yml",
-    "cloudbuild.yaml",
-    "cloudbuild.yml",
-    "codemagic.yaml",
-    "buildspec.yml",
-    ".gitpod.yml",
     "gradle-wrapper.properties",
     "maven-wrapper.properties",
-    ".devcontainer.json",
     ".ripgreprc",
     "pyrightconfig.json",
     ".mcp.json",
@@ -208,8 +148,13 @@ fn protected_marker_rel(path: &Path) -> Option<String> {
             _ => None,
         })
         .collect();
+    let dirs: Vec<&[&str]> = PROTECTED_DIRS
+        .iter()
+        .copied()
+        .chain(autoexec::dirs())
+        .collect();
     for (i, _) in comps.iter().enumerate() {
-        for dir in PROTECTED_DIRS {
+        for dir in &dirs {
             if comps.len() >= i + dir.len()
                 && comps[i..i + dir.len()]
                     .iter()
@@ -217,7 +162,7 @@ fn protected_marker_rel(path: &Path) -> Option<String> {
                     .all(|(a, b)| a.as_str() == fold(b))
             {
                 // `.claude/worktrees` is where agents keep worktrees; not protected.
-                if dir == &[".claude"] && comps.get(i + 1).map(String::as_str) == Some("worktrees")
+                if *dir == [".claude"] && comps.get(i + 1).map(String::as_str) == Some("worktrees")
                 {
                     continue;
                 }
@@ -228,8 +173,10 @@ fn protected_marker_rel(path: &Path) -> Option<String> {
     let name = comps.last()?;
     PROTECTED_FILES
         .iter()
+        .copied()
+        .chain(autoexec::files())
         .find(|f| fold(f) == *name)
-        .map(|f| f.to_string())
+        .map(str::to_string)
 }
 
 /// A path component as a case-insensitive, normalising file system compares it: lower case,

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 use super::args::{self, Risk};
 use super::bash::{self, Analysis, ArgWord, FileWrite, SimpleCmd};
+use super::changes::Change;
 use super::mode::PermissionMode;
 use super::readonly;
 use super::rule::{Rule, RuleError, Specifier, Tail};
 use super::variables::{self, HARMLESS_ENV};
-use super::{git, globs, matchtext, paths, walk, wrappers};
+use super::{git, globs, matchtext, paths, posix, program, walk, wrappers};
 use crate::access::Access;
 use crate::roots::SessionRoots;
 
@@ -287,6 +288,9 @@ impl Policy {
         });
         commands_ok
             && a.reads.iter().all(|r| {
+                if r.after_change == Some(Change::Links) {
+                    return false;
+                }
                 let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
                     .chain(r.other_cwds.iter().map(PathBuf::as_path))
                     .collect();
@@ -684,7 +688,11 @@ impl Policy {
             let cwds: Vec<&Path> = std::iter::once(r.cwd.as_path())
                 .chain(r.other_cwds.iter().map(PathBuf::as_path))
                 .collect();
-            match self.bash_read(&what, &r.word, &cwds, roots, grant) {
+            let check = match r.after_change {
+                Some(Change::Links) => self.changed_read(&what, &r.word),
+                _ => self.bash_read(&what, &r.word, &cwds, roots, grant),
+            };
+            match check {
                 ReadCheck::Ok => reasons.push(format!("the input `{}` is readable", r.word.raw)),
                 ReadCheck::Hard(d) => return d,
                 ReadCheck::Soft(why) => {
@@ -986,7 +994,14 @@ impl Policy {
                 }
             )));
         }
-        if let Some(a) = c.sets.iter().find(|a| !variables::shell_variable_ok(a)) {
+        let exports = exports(c);
+        if let Some(a) = c.sets.iter().find(|a| {
+            if exports {
+                !variables::export_ok(a)
+            } else {
+                !variables::shell_variable_ok(a)
+            }
+        }) {
             return Some(deny(format!(
                 "Bash command \"{shown}\" denied: \"{display}\" sets the variable {}, which changes how later commands run (shell variables may have lower-case names only, or be one of {}).",
                 a.name,
@@ -1017,6 +1032,17 @@ impl Policy {
                     .unwrap_or_default()
             ));
         }
+        if c.unseen_args
+            && self.has_read_blockers()
+            && !argv
+                .first()
+                .is_some_and(|w| NO_FILE_READS.contains(&w.text.as_str()))
+        {
+            return Err(deny(format!(
+                "{what} denied: `{}` gets arguments runner cannot see (from its input, `xargs` or `find`), which may name a file a Read deny or ask rule covers. Name the files in the command.",
+                argv.first().map(|w| w.raw.as_str()).unwrap_or_default()
+            )));
+        }
         if let Err(why) = readonly::check(&argv, &c.cwd, roots) {
             not.get_or_insert(why);
         }
@@ -1041,6 +1067,9 @@ impl Policy {
         {
             reads.paths.push(ArgWord::literal("."));
             reads.recursive = Some(false);
+        }
+        if let Some(change) = c.after_change {
+            self.changed_paths(what, c, change, &reads, &mut not)?;
         }
         for w in &reads.paths {
             match self.bash_read(what, w, &cwds, roots, grant) {
@@ -1072,28 +1101,8 @@ impl Policy {
                     }
                 }
             }
-            // `git show REV:PATH` reads the blob of PATH: Read deny rules hold for it.
-            let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
-            for w in argv[1..].iter().filter(|w| !w.text.starts_with('-')) {
-                if let Some((_, path)) = w.text.split_once(':')
-                    && !path.is_empty()
-                {
-                    let base = if path.starts_with("./") || path.starts_with("../") {
-                        c.cwd.as_path()
-                    } else {
-                        root
-                    };
-                    let p = paths::resolve(base, Path::new(path.trim_start_matches('/')));
-                    if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
-                        return Err(deny(format!(
-                            "{what} denied: `{}` reads {} from the repository {}.",
-                            w.raw,
-                            p.display(),
-                            b.because(r)
-                        )));
-                    }
-                }
-            }
+            self.git_blobs(what, &argv, c, roots)?;
+            self.git_contents(what, &argv, c, roots)?;
             // Pathspecs (`git log -p -- .env`, `git diff .env`): the history and changes of a
             // path a Read deny rule covers are its contents.
             let dashdash = argv.iter().position(|w| w.text == "--");
@@ -1132,6 +1141,212 @@ impl Policy {
         Ok(not)
     }
 
+    /// A command after an earlier one of the line changed the file system ([`Change`]): its
+    /// globs (after new names) or all its paths (after links) are unknown. It is then not
+    /// read-only, and with a Read deny or ask rule it is denied.
+    fn changed_paths(
+        &self,
+        what: &str,
+        c: &SimpleCmd,
+        change: Change,
+        reads: &readonly::Reads,
+        not: &mut Option<String>,
+    ) -> Result<(), Decision> {
+        let argv = c.argv();
+        let unknown = match change {
+            Change::Names => argv[1..].iter().find(|w| w.glob.is_some()),
+            Change::Links => argv[1..]
+                .iter()
+                .find(|w| w.glob.is_some())
+                .or(reads.paths.first()),
+        };
+        let Some(w) = unknown else {
+            return Ok(());
+        };
+        if let ReadCheck::Hard(d) = self.changed_read(what, w) {
+            return Err(d);
+        }
+        not.get_or_insert_with(|| {
+            format!(
+                "an earlier command of the line creates or moves paths, so runner cannot tell what `{}` is when this command runs",
+                w.raw
+            )
+        });
+        Ok(())
+    }
+
+    /// A path read after an earlier command of the line may have made links on its way:
+    /// unknown (denied outright under a Read deny or ask rule).
+    fn changed_read(&self, what: &str, w: &ArgWord) -> ReadCheck {
+        if self.has_read_blockers() {
+            return ReadCheck::Hard(deny(format!(
+                "{what} denied: an earlier command of the line creates links or new names (such as `ln`, `tar -x`, `unzip`, `git apply`, `patch`, `mkdir`, a redirection), so runner cannot tell which file `{}` reads then, and a Read deny or ask rule may cover it. Run the commands as separate calls.",
+                w.raw
+            )));
+        }
+        ReadCheck::Soft(format!(
+            "an earlier command of the line may have made links, so runner cannot tell which file `{}` reads",
+            w.raw
+        ))
+    }
+
+    /// `git NAME` where NAME is no git command but a shell alias in the repository's or the
+    /// user's git configuration (`alias.NAME = !BODY`): git runs BODY with `sh -c` at the top
+    /// of the repository, so BODY is decided as a Bash command there; a denial of it denies the
+    /// git command. `None`: no such alias, or BODY is allowed (git itself is then decided as
+    /// usual).
+    fn git_alias(
+        &self,
+        shown: &str,
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+        grant: bool,
+    ) -> Option<Decision> {
+        let argv = c.argv();
+        if program::system_name(&argv.first()?.text) != Some("git") {
+            return None;
+        }
+        let sub = &argv[1 + git::globals(&argv[1..]).sub?];
+        if sub.dynamic || matchtext::GIT_BUILTINS.contains(&sub.text.as_str()) {
+            return None;
+        }
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        let mut files = Vec::new();
+        if let Some(h) = &self.home {
+            files.push(h.join(".gitconfig"));
+            files.push(h.join(".config/git/config"));
+        }
+        for cwd in c.cwds() {
+            if let Some(repo) = git::find_repository(cwd, &[root]) {
+                files.push(repo.git_dir.join("config"));
+            }
+        }
+        let value = git::config_alias(&files, &sub.text)?;
+        let body = value.strip_prefix('!')?;
+        // An alias that runs another configured alias is not followed (it could loop).
+        let nested = bash::analyse(body, root).map_or(true, |a| {
+            a.commands.iter().any(|c| {
+                let argv = c.argv();
+                argv.first()
+                    .and_then(|w| program::system_name(&w.text))
+                    .is_some_and(|n| n == "git")
+                    && git::globals(&argv[1..]).sub.is_none_or(|i| {
+                        !matchtext::GIT_BUILTINS.contains(&argv[1 + i].text.as_str())
+                    })
+            })
+        });
+        let why = match posix::check(body) {
+            Err(what) => {
+                format!("its body uses {what}, which a POSIX shell reads differently from bash")
+            }
+            Ok(()) if nested => "its body runs git with a subcommand that may be another alias, which runner does not follow".to_string(),
+            Ok(()) => match self.decide_bash(body, root, roots, grant) {
+                Decision::Allow { .. } => return None,
+                Decision::Deny { reason, .. } => reason,
+            },
+        };
+        Some(deny(format!(
+            "Bash command \"{shown}\" denied: `git {}` is the alias `{value}`, which git runs as a shell command: {why}",
+            sub.raw
+        )))
+    }
+
+    /// `git show REV:PATH`, `:N:PATH`, `HEAD^{/msg: x}:PATH` read the blob of PATH: Read deny
+    /// rules hold for it. Every text after any colon of a word is taken as a path (a colon
+    /// may stand inside the revision).
+    fn git_blobs(
+        &self,
+        what: &str,
+        argv: &[ArgWord],
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Result<(), Decision> {
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        for w in argv[1..].iter().filter(|w| !w.text.starts_with('-')) {
+            for (i, _) in w.text.match_indices(':') {
+                let path = &w.text[i + 1..];
+                if path.is_empty() {
+                    continue;
+                }
+                let base = if path.starts_with("./") || path.starts_with("../") {
+                    c.cwd.as_path()
+                } else {
+                    root
+                };
+                let p = paths::resolve(base, Path::new(path.trim_start_matches('/')));
+                if let Some((r, b)) = self.path_blocker(&["Read"], &p, roots, false) {
+                    return Err(deny(format!(
+                        "{what} denied: `{}` reads {} from the repository {}.",
+                        w.raw,
+                        p.display(),
+                        b.because(r)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A git command that prints file contents from the repository or its history (`git show
+    /// HEAD`, `git log -p`, `git diff`, `git archive`, `git cat-file`, `git grep`), while a
+    /// Read deny or ask rule covers a path in the repository: its output may hold that path's
+    /// contents, so it is denied unless its pathspecs (after `--`, or operands that exist)
+    /// all name paths no such rule reaches. `git show` of blobs only (`REV:PATH`) is checked
+    /// by [`Self::git_blobs`].
+    fn git_contents(
+        &self,
+        what: &str,
+        argv: &[ArgWord],
+        c: &SimpleCmd,
+        roots: &SessionRoots,
+    ) -> Result<(), Decision> {
+        let root = roots.repo_root.as_deref().unwrap_or(&roots.workdir);
+        if !self.read_blockers_overlap(root, roots) {
+            return Ok(());
+        }
+        let Some((sub, from)) = git::content_reader(&argv[1..]) else {
+            return Ok(());
+        };
+        let words = &argv[1 + from..];
+        let dashdash = words.iter().position(|w| w.text == "--");
+        let before = &words[..dashdash.unwrap_or(words.len())];
+        let operands: Vec<&ArgWord> = before
+            .iter()
+            .filter(|w| !w.text.starts_with('-') || w.dynamic)
+            .collect();
+        if sub == "show" && !operands.is_empty() && operands.iter().all(|w| w.text.contains(':')) {
+            return Ok(());
+        }
+        let exists = |w: &ArgWord| {
+            c.cwds()
+                .any(|d| paths::resolve(d, Path::new(&w.text)).exists())
+        };
+        let mut specs: Vec<&ArgWord> = operands
+            .into_iter()
+            .filter(|w| !w.dynamic && !w.text.is_empty() && exists(w))
+            .collect();
+        if let Some(d) = dashdash {
+            specs.extend(words[d + 1..].iter());
+        }
+        let restricted = !specs.is_empty()
+            && sub != "cat-file"
+            && specs.iter().all(|w| {
+                !w.dynamic
+                    && !w.text.starts_with(':')
+                    && !w.text.contains(['*', '?', '['])
+                    && c.cwds().all(|d| {
+                        let p = paths::resolve(d, Path::new(&w.text));
+                        !self.read_blockers_overlap(&p, roots)
+                    })
+            });
+        if restricted {
+            return Ok(());
+        }
+        Err(deny(format!(
+            "{what} denied: `git {sub}` prints file contents from the repository or its history, which may include a path a Read deny or ask rule covers. Name the paths it may show after `--` (such as `git {sub} … -- src`), or ask for names and statistics only (`--stat`)."
+        )))
+    }
+
     fn bash_command(
         &self,
         shown: &str,
@@ -1145,6 +1360,9 @@ impl Policy {
         }
         if c.words.is_empty() {
             return allow_read(format!("\"{display}\" only sets harmless variables"));
+        }
+        if let Some(d) = self.git_alias(shown, c, roots, grant) {
+            return d;
         }
         let unrestricted = grant || self.mode == PermissionMode::BypassPermissions;
         // A shell runner does not parse: only a rule that names it.
@@ -1313,6 +1531,11 @@ impl Policy {
         let display = c.display();
         let argv = expand_argv(c);
         for risk in args::risks(&argv) {
+            if c.after_change == Some(Change::Links) && !matches!(risk, Risk::Exec { .. }) {
+                return Some(deny(format!(
+                    "Bash command \"{shown}\" denied: \"{display}\" writes files after an earlier command of the line may have created links or moved entries (such as `ln`, `tar -x`, `git apply`), so runner cannot tell where its writes land. Run the commands as separate calls."
+                )));
+            }
             match risk {
                 Risk::Exec { flag, what } => {
                     let Some(r) = rule else { continue };
@@ -1630,7 +1853,7 @@ impl Policy {
             ),
             _ => return None,
         };
-        if c.unseen_args {
+        if c.unseen_args || c.after_change == Some(Change::Links) {
             return None;
         }
         let mut operands = Vec::new();
@@ -1692,6 +1915,12 @@ impl Policy {
             w.target,
             w.path.display()
         );
+        if w.after_change == Some(Change::Links) {
+            return deny(format!(
+                "{what} denied: an earlier command of the line may create links or move entries (such as `ln`, `cp`, `mv`, `tar -x`, `git apply`, `patch`), so runner cannot tell where the write lands. Run the commands as separate calls."
+            ))
+            .of_write();
+        }
         for path in std::iter::once(&w.path).chain(w.other_paths.iter()) {
             let d = self.decide_write("Edit", path, roots, &what, grant);
             if !d.is_allow() {
@@ -1733,6 +1962,19 @@ fn expand_argv(c: &SimpleCmd) -> std::borrow::Cow<'_, [ArgWord]> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Whether `c` exports the variables it sets (`export`, or `declare`/`typeset`/`local`/
+/// `readonly` with `-x`): they reach the environment of every later command.
+fn exports(c: &SimpleCmd) -> bool {
+    let argv = c.argv();
+    match argv.first().map(|w| w.text.as_str()) {
+        Some("export") => true,
+        Some("declare" | "typeset" | "local" | "readonly") => argv[1..]
+            .iter()
+            .any(|w| w.text.starts_with('-') && w.text.contains('x')),
+        _ => false,
+    }
 }
 
 /// A tree a command removes, changes or copies ([`Risk::Tree`]).
@@ -1783,6 +2025,10 @@ fn preview(command: &str) -> String {
         one_line
     }
 }
+
+/// Programs that read no file named by their arguments: words runner cannot see given to them
+/// reveal nothing a Read deny rule covers.
+const NO_FILE_READS: &[&str] = &["echo", "printf", "true", "false", ":", "sleep", "kill"];
 
 /// Programs whose first argument is a subcommand, for two-word rule suggestions.
 const SUBCOMMAND_TOOLS: &[&str] = &[

@@ -158,6 +158,20 @@ const PROGRAMS: &[Program] = &[
     // arguments). A long sleep is bounded by the Bash tool's timeout like any other command.
     p("sleep", "--help --version", true, false),
     p(
+        "uname",
+        "-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release --kernel-version --machine --processor --hardware-platform --operating-system --help --version",
+        false,
+        false,
+    ),
+    // Its operands are `+FORMAT` only (checked in [`check`]): any other operand sets the clock.
+    p(
+        "date",
+        "-u -R -d= -I? -f=@ -r=@ --date= --iso-8601? --rfc-3339= --rfc-email --reference=@ --file=@ --utc --universal --debug --resolution --help --version",
+        false,
+        false,
+    ),
+    p("type", "-a -f -p -P -t", false, false),
+    p(
         "sed",
         "-n -E -r -s -u -z -e= -l= --quiet --silent --regexp-extended --expression= --debug --posix --sandbox --separate --unbuffered --null-data --line-length= --help --version",
         false,
@@ -275,9 +289,44 @@ pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), S
         "test" | "[" => check_test(name.text.as_str(), args),
         "[[" => Ok(()),
         "printf" => check_printf(args),
+        "command" => match args.first().map(|a| a.text.as_str()) {
+            // `command -v NAME`: prints how a name would be found, runs nothing.
+            Some("-v" | "-V") if args.iter().all(|a| !a.dynamic) => Ok(()),
+            _ => Err("`command` runs the command it names".into()),
+        },
+        "date" => match args.iter().enumerate().find(|(i, a)| {
+            let after_value = i.checked_sub(1).and_then(|p| args.get(p)).is_some_and(|p| {
+                matches!(
+                    p.text.as_str(),
+                    "-d" | "-r" | "-f" | "--date" | "--reference" | "--file"
+                )
+            });
+            !after_value && !a.text.starts_with('-') && !a.text.starts_with('+')
+        }) {
+            Some((_, a)) => Err(format!("`date {}` sets the clock", a.raw)),
+            None => reads(argv).map(|_| ()),
+        },
+        // They set shell variables only; the names are checked on their own (a special name,
+        // one that steers later commands, or an integer-typed one is denied).
+        n if VARIABLE_BUILTINS.contains(&n) => Ok(()),
         _ => reads(argv).map(|_| ()),
     }
 }
+
+/// Builtins that only set (or unset, or print) shell variables: read-only, since which
+/// variables they set is decided by the variable checks.
+pub const VARIABLE_BUILTINS: &[&str] = &[
+    "export",
+    "read",
+    "declare",
+    "typeset",
+    "local",
+    "readonly",
+    "unset",
+    "getopts",
+    "mapfile",
+    "readarray",
+];
 
 /// What a read-only program in `argv` reads; `Err` when it is not in the read-only set or its
 /// words are not all harmless. Programs that read no file give an empty list.

@@ -9,6 +9,7 @@
 use std::sync::LazyLock;
 
 use super::flags::{self, Mode, Options};
+use super::program;
 use super::word::ArgWord;
 
 /// One wrapper in front of a command.
@@ -284,6 +285,61 @@ static TIME: LazyLock<Options> = LazyLock::new(|| {
     )
 });
 
+static SETARCH: LazyLock<Options> = LazyLock::new(|| {
+    Options::parse(
+        "-v -R -F -Z -L -X -B -I -T -S -3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --uname-2.6 --4gb",
+    )
+});
+static LOADER: LazyLock<Options> = LazyLock::new(|| {
+    Options::parse(
+        "--inhibit-cache --library-path= --inhibit-rpath= --audit= --preload= --argv0= --glibc-hwcaps-prepend= --glibc-hwcaps-mask=",
+    )
+});
+
+/// The architecture names `setarch` is installed under (`linux32 CMD` is `setarch linux32
+/// CMD`): each runs the command it is given.
+const ARCH_ALIASES: &[&str] = &[
+    "linux32",
+    "linux64",
+    "uname26",
+    "i386",
+    "i486",
+    "i586",
+    "i686",
+    "athlon",
+    "x86_64",
+    "amd64",
+    "ia64",
+    "arm",
+    "armh",
+    "armv7l",
+    "armv8l",
+    "aarch64",
+    "arm64",
+    "ppc",
+    "ppc32",
+    "ppc64",
+    "ppc64le",
+    "ppcle",
+    "s390",
+    "s390x",
+    "sparc",
+    "sparc32",
+    "sparc32bash",
+    "sparc64",
+    "mips",
+    "mips32",
+    "mips64",
+    "parisc",
+    "parisc32",
+    "parisc64",
+    "alpha",
+    "loongarch",
+    "loongarch64",
+    "riscv64",
+    "m68k",
+];
+
 /// Names that are wrappers (for rule warnings and reasons).
 pub fn is_wrapper(name: &str) -> bool {
     matches!(
@@ -299,7 +355,10 @@ pub fn is_wrapper(name: &str) -> bool {
             | "command"
             | "exec"
             | "eval"
+            | "setarch"
     ) || SIMPLE.iter().any(|s| s.name == name)
+        || ARCH_ALIASES.contains(&name)
+        || is_loader(name)
 }
 
 /// Strip every wrapper in front of `words`' command. `Err` names a wrapper whose options are
@@ -308,174 +367,31 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
     let mut out = Unwrapped::default();
     let mut i = 0;
     loop {
-        let Some(w) = words.get(i) else {
+        let Some(w) = words.get(i).filter(|w| !w.dynamic) else {
             out.start = i;
             return Ok(out);
         };
-        if w.dynamic {
-            out.start = i;
-            return Ok(out);
-        }
-        let name = w.text.rsplit('/').next().unwrap_or_default().to_string();
         let rest = &words[i + 1..];
-        let parsed = match name.as_str() {
-            "command" => match rest.first().map(|a| a.text.as_str()) {
-                Some("-v" | "-V") | None => None,
-                Some("-p") => Some(Step::at(i, &name, false, 2)),
-                Some(a) if a.starts_with('-') => {
-                    return Err(format!("`command {a}` is not understood"));
-                }
-                Some(_) => Some(Step::at(i, &name, false, 1)),
-            },
-            "env" => env(i, rest, &mut out)?,
-            opaque if OPAQUE.contains(&opaque) => {
-                return Err(format!(
-                    "`{opaque}` runs commands written in its own syntax, which runner does not parse"
-                ));
-            }
-            "xargs" => {
-                let s = options(&name, rest, &XARGS, 0)?;
-                out.unseen_args = true;
-                // `xargs` with no command runs `echo`: then it is the command itself.
-                (s.skip <= rest.len()).then(|| Step::at(i, &name, false, s.skip))
-            }
-            "sudo" => {
-                if rest
-                    .iter()
-                    .take_while(|a| a.text.starts_with('-'))
-                    .any(|a| {
-                        matches!(
-                            a.text.as_str(),
-                            "-e" | "--edit"
-                                | "-l"
-                                | "--list"
-                                | "-D"
-                                | "-V"
-                                | "-v"
-                                | "-h"
-                                | "--help"
-                                | "--version"
-                                | "--validate"
-                        ) || a.text.starts_with("--chdir")
-                    })
-                {
-                    return Err("`sudo` with that option does not simply run a command".into());
-                }
-                let s = options(&name, rest, &SUDO, 0)?;
-                // `sudo VAR=value cmd` sets VAR for the command.
-                let mut k = s.skip.saturating_sub(1);
-                while let Some(a) = rest.get(k) {
-                    match a.text.split_once('=') {
-                        Some((n, _)) if is_name(n) => {
-                            out.env.push((n.to_string(), !a.dynamic));
-                            k += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                (k < rest.len()).then(|| Step::at(i, &name, true, k + 1))
-            }
-            "time" => {
-                let s = options(&name, rest, &TIME, 0)?;
-                if let Some(o) = s.parsed.value(&["-o", "--output"]) {
-                    out.writes.push(o.clone());
-                }
-                (s.skip <= rest.len()).then(|| Step::at(i, &name, false, s.skip))
-            }
-            "watch" => {
-                let s = options(&name, rest, &WATCH, 0)?;
-                if s.skip > rest.len() {
-                    None
-                } else if s.parsed.has(&["-x", "--exec"]) {
-                    Some(Step::at(i, &name, true, s.skip))
-                } else {
-                    out.layers.push(layer(i, &name, true));
-                    out.script = Some(joined(&rest[s.skip - 1..])?);
+        // The dynamic loader and `setarch` run the program they are given, wherever they lie.
+        let base = w.text.rsplit('/').next().unwrap_or_default();
+        let parsed = if is_loader(base) {
+            let s = options(base, rest, &LOADER, 0)?;
+            (s.skip <= rest.len()).then(|| Step::at(i, base, true, s.skip))
+        } else {
+            // A program given by a path outside the system's directories is the file it names.
+            let Some(name) = program::system_name(&w.text) else {
+                out.start = i;
+                return Ok(out);
+            };
+            match one(i, name, rest, &mut out)? {
+                One::Step(step) => step,
+                One::Script(layer, script) => {
+                    out.layers.push(layer);
+                    out.script = Some(script);
                     out.start = words.len();
                     return Ok(out);
                 }
             }
-            "script" => {
-                let s = options(&name, rest, &SCRIPT, 0)?;
-                let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
-                    return Err("`script` without -c runs an interactive shell".into());
-                };
-                let file = rest
-                    .get(s.skip.saturating_sub(1))
-                    .filter(|_| s.skip <= rest.len());
-                out.writes.push(match file {
-                    Some(f) => f.clone(),
-                    None => literal("typescript"),
-                });
-                out.layers.push(layer(i, &name, true));
-                out.script = Some(script_word(cmd)?);
-                out.start = words.len();
-                return Ok(out);
-            }
-            "flock" => {
-                let s = options(&name, rest, &FLOCK, 0)?;
-                let Some(target) = rest
-                    .get(s.skip.saturating_sub(1))
-                    .filter(|_| s.skip <= rest.len())
-                else {
-                    return Err("`flock` without a file".into());
-                };
-                if target.text.chars().all(|c| c.is_ascii_digit()) && !target.dynamic {
-                    // `flock FD`: locks an open descriptor, runs nothing.
-                    None
-                } else {
-                    out.writes.push(target.clone());
-                    let after = &rest[s.skip..];
-                    let cmd =
-                        s.parsed.value(&["-c", "--command"]).cloned().or_else(|| {
-                            match after.first().map(|a| a.text.as_str()) {
-                                Some("-c" | "--command") => after.get(1).cloned(),
-                                _ => None,
-                            }
-                        });
-                    if let Some(cmd) = cmd {
-                        out.layers.push(layer(i, &name, true));
-                        out.script = Some(script_word(cmd)?);
-                        out.start = words.len();
-                        return Ok(out);
-                    }
-                    Some(Step::at(i, &name, true, s.skip + 1))
-                }
-            }
-            "su" | "runuser"
-                if name == "su"
-                    || rest
-                        .iter()
-                        .any(|a| a.text == "-c" || a.text.starts_with("--command")) =>
-            {
-                let s = options(&name, rest, &SU, 0)?;
-                let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
-                    return Err(format!("`{name}` without -c runs an interactive shell"));
-                };
-                out.layers.push(layer(i, &name, true));
-                out.script = Some(script_word(cmd)?);
-                out.start = words.len();
-                return Ok(out);
-            }
-            _ => match COMPILED.iter().find(|(s, _)| s.name == name) {
-                None => None,
-                Some((s, opts)) => {
-                    let st = options(&name, rest, opts, s.leading)?;
-                    for (n, v) in &st.parsed.given {
-                        if let Some(v) = v
-                            .as_ref()
-                            .filter(|_| s.needs_rule && WRITE_OPTIONS.contains(&n.as_str()))
-                        {
-                            out.writes.push(v.clone());
-                        }
-                    }
-                    if st.skip > rest.len() {
-                        None
-                    } else {
-                        Some(Step::at(i, &name, s.needs_rule, st.skip))
-                    }
-                }
-            },
         };
         match parsed {
             None => {
@@ -487,6 +403,229 @@ pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
                 i += step.skip;
             }
         }
+    }
+}
+
+/// What one wrapper does: wraps the command `Step::skip` words on (or nothing: `None`), or
+/// runs a command string through a shell.
+enum One {
+    Step(Option<Step>),
+    Script(Layer, ArgWord),
+}
+
+/// The wrapper `name` at index `i`, followed by `rest`.
+fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String> {
+    let step = match name {
+        "command" => match rest.first().map(|a| a.text.as_str()) {
+            Some("-v" | "-V") | None => None,
+            Some("-p") => Some(Step::at(i, name, false, 2)),
+            Some(a) if a.starts_with('-') => {
+                return Err(format!("`command {a}` is not understood"));
+            }
+            Some(_) => Some(Step::at(i, name, false, 1)),
+        },
+        "env" => env(i, rest, out)?,
+        opaque if OPAQUE.contains(&opaque) => {
+            return Err(format!(
+                "`{opaque}` runs commands written in its own syntax, which runner does not parse"
+            ));
+        }
+        "xargs" => {
+            let s = options(name, rest, &XARGS, 0)?;
+            out.unseen_args = true;
+            // `xargs` with no command runs `echo`: then it is the command itself.
+            (s.skip <= rest.len()).then(|| Step::at(i, name, false, s.skip))
+        }
+        "sudo" => sudo(i, rest, out)?,
+        "time" => {
+            let s = options(name, rest, &TIME, 0)?;
+            if let Some(o) = s.parsed.value(&["-o", "--output"]) {
+                out.writes.push(o.clone());
+            }
+            (s.skip <= rest.len()).then(|| Step::at(i, name, false, s.skip))
+        }
+        "watch" => {
+            let s = options(name, rest, &WATCH, 0)?;
+            if s.skip > rest.len() {
+                None
+            } else if s.parsed.has(&["-x", "--exec"]) {
+                Some(Step::at(i, name, true, s.skip))
+            } else {
+                return Ok(One::Script(
+                    layer(i, name, true),
+                    joined(&rest[s.skip - 1..])?,
+                ));
+            }
+        }
+        "script" => {
+            let s = options(name, rest, &SCRIPT, 0)?;
+            let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
+                return Err("`script` without -c runs an interactive shell".into());
+            };
+            let file = rest
+                .get(s.skip.saturating_sub(1))
+                .filter(|_| s.skip <= rest.len());
+            out.writes.push(match file {
+                Some(f) => f.clone(),
+                None => literal("typescript"),
+            });
+            return Ok(One::Script(layer(i, name, true), script_word(cmd)?));
+        }
+        "flock" => return flock(i, rest, out),
+        "su" | "runuser"
+            if name == "su"
+                || rest
+                    .iter()
+                    .any(|a| a.text == "-c" || a.text.starts_with("--command")) =>
+        {
+            return su(i, name, rest);
+        }
+        "setarch" => {
+            // `setarch ARCH [options] [program]`.
+            if rest.first().is_some_and(|a| a.dynamic) {
+                return Err("runner cannot tell which architecture `setarch` sets".into());
+            }
+            let s = options(name, rest.get(1..).unwrap_or(&[]), &SETARCH, 0)?;
+            arch_step(i, name, rest.len().saturating_sub(1), s.skip + 1)?
+        }
+        arch if ARCH_ALIASES.contains(&arch) => {
+            let s = options(name, rest, &SETARCH, 0)?;
+            arch_step(i, name, rest.len(), s.skip)?
+        }
+        _ => simple(i, name, rest, out)?,
+    };
+    Ok(One::Step(step))
+}
+
+/// `setarch` and its architecture aliases: with no program they start an interactive shell.
+fn arch_step(i: usize, name: &str, after: usize, skip: usize) -> Result<Option<Step>, String> {
+    if skip.saturating_sub(usize::from(name == "setarch")) > after {
+        return Err(format!(
+            "`{name}` without a program runs a shell on its input"
+        ));
+    }
+    Ok(Some(Step::at(i, name, true, skip)))
+}
+
+/// Whether `base` names the dynamic loader (`ld.so`, `ld-linux-x86-64.so.2`, `ld64.so.1`,
+/// `ld-musl-x86_64.so.1`), which runs the program it is given.
+fn is_loader(base: &str) -> bool {
+    base == "ld.so"
+        || ((base.starts_with("ld-linux")
+            || base.starts_with("ld64")
+            || base.starts_with("ld-musl"))
+            && base.contains(".so"))
+}
+
+/// `sudo [options] [VAR=value ...] command`.
+fn sudo(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, String> {
+    if rest
+        .iter()
+        .take_while(|a| a.text.starts_with('-'))
+        .any(|a| {
+            matches!(
+                a.text.as_str(),
+                "-e" | "--edit"
+                    | "-l"
+                    | "--list"
+                    | "-D"
+                    | "-V"
+                    | "-v"
+                    | "-h"
+                    | "--help"
+                    | "--version"
+                    | "--validate"
+            ) || a.text.starts_with("--chdir")
+        })
+    {
+        return Err("`sudo` with that option does not simply run a command".into());
+    }
+    let s = options("sudo", rest, &SUDO, 0)?;
+    // `sudo VAR=value cmd` sets VAR for the command.
+    let mut k = s.skip.saturating_sub(1);
+    while let Some(a) = rest.get(k) {
+        match a.text.split_once('=') {
+            Some((n, _)) if is_name(n) => {
+                out.env.push((n.to_string(), !a.dynamic));
+                k += 1;
+            }
+            _ => break,
+        }
+    }
+    Ok((k < rest.len()).then(|| Step::at(i, "sudo", true, k + 1)))
+}
+
+/// `flock FILE command` or `flock FILE -c STRING` (`flock FD` runs nothing).
+fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String> {
+    let s = options("flock", rest, &FLOCK, 0)?;
+    let Some(target) = rest
+        .get(s.skip.saturating_sub(1))
+        .filter(|_| s.skip <= rest.len())
+    else {
+        return Err("`flock` without a file".into());
+    };
+    if target.text.chars().all(|c| c.is_ascii_digit()) && !target.dynamic {
+        // `flock FD`: locks an open descriptor, runs nothing.
+        return Ok(One::Step(None));
+    }
+    out.writes.push(target.clone());
+    let after = &rest[s.skip..];
+    let cmd = s.parsed.value(&["-c", "--command"]).cloned().or_else(|| {
+        match after.first().map(|a| a.text.as_str()) {
+            Some("-c" | "--command") => after.get(1).cloned(),
+            _ => None,
+        }
+    });
+    if let Some(cmd) = cmd {
+        return Ok(One::Script(layer(i, "flock", true), script_word(cmd)?));
+    }
+    Ok(One::Step(Some(Step::at(i, "flock", true, s.skip + 1))))
+}
+
+/// `su -c STRING` and `runuser -c STRING`: the string runs in the shell `-s` names (a POSIX
+/// shell or bash; any other shell's language is not analysed).
+fn su(i: usize, name: &str, rest: &[ArgWord]) -> Result<One, String> {
+    let s = options(name, rest, &SU, 0)?;
+    let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
+        return Err(format!("`{name}` without -c runs an interactive shell"));
+    };
+    if let Some(shell) = s.parsed.value(&["-s", "--shell"]) {
+        let known = !shell.dynamic
+            && program::system_name(&shell.text)
+                .is_some_and(|b| super::invocation::SHELLS.contains(&b));
+        if !known {
+            return Err(format!(
+                "`{name} -s {}` runs the command string in a shell runner does not analyse",
+                shell.raw
+            ));
+        }
+    }
+    Ok(One::Script(layer(i, name, true), script_word(cmd)?))
+}
+
+/// A wrapper of [`SIMPLE`]: options, leading operands, then the command.
+fn simple(
+    i: usize,
+    name: &str,
+    rest: &[ArgWord],
+    out: &mut Unwrapped,
+) -> Result<Option<Step>, String> {
+    let Some((s, opts)) = COMPILED.iter().find(|(s, _)| s.name == name) else {
+        return Ok(None);
+    };
+    let st = options(name, rest, opts, s.leading)?;
+    for (n, v) in &st.parsed.given {
+        if let Some(v) = v
+            .as_ref()
+            .filter(|_| s.needs_rule && WRITE_OPTIONS.contains(&n.as_str()))
+        {
+            out.writes.push(v.clone());
+        }
+    }
+    if st.skip > rest.len() {
+        Ok(None)
+    } else {
+        Ok(Some(Step::at(i, name, s.needs_rule, st.skip)))
     }
 }
 
@@ -665,6 +804,17 @@ mod tests {
         assert_eq!(start_of("sudo -u root -E git push").0, 4);
         assert_eq!(start_of("doas -u root git push").0, 3);
         assert_eq!(start_of("chroot /x git push").0, 2);
+        assert_eq!(start_of("setarch x86_64 -R git push").0, 3);
+        assert_eq!(start_of("setarch x86_64 git push").0, 2);
+        assert_eq!(start_of("linux32 --addr-no-randomize git push").0, 2);
+        assert_eq!(
+            start_of("/lib64/ld-linux-x86-64.so.2 /usr/bin/git push").0,
+            1
+        );
+        assert_eq!(start_of("ld.so --library-path /x git push").0, 3);
+        // A program given by a path is the file it names, not the wrapper it is named like.
+        assert_eq!(start_of("./timeout 5 git push").0, 0);
+        assert_eq!(start_of("tools/env git push").0, 0);
         assert_eq!(start_of("/usr/bin/timeout 5 /usr/bin/env git push").0, 3);
         assert_eq!(
             start_of("sudo timeout 5 nice git push").1,
@@ -703,6 +853,9 @@ mod tests {
             "nice --weird git push",
             "xargs --frobnicate git",
             "script git",
+            "setarch x86_64",
+            "linux32",
+            "su -s /bin/zsh -c ls",
         ] {
             assert!(unwrap(&words(cmd)).is_err(), "{cmd}");
         }
