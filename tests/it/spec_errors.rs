@@ -156,8 +156,8 @@ fn validate_lists_every_error_of_every_file() {
         ("noprompt.yaml", "name: noprompt\n", "prompt"),
         (
             "rule.yaml",
-            "name: rule\nprompt: hi\npermissions:\n  allow: [\"Bash(\"]\n",
-            "invalid permission rule",
+            "name: rule\nprompt: hi\npermissions:\n  allow: [\"Bash(git diff *\"]\n",
+            "the closest valid rule: `Bash(git diff *)`",
         ),
         (
             "cost.yaml",
