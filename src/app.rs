@@ -1,6 +1,9 @@
 //! The commands: `exec`, `validate`, `schema`. The binary calls these and exits with the
 //! code they return. This module owns stdout.
 
+mod continue_hint;
+mod sessions;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
@@ -90,8 +93,19 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Problems> {
             Err(e) => errors.push(e.into()),
         }
     }
+    errors.extend(duplicate_names(&loaded));
+    if errors.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(errors)
+    }
+}
+
+/// A task name used by more than one of `loaded`: an error at each later use.
+fn duplicate_names(loaded: &[LoadedSpec]) -> Problems {
+    let mut errors: Problems = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
-    for l in &loaded {
+    for l in loaded {
         if let Some(prev) = seen.insert(l.spec.name.clone(), l.path.clone()) {
             errors.push(
                 SpecError::at(
@@ -107,11 +121,7 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Problems> {
             );
         }
     }
-    if errors.is_empty() {
-        Ok(loaded)
-    } else {
-        Err(errors)
-    }
+    errors
 }
 
 /// Report why nothing runs, and return exit code 2. Spec errors are shown as a compiler shows
@@ -140,8 +150,22 @@ fn report_errors(errors: &[Problem]) -> i32 {
         }
     }
     let n = errors.len();
+    let mut files: Vec<&std::path::Path> = errors
+        .iter()
+        .filter_map(|e| match e {
+            Problem::Spec(e) => Some(e.file.as_path()),
+            Problem::Other(_) => None,
+        })
+        .collect();
+    files.sort();
+    files.dedup();
+    let in_files = match files.len() {
+        0 => String::new(),
+        1 => " in 1 file".to_string(),
+        f => format!(" in {f} files"),
+    };
     tracing::error!(
-        "{n} error{} found; nothing was run",
+        "{n} error{} found{in_files}; nothing was run",
         if n == 1 { "" } else { "s" }
     );
     EXIT_INVALID
@@ -149,13 +173,29 @@ fn report_errors(errors: &[Problem]) -> i32 {
 
 /// `runner validate PATH...`: every check `exec` makes before the first model request,
 /// except those that depend on the environment (the provider's API key).
+/// Every problem of every file is reported: a file that does not load does not hide the
+/// checks of the others.
 pub fn validate(paths: &[PathBuf]) -> i32 {
-    let loaded = match load_all(paths) {
-        Ok(l) => l,
-        Err(errors) => return report_errors(&errors),
+    let files = match spec::discover(paths) {
+        Ok(f) => f,
+        Err(e) => return report_errors(&[e.into()]),
     };
+    let mut errors: Problems = Vec::new();
+    let mut loaded = Vec::new();
+    for f in &files {
+        match spec::load_all(f) {
+            Ok(l) => loaded.extend(l),
+            Err(e) => errors.push(e.into()),
+        }
+    }
+    errors.extend(duplicate_names(&loaded));
     let outputs = GitOutputs::new(&PathBuf::from(".runner"), None);
     match check_tasks(loaded, &Overrides::default(), &outputs, prepare::check) {
+        Err(e) => {
+            errors.extend(e);
+            report_errors(&errors)
+        }
+        Ok(_) if !errors.is_empty() => report_errors(&errors),
         Ok(tasks) => {
             let out = stdout_writer();
             for t in &tasks {
@@ -166,7 +206,6 @@ pub fn validate(paths: &[PathBuf]) -> i32 {
             }
             0
         }
-        Err(errors) => report_errors(&errors),
     }
 }
 
@@ -205,7 +244,9 @@ fn overrides(args: &ExecArgs) -> Overrides {
         max_cost_usd: args.limits.max_cost_usd,
         max_total_tokens: args.limits.max_total_tokens,
         timeout: args.limits.timeout,
-        permission_mode: args.permission_mode,
+        permission_mode: args.permission_mode.or(args
+            .dangerously_skip_permissions
+            .then_some(crate::spec::PermissionMode::BypassPermissions)),
         allowed_tools: args
             .allowed_tools
             .iter()
@@ -291,9 +332,29 @@ impl GitOutputs {
 
 /// The tasks of `exec -p PROMPT` (one, built from the flags) or of the spec PATHs.
 fn load_tasks(args: &ExecArgs) -> Result<Vec<LoadedSpec>, Problems> {
-    let Some(inline) = args.inline_task() else {
+    let Some(mut inline) = args.inline_task() else {
         return load_all(&args.paths);
     };
+    if inline.provider.is_none() {
+        let is_set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+        if let Some((p, why)) = spec::inline::infer_provider(args.model.as_deref(), is_set) {
+            tracing::info!(
+                "provider {} (from {why}; --provider chooses another)",
+                p.as_str()
+            );
+            inline.provider = Some(p);
+        }
+    }
+    if inline.provider == Some(spec::ProviderKind::Openai) && args.model.is_none() {
+        return Err(vec![Problem::Other(
+            "--provider openai needs --model (e.g. --model gpt-4o); the default model is Anthropic's"
+                .to_string(),
+        )]);
+    }
+    if let Some(file) = &args.mcp_config {
+        inline.mcp_servers =
+            spec::mcp_config::read(file).map_err(|e| vec![Problem::Other(e.to_string())])?;
+    }
     if !args.paths.is_empty() {
         return Err(vec![Problem::Other(format!(
             "-p/--prompt runs one task built from the flags; it takes no spec PATH (got {}). \
@@ -473,6 +534,16 @@ fn github_commands(tasks: &[(PreparedTask, Option<String>)]) -> Option<String> {
 pub async fn exec(mut args: ExecArgs) -> i32 {
     // A checkout credential an earlier run here hid and never put back goes back first.
     crate::git::credential::restore_left(&args.transcript_dir);
+    if let Err(e) = resolve_inputs(&mut args) {
+        return report_errors(&[Problem::Other(e)]);
+    }
+    if args.dangerously_skip_permissions
+        || args.permission_mode == Some(crate::spec::PermissionMode::BypassPermissions)
+    {
+        tracing::warn!(
+            "permission mode bypassPermissions: every tool call a deny rule does not stop runs without an allow rule (the sandbox still confines commands)"
+        );
+    }
     let prepared = match prepare_all(&mut args) {
         Ok(p) => p,
         Err(errors) => return report_errors(&errors),
@@ -504,6 +575,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
     crate::log::human::show_task(multi && args.jobs > 1);
     let format = args.format();
     let printer = out.clone();
+    let transcript_dir = args.transcript_dir.clone();
     let schedule = batch::Schedule {
         jobs: args.jobs,
         gate: Arc::new(batch::BatchGate::new(
@@ -517,7 +589,14 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             gate: Arc::new(crate::retry::RateGate::new()),
         },
         groups: groups.clone(),
-        on_result: Arc::new(move |r, skipped| print_result(format, &printer, r, multi, skipped)),
+        on_result: Arc::new(move |r, skipped| {
+            print_result(format, &printer, r, multi, skipped);
+            if format == OutputFormat::Text
+                && let Some(cmd) = continue_hint::resume_command(r, &transcript_dir)
+            {
+                write_out(&printer, &format!("To continue: {cmd}\n"));
+            }
+        }),
     };
     // The checkout credential is out of the tasks' repositories' configuration for the run,
     // and back once every task has ended (a signal ends the batch here too).
@@ -567,6 +646,9 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         if let Some(t) = &r.transcript_path {
             tracing::info!(task = %r.task_name, outcome = %r.outcome.name(), transcript = %t.display(), "result");
         }
+        if let Some(cmd) = continue_hint::resume_command(r, &args.transcript_dir) {
+            tracing::warn!(task = %r.task_name, "stopped by a limit ({}); continue it with: {cmd}", r.outcome.name());
+        }
         report_failures.extend(r.report_errors.iter().cloned());
     }
     // An interrupted run ends with the signal's code, also when no task was running then.
@@ -585,6 +667,25 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         report_failures.join("; ")
     );
     if code == 0 { EXIT_REPORT_FAILED } else { code }
+}
+
+/// What the flags point at, made concrete: `-p -` becomes the text on stdin, `--continue` the
+/// newest run's transcript, a session id given as the transcript that run's.
+fn resolve_inputs(args: &mut ExecArgs) -> Result<(), String> {
+    crate::cli::stdin::resolve(&mut args.prompt).map_err(|e| e.to_string())?;
+    if args.continue_last {
+        let t = sessions::newest(&args.transcript_dir).map_err(|e| e.to_string())?;
+        tracing::info!(transcript = %t.display(), "continuing the newest run");
+        args.resume = Some(t);
+    } else if let Some(r) = &args.resume
+        && !r.exists()
+        && let Some(id) = r.to_str().filter(|s| sessions::looks_like_session_id(s))
+    {
+        let t = sessions::by_session_id(&args.transcript_dir, id).map_err(|e| e.to_string())?;
+        tracing::info!(transcript = %t.display(), "resuming session {id}");
+        args.resume = Some(t);
+    }
+    Ok(())
 }
 
 /// The batch options of `args`; `Err` when `--shard auto` cannot tell the shard.

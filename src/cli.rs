@@ -4,7 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::spec::{NetworkSetting, PermissionMode, ReplayMode, SandboxMode, SpecDuration};
+use crate::spec::{
+    NetworkSetting, PermissionMode, ProviderKind, ReplayMode, SandboxMode, SpecDuration,
+};
+
+pub mod foreign;
+pub mod stdin;
 
 const EXEC_EXAMPLES: &str = "\
 Examples:
@@ -29,6 +34,8 @@ const RESUME_EXAMPLES: &str = "\
 Examples:
   runner resume .runner/fix-clippy-20260820T102154-1f2e3d4c/transcript.jsonl
       Continue an interrupted run with the spec it ran with; budgets continue from its totals.
+  runner resume 1f2e3d4c --max-turns 40
+      The same by session id (or a unique prefix of it), looked up under --transcript-dir.
   runner resume transcript.jsonl task.yaml --use-current-spec --max-turns 40
       Continue with the spec file as it is now and a higher turn limit.
   runner resume ~/.claude/projects/p/SESSION.jsonl task.yaml
@@ -123,14 +130,47 @@ pub enum OutputFormat {
 pub struct ExecArgs {
     /// Task spec files or directories of them (with --resume: at most one spec file; with -p:
     /// none).
-    #[arg(required_unless_present_any = ["resume", "prompt"], value_name = "PATH")]
+    #[arg(required_unless_present_any = ["resume", "prompt", "continue_last"], value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Run PROMPT as a one-task spec built from the flags (--name, --cd, --tools,
     /// --allowed-tools, --append-system-prompt, --add-dir, --output-schema, ...) instead of spec
-    /// files. With --resume: the user message to continue with (default: none when the run
-    /// stopped mid-task; a short "continue" note when it stopped after the model's answer).
-    #[arg(short = 'p', long, value_name = "PROMPT")]
+    /// files; `-` or no value: read it from stdin (at most 1 MiB). With --resume: the user
+    /// message to continue with (default: none when the run stopped mid-task; a short
+    /// "continue" note when it stopped after the model's answer).
+    #[arg(short = 'p', long, alias = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = stdin::STDIN_PROMPT)]
     pub prompt: Option<String>,
+    /// Inline task (-p): the model API, `anthropic` or `openai` (default: from the model's
+    /// name, `gpt-*`/`o1*`/`o3*`/`o4*` → openai, `claude-*` → anthropic, else from the API keys
+    /// set).
+    #[arg(
+        long,
+        value_name = "anthropic|openai",
+        value_parser = parse_provider,
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub provider: Option<ProviderKind>,
+    /// Inline task (-p): the model used when the main one stays overloaded (a spec's
+    /// `fallback_model`).
+    #[arg(
+        long,
+        value_name = "MODEL",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub fallback_model: Option<String>,
+    /// Inline task (-p): MCP servers from a Claude Code `.mcp.json`-style FILE
+    /// (`{"mcpServers": {NAME: {command, args, env}}}`), as a spec's `mcp_servers`.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "prompt",
+        conflicts_with = "resume"
+    )]
+    pub mcp_config: Option<PathBuf>,
+    /// Continue the newest run under --transcript-dir (as `--resume` with its transcript).
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_last: bool,
     /// Inline task (-p): its name (default `inline`).
     #[arg(
         long,
@@ -224,6 +264,9 @@ pub struct ExecArgs {
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
+    /// Same as --permission-mode bypassPermissions (Claude Code's spelling).
+    #[arg(long, conflicts_with = "permission_mode")]
+    pub dangerously_skip_permissions: bool,
     /// Allow rules added to every spec's, e.g. "Read,Bash(git diff *)" (commas or spaces outside parentheses separate rules; repeatable).
     #[arg(long, visible_alias = "allowedTools", value_name = "RULES")]
     pub allowed_tools: Vec<String>,
@@ -287,6 +330,16 @@ fn parse_replay_mode(s: &str) -> Result<ReplayMode, String> {
         .ok_or_else(|| format!("unknown replay mode `{s}` (expected strict or lenient)"))
 }
 
+fn parse_provider(s: &str) -> Result<ProviderKind, String> {
+    match s {
+        "anthropic" => Ok(ProviderKind::Anthropic),
+        "openai" => Ok(ProviderKind::Openai),
+        _ => Err(format!(
+            "unknown provider `{s}` (expected anthropic or openai; replay runs with --replay FILE)"
+        )),
+    }
+}
+
 fn parse_mode(s: &str) -> Result<PermissionMode, String> {
     PermissionMode::parse(s).ok_or_else(|| {
         format!("unknown permission mode `{s}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)")
@@ -297,9 +350,9 @@ fn parse_mode(s: &str) -> Result<PermissionMode, String> {
 /// sense for a continued run.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The run's transcript (`transcript.jsonl` under --transcript-dir), or a Claude Code
-    /// session file.
-    #[arg(value_name = "TRANSCRIPT")]
+    /// The run's transcript (`transcript.jsonl` under --transcript-dir), its session id (or a
+    /// unique prefix of it), or a Claude Code session file.
+    #[arg(value_name = "TRANSCRIPT|SESSION_ID")]
     pub transcript: PathBuf,
     /// Task spec: required for a Claude Code transcript; for runner's own, the file compared
     /// with the recorded spec (default: the path the run recorded).
@@ -309,9 +362,12 @@ pub struct ResumeArgs {
     /// recorded spec).
     #[arg(long)]
     pub use_current_spec: bool,
-    /// The user message to continue with.
-    #[arg(short = 'p', long, value_name = "TEXT")]
+    /// The user message to continue with (`-` or no value: read it from stdin).
+    #[arg(short = 'p', long, value_name = "TEXT", num_args = 0..=1, default_missing_value = stdin::STDIN_PROMPT)]
     pub prompt: Option<String>,
+    /// Where runs are looked up by session id.
+    #[arg(long, value_name = "DIR", default_value = ".runner")]
+    pub transcript_dir: PathBuf,
     /// What stdout carries.
     #[arg(long, value_enum, default_value = "text")]
     pub output_format: OutputFormat,
@@ -394,6 +450,7 @@ impl ResumeArgs {
         e.junit = self.junit;
         e.limits = self.limits;
         e.sandbox = self.sandbox;
+        e.transcript_dir = self.transcript_dir;
         Ok(e)
     }
 }
@@ -422,6 +479,9 @@ impl ExecArgs {
             append_system_prompt: self.append_system_prompt.clone(),
             add_dirs: self.add_dirs.clone(),
             output_schema: self.output_schema.clone(),
+            provider: self.provider,
+            fallback_model: self.fallback_model.clone(),
+            mcp_servers: Default::default(),
         })
     }
 }

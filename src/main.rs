@@ -8,7 +8,11 @@ fn main() -> anyhow::Result<()> {
     unsafe { runner::sandbox::protect::harden_process() };
     // Orphans of the commands runner starts come back to it, to be stopped with their call.
     runner::process::orphans::become_subreaper();
-    let cli = Cli::parse();
+    let argv = runner::cli::foreign::with_default_command(std::env::args_os().collect());
+    if let Some(why) = runner::cli::foreign::check(&argv) {
+        clap::Error::raw(clap::error::ErrorKind::UnknownArgument, format!("{why}\n")).exit();
+    }
+    let cli = Cli::parse_from(argv);
     runner::log::init(&cli.verbosity);
     let code = match cli.command {
         Command::Schema => runner::app::schema(),

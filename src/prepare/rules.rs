@@ -45,15 +45,41 @@ pub fn check(loaded: &LoadedSpec) -> Result<(), SpecError> {
     for (list, kind) in [(&p.allow, "allow"), (&p.deny, "deny"), (&p.ask, "ask")] {
         for (i, raw) in list.iter().enumerate() {
             if let Err(problem) = check_rule(raw, kind) {
-                return Err(SpecError::at(
+                let e = SpecError::at(
                     loaded,
                     &format!("permissions.{kind}[{i}]"),
                     format!("invalid permission rule `{raw}`: {problem}"),
-                ));
+                );
+                return Err(match closest_valid_rule(raw, kind) {
+                    Some(fix) => e.with_help(format!("the closest valid rule: `{fix}`")),
+                    None => e,
+                });
             }
         }
     }
     Ok(())
+}
+
+/// The valid rule `raw` most likely meant: its parenthesis closed, its tool name the closest
+/// known one (`Bsh(ls` → `Bash(ls)`), whichever of these passes [`check_rule`] first.
+pub fn closest_valid_rule(raw: &str, kind: &str) -> Option<String> {
+    let raw = raw.trim();
+    let closed = if raw.matches('(').count() > raw.matches(')').count() {
+        format!("{raw})")
+    } else {
+        raw.to_string()
+    };
+    let (tool, rest) = closed
+        .find('(')
+        .map_or((closed.as_str(), ""), |at| closed.split_at(at));
+    let builtin = crate::tools::builtin::names();
+    let renamed = crate::spec::errors::did_you_mean(tool, builtin.iter().copied())
+        .filter(|t| *t != tool)
+        .map(|t| format!("{t}{rest}"));
+    [Some(closed.clone()), renamed]
+        .into_iter()
+        .flatten()
+        .find(|c| c != raw && check_rule(c, kind).is_ok())
 }
 
 /// Why the rule `raw` in the `kind` list (`allow`, `deny`, `ask`) can never match.
@@ -141,6 +167,23 @@ fn suggestion(name: &str, known: &[&'static str]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closest_valid_rule_is_suggested() {
+        assert_eq!(
+            closest_valid_rule("Bash(git diff *", "allow").as_deref(),
+            Some("Bash(git diff *)")
+        );
+        assert_eq!(
+            closest_valid_rule("Bsh(ls)", "allow").as_deref(),
+            Some("Bash(ls)")
+        );
+        assert_eq!(
+            closest_valid_rule("bash(touch:*)", "deny").as_deref(),
+            Some("Bash(touch:*)")
+        );
+        assert_eq!(closest_valid_rule("Zzzzzz", "allow"), None);
+    }
 
     #[test]
     fn rules_that_never_match_are_errors() {

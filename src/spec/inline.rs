@@ -2,6 +2,7 @@
 //! flags and loaded like a spec file, so it gets every check a file does. Its paths are relative
 //! to the current directory, and an error in it names the flag the value came from.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -9,6 +10,8 @@ use serde_json::{Value, json};
 use super::errors::SpecError;
 use super::load::load_text;
 use super::loaded::LoadedSpec;
+use super::mcp::McpServerSpec;
+use super::types::ProviderKind;
 
 pub use super::loaded::INLINE_PATH;
 
@@ -32,6 +35,38 @@ pub struct InlineTask {
     pub add_dirs: Vec<PathBuf>,
     /// `--output-schema FILE`: structured output against this JSON Schema.
     pub output_schema: Option<PathBuf>,
+    /// `--provider` (or the provider inferred by [`infer_provider`]).
+    pub provider: Option<ProviderKind>,
+    /// `--fallback-model`.
+    pub fallback_model: Option<String>,
+    /// The servers of `--mcp-config FILE`.
+    pub mcp_servers: BTreeMap<String, McpServerSpec>,
+}
+
+/// The provider of an inline task without `--provider`, and why: from the model's name
+/// (`gpt-*`, `o1*`, `o3*`, `o4*`, `chatgpt-*` → openai; `claude-*` → anthropic), else, for a
+/// model named on the command line, openai when only OpenAI's key or endpoint is set. `None`:
+/// the spec default (anthropic). `is_set` tells whether an environment variable is set.
+pub fn infer_provider(
+    model: Option<&str>,
+    is_set: impl Fn(&str) -> bool,
+) -> Option<(ProviderKind, String)> {
+    let model = model?;
+    let openai_prefixes = ["gpt-", "o1", "o3", "o4", "chatgpt-"];
+    if openai_prefixes.iter().any(|p| model.starts_with(p)) {
+        return Some((ProviderKind::Openai, format!("the model name `{model}`")));
+    }
+    if model.starts_with("claude-") {
+        return Some((ProviderKind::Anthropic, format!("the model name `{model}`")));
+    }
+    let openai = is_set("OPENAI_API_KEY") || is_set("OPENAI_BASE_URL");
+    if openai && !is_set("ANTHROPIC_API_KEY") {
+        return Some((
+            ProviderKind::Openai,
+            "OPENAI_API_KEY/OPENAI_BASE_URL being set and ANTHROPIC_API_KEY not".to_string(),
+        ));
+    }
+    None
 }
 
 impl InlineTask {
@@ -51,6 +86,15 @@ impl InlineTask {
         }
         if let Some(t) = &self.tools {
             lines.push(("tools", json!(t), "--tools"));
+        }
+        if let Some(p) = self.provider {
+            lines.push(("provider", json!(p.as_str()), "--provider"));
+        }
+        if let Some(m) = &self.fallback_model {
+            lines.push(("fallback_model", json!(m), "--fallback-model"));
+        }
+        if !self.mcp_servers.is_empty() {
+            lines.push(("mcp_servers", json!(self.mcp_servers), "--mcp-config"));
         }
         if let Some(a) = &self.append_system_prompt {
             lines.push(("system_prompt_append", json!(a), "--append-system-prompt"));
@@ -107,6 +151,9 @@ pub fn flag_for_key(key: &str) -> Option<&'static str> {
         "system_prompt_append" => "--append-system-prompt",
         "additional_directories" => "--add-dir",
         "output" => "--output-schema",
+        "provider" => "--provider",
+        "fallback_model" => "--fallback-model",
+        "mcp_servers" => "--mcp-config",
         _ => return None,
     })
 }
@@ -176,6 +223,25 @@ mod tests {
                 .to_string()
                 .starts_with("--prompt: ")
         );
+    }
+
+    #[test]
+    fn infers_the_provider() {
+        let none = |_: &str| false;
+        let openai_only = |v: &str| v == "OPENAI_API_KEY";
+        let infer = |m, f: &dyn Fn(&str) -> bool| infer_provider(m, f).map(|(p, _)| p);
+        assert_eq!(infer(Some("gpt-4o"), &none), Some(ProviderKind::Openai));
+        assert_eq!(infer(Some("o3-mini"), &none), Some(ProviderKind::Openai));
+        assert_eq!(
+            infer(Some("claude-haiku-4-5"), &openai_only),
+            Some(ProviderKind::Anthropic)
+        );
+        assert_eq!(
+            infer(Some("llama3"), &openai_only),
+            Some(ProviderKind::Openai)
+        );
+        assert_eq!(infer(Some("llama3"), &none), None);
+        assert_eq!(infer(None, &openai_only), None);
     }
 
     #[test]

@@ -374,6 +374,15 @@ fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error, aliases: bool)
              levels",
             shape::MAX_DEPTH
         );
+    } else if raw.contains("mapping values are not allowed in this context") {
+        message = indentation_message(source, line);
+    } else if raw.contains("did not find expected key")
+        || raw.contains("did not find expected '-' indicator")
+    {
+        message = format!(
+            "line {line} is not lined up with the keys around it; indent it exactly as far as \
+             the other keys of its mapping (or list items `-` of its list)"
+        );
     } else if raw.contains("more than one document") {
         message = format!("{message}; expected one spec per file (remove the extra `---`)");
     } else if let Some(key) = duplicate_of(&raw) {
@@ -408,14 +417,77 @@ fn yaml_error(path: &Path, source: &str, err: &yaml_serde::Error, aliases: bool)
             u64::MAX
         );
     }
-    let help = unknown_name(&raw).and_then(|(word, expected)| {
-        super::errors::did_you_mean(&word, expected.iter().map(String::as_str))
-            .map(|m| format!("did you mean `{m}`?"))
-    });
+    let help = unknown_name(&raw)
+        .and_then(|(word, expected)| {
+            super::errors::did_you_mean(&word, expected.iter().map(String::as_str))
+                .map(|m| format!("did you mean `{m}`?"))
+        })
+        .or_else(|| type_help(&raw));
     let e = SpecError::at_position(path, line, column, message).with_source(source);
     match help {
         Some(h) => e.with_help(h),
         None => e,
+    }
+}
+
+/// The fix for a value of the wrong type (`KEY: invalid type: …, expected T`): the type
+/// wanted, as an example line.
+fn type_help(raw: &str) -> Option<String> {
+    let (path, rest) = raw.split_once(": invalid type: ")?;
+    let expected = rest.split_once(", expected ")?.1;
+    let key = path
+        .rsplit(['.', '['])
+        .next()
+        .unwrap_or(path)
+        .trim_end_matches(']');
+    let key = if key.is_empty() || key.contains(' ') {
+        "key"
+    } else {
+        key
+    };
+    let example = if expected.starts_with("u32") || expected.starts_with("u64") {
+        format!("a whole number without quotes, e.g. `{key}: 20`")
+    } else if expected.starts_with("f64") {
+        format!("a number without quotes, e.g. `{key}: 1.5`")
+    } else if expected.starts_with("a boolean") {
+        format!("`true` or `false`, e.g. `{key}: true`")
+    } else if expected.starts_with("a sequence") {
+        format!("a list, e.g. `{key}: [a, b]` or one `- item` per line under `{key}:`")
+    } else if expected.starts_with("a string") {
+        format!("text; quote it when it looks like a number or holds `: `, e.g. `{key}: \"…\"`")
+    } else if expected.starts_with("struct") || expected.starts_with("a map") {
+        format!("a mapping: its keys on the lines below `{key}:`, indented two spaces")
+    } else {
+        return None;
+    };
+    Some(format!("expected {example}"))
+}
+
+/// Plain words for libyaml's "mapping values are not allowed in this context" at `line`: a
+/// `key: value` where the line above left a plain value, most often a line indented deeper than
+/// the key before it (or a value holding `: ` that needs quotes).
+fn indentation_message(source: &str, line: usize) -> String {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let lines: Vec<&str> = source.lines().collect();
+    let this = lines.get(line.saturating_sub(1)).copied().unwrap_or("");
+    let above = lines
+        .iter()
+        .enumerate()
+        .take(line.saturating_sub(1))
+        .rev()
+        .find(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    match above {
+        Some((i, a)) if indent(this) > indent(a) && !a.trim_end().ends_with(':') => format!(
+            "line {line} is indented more than line {} above it, which already has a value; \
+             indent line {line} by {} space(s) like that key, or, if the value itself holds \
+             `: `, put it in quotes",
+            i + 1,
+            indent(a)
+        ),
+        _ => format!(
+            "line {line} has a `key: value` where YAML expected a plain value; check line \
+             {line}'s indentation, or put a value holding `: ` in quotes"
+        ),
     }
 }
 

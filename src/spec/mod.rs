@@ -13,6 +13,7 @@ pub mod loaded;
 pub mod locate;
 pub mod matrix;
 pub mod mcp;
+pub mod mcp_config;
 pub mod output;
 /// The `sandbox:` section, defined where it is interpreted (`runner-exec`).
 pub use runner_exec::sandbox::settings as sandbox;

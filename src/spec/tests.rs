@@ -111,9 +111,52 @@ fn wrong_type_names_the_key_and_expected_type() {
         e.message,
         "limits.max_turns: invalid type: string \"lots\", expected a whole number from 0 to 4294967295"
     );
+    assert_eq!(
+        e.help(),
+        Some("expected a whole number without quotes, e.g. `max_turns: 20`")
+    );
     let e = f.err("name: t\nprompt: hi\ntools: Read\n");
     assert_eq!(pos(&e), (3, 8));
     assert!(e.message.contains("expected a list"), "{e}");
+    assert!(e.help().unwrap().contains("`tools: [a, b]`"), "{e:?}");
+}
+
+#[test]
+fn a_line_indented_too_deep_is_named_in_plain_words() {
+    let f = Fixture::new();
+    let e = f.err("name: t\nprompt: hi\n  limits: 3\n");
+    assert_eq!(e.line, Some(3));
+    assert!(
+        e.message.starts_with(
+            "line 3 is indented more than line 2 above it, which already has a value; indent line 3 by 0 space(s)"
+        ),
+        "{e}"
+    );
+    assert!(!e.message.contains("mapping values"), "{e}");
+}
+
+#[test]
+fn a_misspelt_model_is_caught_with_the_closest_one() {
+    let f = Fixture::new();
+    let e = f.err("name: t\nprompt: hi\nmodel: claude-sonet-4-5\n");
+    assert_eq!(pos(&e), (3, 1));
+    assert_eq!(
+        e.help()
+            .map(|h| h.starts_with("did you mean `claude-sonnet-4-5`?")),
+        Some(true)
+    );
+    // A newer model the table does not know is not a typo.
+    f.load("name: t\nprompt: hi\nmodel: claude-opus-5\n")
+        .unwrap();
+    f.load("name: t\nprompt: hi\nmodel: claude-sonnet-4-5-20250929\n")
+        .unwrap();
+    // With a cost limit, an unpriced model close to a built-in one gets the suggestion too.
+    let e = f.err("name: t\nprompt: hi\nmodel: claude-opus-4-6\nlimits: {max_cost_usd: 1}\n");
+    assert_eq!(pos(&e), (3, 1));
+    assert!(
+        e.help().unwrap().contains("did you mean `claude-opus-4"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -401,14 +444,15 @@ fn replay_mode_parses() {
 fn max_cost_needs_a_priced_model() {
     let f = Fixture::new();
     let e = f.err("name: t\nprompt: hi\nmodel: my-model\nlimits:\n  max_cost_usd: 2\n");
-    assert_eq!(pos(&e), (5, 3));
+    // On the `model:` line: the model is what lacks a price.
+    assert_eq!(pos(&e), (3, 1));
     assert!(e.message.contains("`my-model` has no price"), "{e}");
 
     // A spec override without prices is still unpriced.
     let e = f.err(
         "name: t\nprompt: hi\nmodel: my-model\nmodels:\n  my-model: {context_window: 1000}\nlimits:\n  max_cost_usd: 2\n",
     );
-    assert_eq!(pos(&e), (7, 3));
+    assert_eq!(pos(&e), (3, 1));
 
     // With prices it loads, and cost is known.
     let l = f

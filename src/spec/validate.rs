@@ -358,6 +358,25 @@ fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The built-in model ids.
+fn builtin_names() -> impl Iterator<Item = &'static str> {
+    table::BUILTIN_MODELS.iter().map(|(name, _)| *name)
+}
+
+/// The built-in model `model` is most likely a misspelling of: at most two edits from it
+/// (dated and `-latest` ids compared without the suffix), and not the same version number with
+/// another family digit (`claude-opus-5` is a new model, not a typo).
+fn near_builtin_model(model: &str) -> Option<&'static str> {
+    let id = table::canonical_id(model);
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    builtin_names()
+        .filter(|b| digits(b) == digits(id))
+        .map(|b| (strsim::levenshtein(b, id), b))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, b)| b)
+}
+
 impl LoadedSpec {
     /// What the model table (built-in plus the spec's `models:`) knows about the spec's model.
     pub fn model_info(&self) -> Option<table::ModelInfo> {
@@ -378,6 +397,20 @@ impl LoadedSpec {
             ));
         }
         let info = self.model_info();
+        if info.is_none()
+            && spec.provider == ProviderKind::Anthropic
+            && let Some(near) = near_builtin_model(&spec.model)
+        {
+            let model = &spec.model;
+            return Err(at(
+                "model",
+                format!("model `{model}` is not in the model table; the API would answer 404"),
+            )
+            .with_help(format!(
+                "did you mean `{near}`? (for a model the table does not know yet, add it under \
+                 `models:`, e.g. `models: {{\"{model}\": {{input_usd_per_mtok: 3, output_usd_per_mtok: 15}}}}`)"
+            )));
+        }
         let limits = &spec.limits;
         let fallback = spec.fallback_model.as_deref();
         if fallback.is_some_and(|f| f.trim().is_empty()) {
@@ -436,14 +469,27 @@ impl LoadedSpec {
             }
             if info.and_then(|i| i.prices).is_none() {
                 let model = &spec.model;
-                return Err(at(
-                    "limits.max_cost_usd",
+                // On the `model:` line when the spec has one (else the model came from
+                // `--model` and the limit is what the spec says).
+                let key = if self.source.lines().any(|l| l.starts_with("model:")) {
+                    "model"
+                } else {
+                    "limits.max_cost_usd"
+                };
+                let e = at(
+                    key,
                     format!(
                         "`max_cost_usd` needs a priced model, but `{model}` has no price in the \
                          model table; add `models: {{\"{model}\": {{input_usd_per_mtok: …, \
                          output_usd_per_mtok: …}}}}` or remove the limit"
                     ),
-                ));
+                );
+                return Err(match super::errors::did_you_mean(model, builtin_names()) {
+                    Some(near) => e.with_help(format!(
+                        "did you mean `{near}`? A custom model needs its prices under `models:` when a cost limit is set"
+                    )),
+                    None => e,
+                });
             }
         }
 

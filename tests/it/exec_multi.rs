@@ -25,9 +25,18 @@ fn two_files_text_blocks_and_combined_exit_code() {
     let out = OutDir::new();
     let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
     run.expect_code(3);
+    // The stopped task's block ends with the command that continues it.
+    let (blocks, hint) = run
+        .stdout
+        .split_once("To continue: ")
+        .expect("a continue line");
     assert_eq!(
-        run.stdout,
+        blocks,
         "== alpha (success) ==\nalpha answer\n== beta (max_turns) ==\nReached maximum number of turns (1)\n"
+    );
+    assert!(
+        hint.starts_with("runner resume ") && hint.ends_with(" --max-turns 11\n"),
+        "{hint}"
     );
     assert_eq!(
         task_of(&mock.request(0)),

@@ -18,6 +18,7 @@ mod support;
 mod anthropic_http;
 mod batch_cancel;
 mod batch_scale;
+mod cli_compat;
 mod compat_artifacts;
 mod context;
 mod default_layout;

@@ -5,7 +5,7 @@
 use crate::support::*;
 
 /// What `runner validate task.yaml` prints on stderr for a spec with this text, without the
-/// closing "N errors found" line (it carries a timestamp).
+/// closing "N errors found ...; nothing was run" line (it carries a timestamp).
 fn rendered(yaml: &str) -> String {
     let repo = TestRepo::new();
     write_spec(repo.path(), yaml);
@@ -16,7 +16,7 @@ fn rendered(yaml: &str) -> String {
     run.expect_code(2);
     run.stderr
         .lines()
-        .filter(|l| !l.contains("found; nothing was run"))
+        .filter(|l| !l.contains("nothing was run"))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -120,4 +120,72 @@ fn json_logs_carry_spec_errors_as_events() {
     assert_eq!(first["level"], "ERROR");
     assert_eq!(first["fields"]["line"], 4);
     assert_eq!(first["fields"]["help"], "did you mean `max_turns`?");
+}
+
+#[test]
+fn validate_lists_every_error_of_every_file() {
+    let repo = TestRepo::new();
+    let dir = repo.path().join("tasks");
+    std::fs::create_dir(&dir).unwrap();
+    let specs = [
+        (
+            "key.yaml",
+            "name: key\nprompt: hi\nlimits:\n  max_turn: 3\n",
+            "did you mean `max_turns`",
+        ),
+        (
+            "type.yaml",
+            "name: type\nprompt: hi\nlimits:\n  max_turns: ten\n",
+            "e.g. `max_turns: 20`",
+        ),
+        (
+            "indent.yaml",
+            "name: indent\nprompt: hi\n  limits: 3\n",
+            "line 3 is indented more than line 2",
+        ),
+        (
+            "model.yaml",
+            "name: model\nprompt: hi\nmodel: claude-sonet-4-5\n",
+            "did you mean `claude-sonnet-4-5`",
+        ),
+        (
+            "tool.yaml",
+            "name: tool\nprompt: hi\ntools: [Bashh]\n",
+            "did you mean `Bash`",
+        ),
+        ("noprompt.yaml", "name: noprompt\n", "prompt"),
+        (
+            "rule.yaml",
+            "name: rule\nprompt: hi\npermissions:\n  allow: [\"Bash(git diff *\"]\n",
+            "the closest valid rule: `Bash(git diff *)`",
+        ),
+        (
+            "cost.yaml",
+            "name: cost\nprompt: hi\nmodel: my-model\nlimits:\n  max_cost_usd: 1\n",
+            "needs a priced model",
+        ),
+    ];
+    for (file, yaml, _) in specs {
+        write_spec_named(&dir, file, yaml);
+    }
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["validate", "tasks"])
+        .run();
+    run.expect_code(2);
+    for (file, _, says) in specs {
+        assert!(
+            run.stderr.contains(&format!("{file}:")),
+            "{file}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(says), "{file} ({says}): {}", run.stderr);
+    }
+    assert!(
+        run.stderr.contains("8 errors found in 8 files"),
+        "{}",
+        run.stderr
+    );
+    // With a cost limit the caret is on the `model:` line of the unpriced model.
+    assert!(run.stderr.contains("cost.yaml:3:1: "), "{}", run.stderr);
 }

@@ -209,6 +209,13 @@ impl Runner {
         Run::from(cmd.output().expect("run runner"))
     }
 
+    /// Run to completion with `input` piped to stdin (killed after a minute).
+    pub fn run_with_stdin(self, input: impl Into<Vec<u8>>) -> Run {
+        let mut cmd = assert_cmd::Command::from_std(self.cmd);
+        cmd.write_stdin(input.into()).timeout(RUN_TIMEOUT);
+        Run::from(cmd.output().expect("run runner"))
+    }
+
     /// Start without waiting, stdout and stderr piped: for tests that signal the binary.
     pub fn spawn(mut self) -> Started {
         let child = self
