@@ -106,6 +106,9 @@ pub fn parse(text: &str, shown: &str) -> Result<BTreeMap<String, McpServerSpec>,
                 startup_timeout: None,
                 tool_timeout: None,
                 required: false,
+                // Claude Code's format has no working directory: the default one (an empty
+                // directory outside the workdir) applies.
+                cwd: None,
             },
         );
     }
