@@ -86,7 +86,9 @@ fn settings_a_task_writes_are_not_followed_by_the_snapshot() {
         repo.path(),
         &named_task(
             "plant",
-            "permissions:\n  mode: bypassPermissions\ngit:\n  branch: true\n",
+            // Rules naming the files let the change stand past the integrity check (which
+            // would undo it at once), so runner's own git work meets it.
+            "permissions:\n  mode: bypassPermissions\n  allow: [\"Edit(./.git/config)\", \"Edit(./.gitattributes)\"]\ngit:\n  branch: true\n",
         ),
     );
     let mock = MockAnthropic::start(vec![bash(&cmd), text_turn("done")]);
@@ -137,7 +139,8 @@ fn a_pooled_worktree_pointed_elsewhere_is_made_anew() {
     let victim_before = files(&victim);
     let specs = repo.path().join("tasks");
     std::fs::create_dir(&specs).unwrap();
-    let extra = "permissions:\n  mode: bypassPermissions\ngit:\n  isolate: true\n";
+    // A rule naming `.git` lets the change stand past the integrity check.
+    let extra = "permissions:\n  mode: bypassPermissions\n  allow: [\"Edit(./.git)\"]\ngit:\n  isolate: true\n";
     write_spec_named(
         &specs,
         "a.yaml",

@@ -207,7 +207,8 @@ fn a_hook_that_plants_a_git_hook_is_undone() {
     let repo = TestRepo::new();
     let ran = run(
         &repo,
-        "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          command: \"printf 'x' > .git/hooks/pre-commit\"\n",
+        // Hooks run outside the workdir: this one names the project's directory.
+        "hooks:\n  SessionStart:\n    - hooks:\n        - type: command\n          command: \"printf 'x' > \\\"$CLAUDE_PROJECT_DIR/.git/hooks/pre-commit\\\"\"\n",
         vec![text_turn("done")],
     );
     assert_denied_for(&ran, ".git/hooks/pre-commit", "hook");
