@@ -45,6 +45,16 @@ impl Fixture {
         &self,
         network: NetworkSetting,
     ) -> (Arc<Sandbox>, UnboundedReceiver<NetworkAttempt>) {
+        self.sandbox_with(network, vec![], vec![]).await
+    }
+
+    /// A sandbox with the spec's `unix_sockets` and `read` set.
+    async fn sandbox_with(
+        &self,
+        network: NetworkSetting,
+        unix_sockets: Vec<PathBuf>,
+        read: Vec<PathBuf>,
+    ) -> (Arc<Sandbox>, UnboundedReceiver<NetworkAttempt>) {
         let (tx, rx) = unbounded_channel();
         let sb = Sandbox::start(SandboxRequest {
             mode: SandboxMode::Auto,
@@ -52,8 +62,8 @@ impl Fixture {
             workdir: &self.p("work"),
             write: vec![],
             read_deny: vec![],
-            unix_sockets: vec![],
-            read: vec![],
+            unix_sockets,
+            read,
             home: Some(self.p("home")),
             attempts: tx,
         })
@@ -239,22 +249,9 @@ async fn home_is_an_allow_list_of_toolchain_locations() {
         .await;
     assert_eq!((code, out.as_str()), (0, "toolchain"));
     // And what the spec's `sandbox.read` opens.
-    let (tx, _rx) = unbounded_channel();
-    let opened = Arc::new(
-        Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Auto,
-            network: &NetworkSetting::None,
-            workdir: &fx.p("work"),
-            write: vec![],
-            read_deny: vec![],
-            unix_sockets: vec![],
-            read: vec![fx.p("home/notes.txt")],
-            home: Some(fx.p("home")),
-            attempts: tx,
-        })
-        .await
-        .unwrap(),
-    );
+    let (opened, _rx) = fx
+        .sandbox_with(NetworkSetting::None, vec![], vec![fx.p("home/notes.txt")])
+        .await;
     let (code, out, _) = fx
         .run(
             &opened,
@@ -645,22 +642,9 @@ async fn unix_sockets_are_refused_unless_opted_in() {
         assert!(out.contains("b'x'"), "{out}");
     }
     // Opted in: commands may make Unix sockets (and the report says which were listed).
-    let (tx, _rx) = unbounded_channel();
-    let sb = Arc::new(
-        Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Auto,
-            network: &NetworkSetting::None,
-            workdir: &fx.p("work"),
-            write: vec![],
-            read_deny: vec![],
-            unix_sockets: vec![path.clone()],
-            read: vec![],
-            home: Some(fx.p("home")),
-            attempts: tx,
-        })
-        .await
-        .unwrap(),
-    );
+    let (sb, _rx) = fx
+        .sandbox_with(NetworkSetting::None, vec![path.clone()], vec![])
+        .await;
     assert_eq!(sb.report().unix_sockets, vec![path.clone()]);
     let (code, out, err) = fx.run(&sb, Scope::Write, &probe).await;
     assert_eq!(code, 0, "{err}");
