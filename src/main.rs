@@ -41,5 +41,13 @@ fn main() -> anyhow::Result<()> {
             code
         }
     };
+    // What a command left running and came back to runner too late for its call's sweep.
+    let stopped = runner::process::stop_orphans();
+    if stopped > 0 {
+        tracing::warn!(
+            stopped,
+            "stopped processes that commands left running after their call ended"
+        );
+    }
     std::process::exit(code);
 }

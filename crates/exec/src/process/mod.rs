@@ -450,6 +450,16 @@ fn stat_fields(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
     Some(stat.rsplit_once(") ")?.1.split_whitespace())
 }
 
+/// Kill what the commands of finished calls left running and was re-parented to runner after
+/// their call ended (see [`orphans`]); returns how many. For the end of a run.
+pub fn stop_orphans() -> u32 {
+    orphans::sweep_finished(|| {
+        let mut leaders = HashSet::new();
+        live_groups(|g| leaders.clone_from(g));
+        leaders
+    })
+}
+
 /// SIGKILL every process group runner started that may still be running (for a run that ends
 /// before its tasks could stop their children).
 pub fn kill_all() {

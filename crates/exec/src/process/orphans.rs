@@ -66,6 +66,14 @@ pub(crate) fn end(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
     sweep(id, leaders)
 }
 
+/// Kill every orphan of a call that is over: for the end of a run (or of a task), where an
+/// orphan re-parented only after its call's sweep (a `setsid` that forks once more) would
+/// otherwise outlive runner.
+pub(crate) fn sweep_finished(leaders: impl Fn() -> HashSet<i32>) -> u32 {
+    // Call ids start at 1: 0 names no call, so only orphans of running calls are spared.
+    sweep(0, leaders)
+}
+
 /// Kill runner's orphans that belong to call `id` or to no running call.
 fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
     let _no_spawn = SPAWNING.write().unwrap_or_else(|e| e.into_inner());
