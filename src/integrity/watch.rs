@@ -28,13 +28,20 @@ pub struct Watched {
 
 /// Files of a git directory that steer what git runs: its configuration (`config.worktree`
 /// for a worktree with `extensions.worktreeConfig`), `commondir` (which repository a worktree
-/// uses), and the hooks and `info/` (attributes, exclude, sparse-checkout) directories.
+/// uses), the hooks, and the files of `info/` that change what git reads (attributes, which
+/// switch on configured filters and diff drivers; exclude; sparse-checkout; grafts). `info/refs`
+/// and `info/packs` are not watched: git itself rewrites them (`git gc`, `repack`,
+/// `update-server-info`), and no git command runs anything from them.
 const GIT_DIR_ENTRIES: &[(&str, Depth)] = &[
     ("config", Depth::Entry),
     ("config.worktree", Depth::Entry),
     ("commondir", Depth::Entry),
     ("hooks", Depth::Tree),
-    ("info", Depth::Tree),
+    ("info", Depth::NoSymlink),
+    ("info/attributes", Depth::Entry),
+    ("info/exclude", Depth::Entry),
+    ("info/sparse-checkout", Depth::Entry),
+    ("info/grafts", Depth::Entry),
 ];
 
 /// The watched paths for a task working in `workdir`. In a repository: its work tree root's
