@@ -42,6 +42,9 @@ pub(crate) fn is_lock_failure(e: &git2::Error) -> bool {
         || m.contains("failed to rename lockfile")
         || m.contains("failed to create locked file")
         || m.contains("failed to lock file")
+        // A concurrent deletion pruned the empty directory (`refs/runner/hold/`) this write
+        // was making a reference in: made again on the next try.
+        || (e.class() == git2::ErrorClass::Os && m.contains("failed to make directory"))
 }
 
 /// Run the write `f`, and run it again while it fails on a lock ([`is_lock_failure`]), up to
