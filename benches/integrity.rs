@@ -18,6 +18,8 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/cpu.rs"]
+mod cpu;
 
 use std::hint::black_box;
 use std::path::Path;
@@ -25,33 +27,23 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{Table, fmt_dur, time_per_iter};
+use cpu::thread_cpu;
 use runner::integrity::Integrity;
 
 const SAMPLES: usize = 9;
 const TARGET: Duration = Duration::from_millis(300);
-
-/// This process's CPU time (user + system): on a shared machine the wall time per iteration
-/// grows with the load, the CPU time much less.
-fn cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 /// The median wall time per iteration of `f` (see `common::time_per_iter`), and its CPU time
 /// per iteration over 200 more iterations.
 fn measure(mut f: impl FnMut()) -> (String, String) {
     let (wall, _) = time_per_iter(SAMPLES, TARGET, &mut f);
     let n = 200;
-    let start = cpu_time();
-    for _ in 0..n {
-        f();
-    }
-    (fmt_dur(wall), fmt_dur((cpu_time() - start) / n))
+    let cpu = thread_cpu(|| {
+        for _ in 0..n {
+            f();
+        }
+    });
+    (fmt_dur(wall), fmt_dur(cpu / n))
 }
 
 fn git(dir: &Path, args: &[&str]) {

@@ -29,6 +29,8 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "common/cpu.rs"]
+mod cpu;
 #[path = "../tests/it/reports/script.rs"]
 #[allow(dead_code)]
 mod script;
@@ -43,6 +45,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use common::{Table, fmt_dur, time_per_iter};
+use cpu::thread_cpu;
 use runner::agent::normalize::normalize;
 use runner::events::{RunEvent, RunResult, Sink};
 use runner::model::anthropic::wire::event_stream;
@@ -689,20 +692,4 @@ fn bench_redact() {
         format!("{:.0}", mb / d.as_secs_f64()),
     ]);
     println!("{}", t.render());
-}
-
-/// The CPU time this thread spent in `f`.
-fn thread_cpu(f: impl FnOnce()) -> Duration {
-    let now = || {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime writes one timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-        Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-    };
-    let t = now();
-    f();
-    now() - t
 }

@@ -57,7 +57,7 @@ mod start;
 pub(crate) mod sweep;
 mod task;
 #[cfg(test)]
-mod test_git;
+pub(crate) mod test_git;
 mod tree_delta;
 mod worktree;
 

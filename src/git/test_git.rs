@@ -1,11 +1,11 @@
-//! Test helper shared by the git module's unit tests: the git command line, run without the
+//! Test helper shared by the unit tests of the git and integrity modules: the git command line, run without the
 //! host's configuration.
 
 use std::path::Path;
 use std::process::Command;
 
 /// `git ARGS` in `dir`, without the host's configuration; its stdout (panics on failure).
-pub(super) fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
