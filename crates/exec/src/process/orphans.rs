@@ -139,19 +139,26 @@ fn reap(pid: i32) {
     }
 }
 
-/// The pids of `parent`'s children, from `/proc/<parent>/task/*/children` (every thread's:
-/// an orphan is re-parented to the subreaper process, whichever thread it was).
+/// The pids of the orphans re-parented to `parent` (and of the children its main thread
+/// started). The kernel gives an orphan to the first live thread of the subreaper, its main
+/// thread while that lives, so one file is read per sweep rather than one per thread
+/// (runner's blocking pool can hold hundreds); every thread's list only when the main thread's
+/// cannot be read.
 fn children(parent: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
-        return out;
+    let parse = |list: &str| -> Vec<i32> {
+        list.split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+            .collect()
     };
-    for t in tasks.flatten() {
-        if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
-            out.extend(
-                list.split_whitespace()
-                    .filter_map(|p| p.parse::<i32>().ok()),
-            );
+    if let Ok(list) = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")) {
+        return parse(&list);
+    }
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) {
+        for t in tasks.flatten() {
+            if let Ok(list) = std::fs::read_to_string(t.path().join("children")) {
+                out.extend(parse(&list));
+            }
         }
     }
     out.sort_unstable();

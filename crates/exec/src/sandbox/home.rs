@@ -146,7 +146,32 @@ const GIT_KEPT: &[&str] = &[
 /// Write the kept settings of the global git configuration of `home` to `dir/gitconfig` and
 /// return its path (for `GIT_CONFIG_GLOBAL`), or None when there is nothing to keep.
 pub fn kept_gitconfig(home: &Path, dir: &Path) -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
+    let body = kept_settings(home)?;
+    let path = dir.join("gitconfig");
+    if let Err(e) = std::fs::write(&path, body) {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the kept git settings: commands get no git identity");
+        return None;
+    }
+    Some(path)
+}
+
+/// The kept settings of `home`'s global git configuration, in git's format; read once per
+/// process and home directory (every task of a batch would read the same).
+fn kept_settings(home: &Path) -> Option<String> {
+    static READ: std::sync::Mutex<Option<(PathBuf, Option<String>)>> = std::sync::Mutex::new(None);
+    let mut read = READ.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((h, body)) = read.as_ref()
+        && h == home
+    {
+        return body.clone();
+    }
+    let body = read_kept_settings(home);
+    *read = Some((home.to_path_buf(), body.clone()));
+    body
+}
+
+fn read_kept_settings(home: &Path) -> Option<String> {
+    let out = match std::process::Command::new("git")
         .args(["config", "--global", "--list", "-z"])
         .env("HOME", home)
         .env_remove("GIT_CONFIG_GLOBAL")
@@ -154,7 +179,13 @@ pub fn kept_gitconfig(home: &Path, dir: &Path) -> Option<PathBuf> {
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
-        .ok()?;
+    {
+        Ok(out) => out,
+        Err(e) => {
+            tracing::debug!(error = %e, "cannot run git to read the global git configuration");
+            return None;
+        }
+    };
     let text = String::from_utf8_lossy(&out.stdout);
     let mut body = String::new();
     for entry in text.split('\0') {
@@ -169,12 +200,7 @@ pub fn kept_gitconfig(home: &Path, dir: &Path) -> Option<PathBuf> {
         let value = value.replace('\\', "\\\\").replace('"', "\\\"");
         body.push_str(&format!("[{section}]\n\t{name} = \"{value}\"\n"));
     }
-    if body.is_empty() {
-        return None;
-    }
-    let path = dir.join("gitconfig");
-    std::fs::write(&path, body).ok()?;
-    Some(path)
+    (!body.is_empty()).then_some(body)
 }
 
 #[cfg(test)]
