@@ -240,7 +240,12 @@ const FLAGS: &[Row] = &[
     (DA, NONE, NONE, "Bash", "wc --files0-from=f", false),
     (DA, NONE, NONE, "Bash", "tree --fromfile f", false),
     (DA, NONE, NONE, "Bash", "ls --frobnicate", false),
-    (DA, NONE, NONE, "Bash", "head --lin=3 f", false),
+    // An abbreviation is the option the program resolves it to: harmless for `head`, a
+    // written file or a program run for `sort`.
+    (DA, NONE, NONE, "Bash", "head --lin=3 f", true),
+    (DA, NONE, NONE, "Bash", "sort --out=x f", false),
+    (DA, NONE, NONE, "Bash", "sort --comp=sh f", false),
+    (DA, NONE, NONE, "Bash", "wc --files0=f", false),
     (DA, NONE, NONE, "Bash", "rg TODO *.md src", true),
     (DA, NONE, NONE, "Bash", "rg -n --hidden TODO src", true),
     (DA, NONE, NONE, "Bash", "grep -rn TODO src", true),
