@@ -263,6 +263,8 @@ fn overrides(args: &ExecArgs) -> Overrides {
         replay_mode: args.replay_mode,
         sandbox: args.sandbox.mode,
         network: args.sandbox.network.clone(),
+        system_prompt: args.system_prompt.clone(),
+        system_prompt_append: args.append_system_prompt.clone(),
     }
 }
 

@@ -61,6 +61,10 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// `--network none|allow` (replaces the spec's `sandbox.network`).
     pub network: Option<NetworkSetting>,
+    /// `--system-prompt` (replaces the spec's `system_prompt`).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` (replaces the spec's `system_prompt_append`).
+    pub system_prompt_append: Option<String>,
 }
 
 impl Overrides {
@@ -79,6 +83,11 @@ impl Overrides {
             "replay_mode" => set(self.replay_mode.is_some(), "--replay-mode"),
             "sandbox.mode" => set(self.sandbox.is_some(), "--sandbox"),
             "sandbox.network" => set(self.network.is_some(), "--network"),
+            "system_prompt" => set(self.system_prompt.is_some(), "--system-prompt"),
+            "system_prompt_append" => set(
+                self.system_prompt_append.is_some(),
+                "--append-system-prompt",
+            ),
             "cassette" | "provider" => set(self.replay.is_some(), "--replay"),
             _ => None,
         }
@@ -148,6 +157,12 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     }
     if let Some(n) = &o.network {
         spec.sandbox.network = n.clone();
+    }
+    if let Some(p) = &o.system_prompt {
+        spec.system_prompt = Some(p.clone());
+    }
+    if let Some(a) = &o.system_prompt_append {
+        spec.system_prompt_append = Some(a.clone());
     }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
