@@ -725,6 +725,40 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
 }
 
 #[tokio::test]
+async fn the_namespace_init_retiring_its_mounts_is_not_taken_for_a_leftover() {
+    if !confinable() || support().namespaces.is_none() {
+        return;
+    }
+    // As runner is: the inits come back to this process when their waiter ends.
+    crate::process::orphans::become_subreaper();
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    // The init of each command's namespaces ends after the command, retiring the mount
+    // namespace; the call neither waits for it nor notes it as a process left running.
+    for _ in 0..12 {
+        let (code, _, err) = fx.run(&sb, Scope::ReadOnly, "true").await;
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("[runner] this command left"), "{err}");
+    }
+    // Those inits are gone (or zombies a later sweep reaps): nothing of theirs still runs.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    crate::process::stop_orphans();
+    let me = std::process::id();
+    let children = std::fs::read_to_string(format!("/proc/{me}/task/{me}/children")).unwrap();
+    for pid in children.split_whitespace() {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let ns_init = status
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .is_some_and(|ids| ids.split_whitespace().count() > 1);
+        assert!(
+            !ns_init,
+            "a namespace's init outlived its command: {status}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
     if !confinable() || support().namespaces.is_none() {
         return;
