@@ -41,7 +41,7 @@ fn bench_sandbox() {
     use runner_exec::process::run::{ShellRun, run_shell};
     use runner_exec::sandbox::settings::{NetworkSetting, SandboxMode};
     use runner_exec::sandbox::{Sandbox, SandboxRequest};
-    use runner_policy::Scope;
+    use runner_protocol::Scope;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
