@@ -25,6 +25,7 @@
 //! - [`options`]: the option model: per program, what its options take and are; one parser
 //!   for every place that reads a program's arguments (risks, the read-only set, wrappers).
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
+//! - [`netreads`]: the local files curl and wget read and send (`-d @FILE`, `-T`, `file://`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`autoexec`]: files other tools execute later (hook, version and package managers, editors, CI).
 //! - [`policy`]: the decision chain.
@@ -42,6 +43,7 @@ pub mod git;
 pub mod globs;
 pub mod invocation;
 pub mod matchtext;
+pub mod netreads;
 #[cfg(test)]
 mod option_tests;
 pub mod options;

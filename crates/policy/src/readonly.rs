@@ -737,8 +737,9 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
 /// What copying and archiving programs read (they are not read-only, but Read deny rules,
 /// kernel file systems and symlinks followed out of the workspace hold for them whatever
 /// allows them): `cp` and `rsync` sources, `tar`/`zip` members, with recursion and link
-/// following as their options say. `cp`, `rsync` and `tar` are read against their option
-/// tables; `None` for other programs.
+/// following as their options say, and the local files curl and wget send
+/// ([`super::netreads`]). All but `zip` are read against their option tables; `None` for
+/// other programs.
 pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
     let name = argv.first()?;
     let prog = name.text.rsplit('/').next().unwrap_or_default();
@@ -779,6 +780,10 @@ pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
                 recursive: Some(p.has("--dereference")),
             })
         }
+        "curl" | "wget" => Some(Reads {
+            paths: super::netreads::reads(argv)?,
+            recursive: None,
+        }),
         "zip" => {
             let flag = |short: char, long: &str| {
                 args.iter().any(|a| {

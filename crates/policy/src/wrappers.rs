@@ -358,7 +358,15 @@ static LOADER_TABLE: Table = wrapper_table(
     "--inhibit-cache --library-path= --inhibit-rpath= --audit= --preload= --argv0= --glibc-hwcaps-prepend= --glibc-hwcaps-mask=",
 );
 
+/// GNU `parallel` (Perl's Getopt::Long, bundled, options before the command): the options
+/// runner follows; any other is not understood.
+static PARALLEL_TABLE: Table = wrapper_table(
+    EXACT,
+    "-k|--keep-order -0|--null --bar --eta -v|--verbose --tag --line-buffer --will-cite -X -m --group -u|--ungroup -j|--jobs= -n|--max-args= -N|--max-replace-args= -I= --colsep|-C= --halt= --delay= --timeout= -L|--max-lines=",
+);
+
 static SUDO: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&SUDO_TABLE));
+static PARALLEL: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&PARALLEL_TABLE));
 static ENV: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&ENV_TABLE));
 static XARGS: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&XARGS_TABLE));
 static WATCH: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&WATCH_TABLE));
@@ -412,6 +420,12 @@ const ARCH_ALIASES: &[&str] = &[
     "riscv64",
     "m68k",
 ];
+
+/// Where GNU `parallel`'s command starts in `args` (the words after `parallel`), past its
+/// options. `Err` when an option is not understood or is expanded at run time.
+pub fn parallel_command(args: &[ArgWord]) -> Result<usize, String> {
+    options("parallel", args, &PARALLEL, 0).map(|s| s.skip - 1)
+}
 
 /// Names that are wrappers (for rule warnings and reasons).
 pub fn is_wrapper(name: &str) -> bool {
@@ -884,6 +898,34 @@ mod tests {
     }
 
     #[test]
+    fn wrapper_options_are_read_by_the_option_model() {
+        // Abbreviations, clusters and attached values, as getopt_long reads them.
+        assert_eq!(start_of("timeout --sig=KILL 5 git push").0, 3);
+        assert_eq!(start_of("timeout --kill=5 -s TERM 10 git push").0, 5);
+        assert_eq!(start_of("nice -n5 git push").0, 2);
+        assert_eq!(start_of("xargs -0rn1 git push").0, 2);
+        assert_eq!(start_of("env -iu HOME git push").0, 3);
+        assert_eq!(start_of("sudo -Eu root git push").0, 3);
+        assert_eq!(start_of("timeout -- 5 git push").0, 3);
+        let writes = |s: &str| {
+            unwrap(&words(s))
+                .map(|u| u.writes.into_iter().map(|w| w.text).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(writes("strace -fo out.txt ls"), ["out.txt"]);
+        assert_eq!(writes("strace --output out.txt ls"), ["out.txt"]);
+        // `--out` begins `--output` and `--output-separately`: strace refuses it.
+        assert!(unwrap(&words("strace --out=out.txt ls")).is_err());
+        assert_eq!(writes("valgrind --log-file=v.log ls"), ["v.log"]);
+        assert_eq!(writes("time -ao t.txt ls"), ["t.txt"]);
+        assert!(writes("stdbuf -oL ls").is_empty());
+        // parallel's options before its command.
+        assert_eq!(parallel_command(&words("-kj4 git push ::: a")), Ok(1));
+        assert_eq!(parallel_command(&words("--jobs=2 -I{} rm {} ::: a")), Ok(2));
+        assert!(parallel_command(&words("--bogus rm")).is_err());
+    }
+
+    #[test]
     fn unknown_wrapper_options_are_errors() {
         for cmd in [
             "timeout --bogus 5 git push",
@@ -899,6 +941,13 @@ mod tests {
             "setarch x86_64",
             "linux32",
             "su -s /bin/zsh -c ls",
+            // Abbreviations of options that do something else, and the loader's exact names.
+            "env --ch=/ git push",
+            "env --split=x",
+            "sudo --ed /etc/x",
+            "sudo -lU root",
+            "ld.so --lib /x git push",
+            "timeout -s",
         ] {
             assert!(unwrap(&words(cmd)).is_err(), "{cmd}");
         }
