@@ -133,7 +133,7 @@ mod tests {
         assert!(p.contains("Tools available: Read"));
         assert!(p.ends_with("Be brief.\n"));
         let default = system_prompt(Path::new("/w"), &[], "2026-12-02", false, None);
-        assert!(default.contains("verified it.\n\n# Working rules\n"));
+        assert!(default.contains("make it self-contained.\n\n# Working rules\n"));
         assert!(default.contains("when the tools allow it.\n\n# Environment\n"));
     }
 }

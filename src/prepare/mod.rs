@@ -255,23 +255,8 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
     apply_overrides(&mut loaded, o);
     apply_settings(&mut loaded, o)?;
     loaded.check().map_err(|e| attribute(e, o))?;
-    let known = crate::tools::builtin::names();
-    for (i, tool) in loaded.spec.tools.iter().enumerate() {
-        if !known.contains(&tool.as_str()) {
-            let e = SpecError::at(
-                &loaded,
-                &format!("tools[{i}]"),
-                format!(
-                    "unknown tool `{tool}`; expected one of {}",
-                    known.join(", ")
-                ),
-            );
-            let e = match crate::spec::errors::did_you_mean(tool, known.iter().copied()) {
-                Some(m) => e.with_help(format!("did you mean `{m}`?")),
-                None => e,
-            };
-            return Err(attribute(e, o).into());
-        }
+    if let Some(e) = tool_errors(&loaded).into_iter().next() {
+        return Err(attribute(e, o).into());
     }
     let hooks = Hooks::new(&loaded.spec.hooks)
         .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
@@ -318,6 +303,32 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
         loaded,
         resume: None,
     })
+}
+
+/// An error for every entry of the spec's `tools` that names no built-in tool, with the
+/// closest name when there is one.
+pub fn tool_errors(loaded: &LoadedSpec) -> Vec<SpecError> {
+    let known = crate::tools::builtin::names();
+    let mut out = Vec::new();
+    for (i, tool) in loaded.spec.tools.iter().enumerate() {
+        if !known.contains(&tool.as_str()) {
+            let e = SpecError::at(
+                loaded,
+                &format!("tools[{i}]"),
+                format!(
+                    "unknown tool `{tool}`; expected one of {}",
+                    known.join(", ")
+                ),
+            );
+            out.push(
+                match crate::spec::errors::did_you_mean(tool, known.iter().copied()) {
+                    Some(m) => e.with_help(format!("did you mean `{m}`?")),
+                    None => e,
+                },
+            );
+        }
+    }
+    out
 }
 
 /// Report `e` against the command-line flag its value came from, when one did: an override
