@@ -104,6 +104,17 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                 // Already going: nothing left running; its zombie is reaped by a later sweep.
                 continue;
             }
+            let call = call_of(pid);
+            let other_running = call.is_some_and(|c| {
+                c != id && {
+                    let mut live = false;
+                    running(|r| live = r.contains(&c));
+                    live
+                }
+            });
+            if other_running {
+                continue;
+            }
             if namespace_init(pid) {
                 // The init of a PID namespace: a confined command's, done and retiring the
                 // command's mount namespace (an RCU grace period: several milliseconds, not
@@ -113,17 +124,7 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                 unsafe { libc::kill(pid, libc::SIGKILL) };
                 continue;
             }
-            let call = call_of(pid);
-            let other_running = call.is_some_and(|c| {
-                c != id && {
-                    let mut live = false;
-                    running(|r| live = r.contains(&c));
-                    live
-                }
-            });
-            if !other_running {
-                found.push(pid);
-            }
+            found.push(pid);
         }
         if found.is_empty() {
             break;
@@ -302,5 +303,6 @@ mod tests {
     fn this_process_is_in_its_own_session_view() {
         let me = std::process::id() as i32;
         assert!(stat(me).is_some_and(|s| !s.zombie && !s.exiting));
+        assert!(!namespace_init(me));
     }
 }
