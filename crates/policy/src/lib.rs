@@ -33,7 +33,7 @@
 //! - [`access`]: what a tool call touches, the input of every decision.
 //! - [`roots`]: the directories a task's paths resolve through.
 
-pub mod access;
+pub use runner_protocol::{access, mode, roots};
 pub mod args;
 pub mod autoexec;
 pub mod bash;
@@ -43,7 +43,6 @@ pub mod git;
 pub mod globs;
 pub mod invocation;
 pub mod matchtext;
-pub mod mode;
 pub mod netreads;
 #[cfg(test)]
 mod option_tests;
@@ -53,7 +52,6 @@ pub mod policy;
 pub mod posix;
 pub mod program;
 pub mod readonly;
-pub mod roots;
 pub mod rule;
 pub mod sed;
 pub mod variables;
