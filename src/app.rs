@@ -610,7 +610,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             transcript_dir: args.transcript_dir.clone(),
             record: args.record.clone(),
             stream_out: (format == OutputFormat::StreamJson).then(|| out.clone()),
-            gate: Arc::new(crate::retry::RateGate::new()),
+            governors: Arc::new(crate::governor::Governors::new(args.jobs)),
         },
         groups: groups.clone(),
         on_result: Arc::new(move |r, skipped| {
@@ -651,6 +651,8 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
     let mut report_failures = write_reports(&args, &end.results);
     if args.timings {
         crate::report::timing::print_table(&end.results);
+    } else if let Some(line) = crate::report::rate_limit::line(&end.results) {
+        tracing::info!("{line}");
     }
     if show_progress {
         progress::finish();

@@ -502,6 +502,14 @@ impl LoadedSpec {
             }
         }
 
+        self.check_output(info)
+    }
+
+    /// The checks of the output cap: `max_tokens` against the model's, and the thinking budget
+    /// below the cap per request.
+    fn check_output(&self, info: Option<table::ModelInfo>) -> Result<(), SpecError> {
+        let spec = &self.spec;
+        let at = |key: &str, msg: String| SpecError::at(self, key, msg);
         let cap = info.map(|i| i.max_output_tokens);
         if let Some(max_tokens) = spec.max_tokens {
             if max_tokens == 0 {
