@@ -45,14 +45,16 @@ The run appends to the same transcript and keeps its session id. Exit codes as f
 2 if the transcript cannot be resumed (nothing ran).";
 
 /// `runner --version`: the version, the git commit and the target the binary was built for
-/// (both set by build.rs; the commit is `unknown` for a build outside git).
+/// (both set by build.rs; the commit is `unknown` for a build outside git), and the repository
+/// it is published from.
 pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("RUNNER_GIT_COMMIT"),
     ", ",
     env!("RUNNER_BUILD_TARGET"),
-    ")"
+    ")\nsource: ",
+    env!("CARGO_PKG_REPOSITORY")
 );
 
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
