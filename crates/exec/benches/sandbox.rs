@@ -41,7 +41,7 @@ fn bench_sandbox() {
     use runner_exec::process::run::{ShellRun, run_shell};
     use runner_exec::sandbox::settings::{NetworkSetting, SandboxMode};
     use runner_exec::sandbox::{Sandbox, SandboxRequest};
-    use runner_policy::Scope;
+    use runner_protocol::Scope;
 
     // As runner is (its main): the orphans of commands, a namespace's init among them, come
     // back to this process and are swept at each call's end.

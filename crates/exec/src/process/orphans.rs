@@ -277,7 +277,7 @@ mod tests {
             cancel: &tokio_util::sync::CancellationToken::new(),
             spill_dir: &dir.path().join("spill"),
             spill_name: "t",
-            scope: runner_policy::Scope::Write,
+            scope: runner_protocol::Scope::Write,
             report: false,
             on_spawn: None,
         })

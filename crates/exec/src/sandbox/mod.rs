@@ -66,7 +66,7 @@ pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
 pub use support::{NamespaceKind, Support, support};
 
-use runner_policy::Scope;
+use runner_protocol::Scope;
 use settings::{NetworkSetting, SandboxMode};
 
 /// Why a sandbox cannot be set up or entered.
