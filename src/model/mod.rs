@@ -14,7 +14,7 @@ pub mod replay;
 pub mod settings;
 pub mod sse;
 pub mod table;
-pub mod types;
+pub use runner_protocol::model as types;
 
 pub use provider::{EventStream, ModelCall, Provider, ProviderError, ResponseMeta, StreamEvent};
 pub use types::{

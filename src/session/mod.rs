@@ -621,13 +621,14 @@ fn system_prompt(
     in_git: bool,
     structured: bool,
 ) -> String {
-    let mut system = agent::prompt::system_prompt(
-        &loaded.workdir,
-        tools,
-        &now.format("%Y-%m-%d").to_string(),
-        in_git,
-        loaded.spec.system_prompt_append.as_deref(),
-    );
+    let date = now.format("%Y-%m-%d").to_string();
+    let append = loaded.spec.system_prompt_append.as_deref();
+    let mut system = match &loaded.spec.system_prompt {
+        Some(own) => {
+            agent::prompt::with_instructions(own, &loaded.workdir, tools, &date, in_git, append)
+        }
+        None => agent::prompt::system_prompt(&loaded.workdir, tools, &date, in_git, append),
+    };
     if structured {
         system.push('\n');
         system.push_str(crate::tools::structured_output::SYSTEM_PROMPT_NOTE);
