@@ -45,14 +45,16 @@ The run appends to the same transcript and keeps its session id. Exit codes as f
 2 if the transcript cannot be resumed (nothing ran).";
 
 /// `runner --version`: the version, the git commit and the target the binary was built for
-/// (both set by build.rs; the commit is `unknown` for a build outside git).
+/// (both set by build.rs; the commit is `unknown` for a build outside git), and the repository
+/// it is published from.
 pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("RUNNER_GIT_COMMIT"),
     ", ",
     env!("RUNNER_BUILD_TARGET"),
-    ")"
+    ")\nsource: ",
+    env!("CARGO_PKG_REPOSITORY")
 );
 
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
@@ -197,13 +199,12 @@ pub struct ExecArgs {
         conflicts_with = "resume"
     )]
     pub tools: Option<String>,
-    /// Inline task (-p): text appended to runner's system prompt.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        requires = "prompt",
-        conflicts_with = "resume"
-    )]
+    /// Instructions that replace runner's own system prompt (the environment facts and
+    /// --append-system-prompt still follow); replaces every spec's `system_prompt`.
+    #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
+    pub system_prompt: Option<String>,
+    /// Text appended to the system prompt; replaces every spec's `system_prompt_append`.
+    #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub append_system_prompt: Option<String>,
     /// Inline task (-p): an extra directory the agent may read (repeatable).
     #[arg(
@@ -261,6 +262,11 @@ pub struct ExecArgs {
     /// Sandbox settings that replace the spec's.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    /// What isolated tasks start from (replaces every spec's `git.base`): `head` (the HEAD
+    /// commit; uncommitted changes to tracked files are an error) or `working-tree` (the
+    /// working tree as it is, uncommitted and untracked files included).
+    #[arg(long, value_name = "head|working-tree", value_parser = parse_git_base)]
+    pub base: Option<crate::spec::GitBase>,
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
@@ -336,6 +342,16 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
         "openai" => Ok(ProviderKind::Openai),
         _ => Err(format!(
             "unknown provider `{s}` (expected anthropic or openai; replay runs with --replay FILE)"
+        )),
+    }
+}
+
+fn parse_git_base(s: &str) -> Result<crate::spec::GitBase, String> {
+    match s {
+        "head" => Ok(crate::spec::GitBase::Head),
+        "working-tree" => Ok(crate::spec::GitBase::WorkingTree),
+        _ => Err(format!(
+            "unknown base `{s}` (expected head or working-tree)"
         )),
     }
 }
@@ -476,6 +492,7 @@ impl ExecArgs {
             name: self.name.clone(),
             cd: self.cd.clone(),
             tools: self.tools.as_deref().map(crate::spec::inline::split_tools),
+            system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             add_dirs: self.add_dirs.clone(),
             output_schema: self.output_schema.clone(),

@@ -23,6 +23,7 @@ pub mod cli;
 pub(crate) mod contract;
 pub mod events;
 pub mod git;
+pub mod governor;
 pub(crate) mod hooks;
 pub mod init;
 pub mod integrity;

@@ -1,5 +1,6 @@
 //! Task specs: types, loading with positioned errors, defaults, validation, schema.
 
+mod closest;
 pub mod discover;
 pub mod duration;
 pub mod errors;
@@ -21,6 +22,7 @@ pub mod schema;
 pub mod shape;
 pub mod types;
 pub mod validate;
+mod validate_all;
 
 pub use discover::discover;
 pub use duration::SpecDuration;

@@ -16,6 +16,7 @@ pub mod http;
 pub mod http_error;
 pub mod openai;
 pub mod provider;
+pub mod ratelimit;
 pub mod record;
 pub mod replay;
 pub mod retry;

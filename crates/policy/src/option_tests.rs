@@ -22,9 +22,10 @@ fn found(rs: &[Risk], effect: Effect, names: &[String]) -> bool {
         }
         (Effect::Creates | Effect::WritesInto, Risk::Modifies { target, .. }) => target.text == V,
         (Effect::Recreates, Risk::Tree { target, .. }) => target.text == V,
-        (Effect::Runs | Effect::Code | Effect::ArgFile, Risk::Exec { flag, .. }) => {
-            names.iter().any(|n| flag.starts_with(n.as_str()))
-        }
+        (
+            Effect::Runs | Effect::Code | Effect::ArgFile | Effect::Unchecked,
+            Risk::Exec { flag, .. },
+        ) => names.iter().any(|n| flag.starts_with(n.as_str())),
         _ => false,
     })
 }
@@ -71,15 +72,20 @@ fn spellings(c: &Compiled, name: &str, opt: Opt) -> Vec<Vec<String>> {
             ]),
         }
     } else if let Some(ch) = name.strip_prefix('-') {
-        let flag = c
+        // A plain flag to cluster it with: the same one every run (`-v` or `-q` when the
+        // program has one: a mode flag such as `unzip -Z` changes what follows).
+        let mut flags: Vec<char> = c
             .short
             .iter()
-            .find(|(f, o)| {
+            .filter(|(f, o)| {
                 o.takes == Takes::Nothing
                     && o.effect == Effect::Plain
                     && **f != ch.chars().next().unwrap_or('-')
             })
-            .map(|(f, _)| f.to_string());
+            .map(|(f, _)| *f)
+            .collect();
+        flags.sort_by_key(|f| (!matches!(f, 'v' | 'q'), *f));
+        let flag = flags.first().map(char::to_string);
         let mut clusters = vec![String::new()];
         clusters.extend(flag);
         for before in clusters {
@@ -325,4 +331,57 @@ fn benign_commands_keep_their_risks_as_they_were() {
     assert_eq!(kinds(&["rm", "-f", "--", "-x"]), ["modifies -x"]);
     let w = wrappers::unwrap(&words(&["stdbuf", "-oL", "cargo", "test"]));
     assert_eq!(w.map(|u| (u.start, u.writes)), Ok((2, vec![])));
+}
+
+#[test]
+fn every_complete_table_refuses_an_option_it_does_not_list() {
+    let mut tried = 0;
+    for (c, before, after) in tables_with_commands() {
+        if !c.table.complete {
+            continue;
+        }
+        let unknown = if c.table.style.single_dash_long {
+            "-zz-unknown"
+        } else {
+            "--zz-unknown"
+        };
+        let mut argv = before.clone();
+        argv.push(unknown);
+        argv.extend(after.iter().copied());
+        tried += 1;
+        let k = kinds(&argv);
+        assert!(
+            k.iter().any(|x| x == &format!("exec {unknown}")),
+            "{argv:?}: {k:?}"
+        );
+    }
+    assert!(tried >= 15, "only {tried} complete tables");
+}
+
+#[test]
+fn negations_turn_flags_off_and_take_no_value() {
+    for (argv, want) in [
+        (
+            &["curl", "--no-progress-meter", "https://example.com/x"][..],
+            vec![],
+        ),
+        (
+            &["curl", "--no-location", "-s", "https://example.com/x"],
+            vec![],
+        ),
+        (
+            &["curl", "--no-output=x", "https://example.com/x"],
+            vec!["exec --no-output=x"],
+        ),
+        (
+            &["wget", "--no-check-cert", "-O-", "https://example.com/x"],
+            vec![],
+        ),
+        (
+            &["wget", "--no-frobnicate", "-O-", "https://example.com/x"],
+            vec!["exec --no-frobnicate"],
+        ),
+    ] {
+        assert_eq!(kinds(argv), want, "{argv:?}");
+    }
 }
