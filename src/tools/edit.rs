@@ -254,7 +254,7 @@ mod tests {
     #[tokio::test]
     async fn unique_replacement_with_patch() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("a.rs");
+        let f = ctx.session.roots.workdir.join("a.rs");
         std::fs::write(&f, "fn a() {}\nfn b() {}\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -286,7 +286,7 @@ mod tests {
     #[tokio::test]
     async fn counts_matches_in_errors() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("m.txt");
+        let f = ctx.session.roots.workdir.join("m.txt");
         std::fs::write(&f, "x = 1\nx = 1\ny\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -314,7 +314,7 @@ mod tests {
     #[tokio::test]
     async fn read_before_edit() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("r.txt");
+        let f = ctx.session.roots.workdir.join("r.txt");
         std::fs::write(&f, "abc").unwrap();
         let out = edit(
             &ctx,
@@ -328,7 +328,7 @@ mod tests {
     #[tokio::test]
     async fn crlf_and_trailing_newline_preserved() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("c.txt");
+        let f = ctx.session.roots.workdir.join("c.txt");
         std::fs::write(&f, "one\r\ntwo\r\nthree\r\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -342,7 +342,7 @@ mod tests {
             "one\r\n2\r\nmore\r\nthree\r\n"
         );
 
-        let g = ctx.roots.workdir.join("nonl.txt");
+        let g = ctx.session.roots.workdir.join("nonl.txt");
         std::fs::write(&g, "a\nb").unwrap();
         read(&ctx, &g).await;
         edit(
@@ -356,7 +356,7 @@ mod tests {
     #[tokio::test]
     async fn empty_old_string_creates() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("sub/new.txt");
+        let f = ctx.session.roots.workdir.join("sub/new.txt");
         let out = edit(
             &ctx,
             json!({"file_path": f, "old_string": "", "new_string": "hello\n"}),

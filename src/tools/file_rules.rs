@@ -15,7 +15,7 @@ use crate::sandbox::files::{FileRules, resolve};
 
 /// The task's file rules, when it has a sandbox.
 fn rules(ctx: &ToolContext) -> Option<&FileRules> {
-    ctx.env.sandbox.as_ref().map(|s| s.files())
+    ctx.session.env.sandbox.as_ref().map(|s| s.files())
 }
 
 /// Whether the sandbox lets a file tool touch what `access` declares; `Err` carries the
@@ -129,7 +129,7 @@ mod tests {
     /// and the credential locations of `home`.
     async fn sandboxed(deny: &[&str], home: &Path) -> (tempfile::TempDir, ToolContext) {
         let (d, mut ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let sb = Sandbox::start(SandboxRequest {
             mode: SandboxMode::Off,
@@ -144,7 +144,7 @@ mod tests {
         })
         .await
         .unwrap();
-        ctx.env = Arc::new(ChildPolicy {
+        Arc::get_mut(&mut ctx.session).unwrap().env = Arc::new(ChildPolicy {
             sandbox: Some(Arc::new(sb)),
             ..ChildPolicy::default()
         });
@@ -158,7 +158,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "needle KEY\n").unwrap();
         let (_d, ctx) = sandboxed(&["secret.txt", "vault"], &home).await;
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         std::fs::write(w.join("secret.txt"), "needle\n").unwrap();
         std::fs::create_dir_all(w.join("vault/deep")).unwrap();
         std::fs::write(w.join("vault/deep/k.txt"), "needle\n").unwrap();
@@ -215,7 +215,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".aws")).unwrap();
         std::fs::write(home.join(".aws/credentials"), "aws_secret=1\n").unwrap();
         let (_d, ctx) = sandboxed(&[".env"], &home).await;
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         std::fs::write(w.join(".env"), "TOKEN=1\n").unwrap();
         std::os::unix::fs::symlink(home.join(".aws/credentials"), w.join("c")).unwrap();
         for p in [w.join(".env"), w.join("c"), home.join(".aws/credentials")] {
@@ -269,12 +269,18 @@ mod tests {
     async fn declared_access_is_checked_and_says_whether_a_write_was_refused() {
         let home = tempfile::tempdir().unwrap();
         let (_d, ctx) = sandboxed(&["s"], home.path()).await;
-        let s = ctx.roots.workdir.join("s");
+        let s = ctx.session.roots.workdir.join("s");
         let (_, write) = check_access(&ctx, &Access::Write(vec![s.clone()])).unwrap_err();
         assert!(write);
         let (why, write) = check_access(&ctx, &Access::Read(vec![s])).unwrap_err();
         assert!(!write && why.contains("sandbox.read_deny"), "{why}");
         assert!(check_access(&ctx, &Access::Exec("cat s".into())).is_ok());
-        assert!(check_access(&ctx, &Access::Read(vec![ctx.roots.workdir.join("t")])).is_ok());
+        assert!(
+            check_access(
+                &ctx,
+                &Access::Read(vec![ctx.session.roots.workdir.join("t")])
+            )
+            .is_ok()
+        );
     }
 }

@@ -274,7 +274,7 @@ mod tests {
     #[tokio::test]
     async fn newest_first_absolute_and_ignores_gitignore() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         touch(&w.join("old.rs"), 100);
         touch(&w.join("src/new.rs"), 1);
         touch(&w.join("src/b.rs"), 50);
@@ -315,7 +315,7 @@ mod tests {
     async fn caps_at_one_hundred() {
         let (_d, ctx) = ctx();
         for i in 0..120 {
-            std::fs::write(ctx.roots.workdir.join(format!("f{i:03}.txt")), "").unwrap();
+            std::fs::write(ctx.session.roots.workdir.join(format!("f{i:03}.txt")), "").unwrap();
         }
         let out = glob(&ctx, json!({"pattern": "*.txt"})).await;
         let s = out.structured.unwrap();

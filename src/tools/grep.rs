@@ -631,7 +631,7 @@ mod tests {
     #[tokio::test]
     async fn files_with_matches_newest_first_respecting_ignores() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let a = put(&w, "src/a.rs", "fn needle() {}\n", 50);
         let b = put(&w, "src/b.rs", "let needle = 1;\n", 5);
         put(&w, "src/c.rs", "nothing here\n", 1);
@@ -668,7 +668,7 @@ mod tests {
     #[tokio::test]
     async fn content_mode_with_context_and_numbers() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let f = put(&w, "x.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\n", 1);
         let out = grep(
             &ctx,
@@ -702,7 +702,7 @@ mod tests {
     #[tokio::test]
     async fn count_mode_and_multiline() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let a = put(&w, "a.txt", "x\nx\ny\n", 1);
         let b = put(&w, "b.txt", "x\n", 1);
         let out = grep(&ctx, json!({"pattern": "x", "output_mode": "count"})).await;

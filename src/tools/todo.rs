@@ -98,7 +98,7 @@ impl Tool for TodoWriteTool {
 
     async fn call(&self, parsed: TodoInput, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let old = {
-            let mut todos = ctx.todos.lock().unwrap_or_else(|e| e.into_inner());
+            let mut todos = ctx.session.todos.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::replace(&mut *todos, parsed.todos.clone())
         };
         let done = parsed
@@ -137,7 +137,7 @@ mod tests {
         let s = out.structured.unwrap();
         assert_eq!(s["oldTodos"][0]["status"], "in_progress");
         assert_eq!(s["newTodos"][0]["status"], "completed");
-        assert_eq!(ctx.todos.lock().unwrap().len(), 1);
+        assert_eq!(ctx.session.todos.lock().unwrap().len(), 1);
         let bad = json!({"todos": [{"content": "a", "status": "maybe", "activeForm": "x"}]});
         assert!(validate(&t, &bad, &ctx).is_err());
         assert!(validate(&t, &json!({}), &ctx).is_err());

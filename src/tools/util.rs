@@ -139,8 +139,8 @@ pub(crate) fn absolute_path(field: &str, raw: &str) -> Result<PathBuf, String> {
 /// `"null"` mean the workdir itself.
 pub(crate) fn search_root(ctx: &ToolContext, raw: Option<&str>) -> PathBuf {
     match raw.map(str::trim) {
-        None | Some("") | Some("undefined") | Some("null") => ctx.roots.workdir.clone(),
-        Some(p) => ctx.roots.resolve(Path::new(p)),
+        None | Some("") | Some("undefined") | Some("null") => ctx.session.roots.workdir.clone(),
+        Some(p) => ctx.session.roots.resolve(Path::new(p)),
     }
 }
 
@@ -156,6 +156,7 @@ pub(crate) fn record_read(ctx: &ToolContext, path: &Path, full: bool) {
         full,
     };
     let mut state = ctx
+        .session
         .read_state
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -167,6 +168,7 @@ pub(crate) fn record_read(ctx: &ToolContext, path: &Path, full: bool) {
 pub(crate) fn check_read_before_write(ctx: &ToolContext, path: &Path) -> Result<(), String> {
     let record = {
         let state = ctx
+            .session
             .read_state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -151,7 +151,7 @@ mod tests {
     #[tokio::test]
     async fn creates_with_parents() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("a/b/new.txt");
+        let f = ctx.session.roots.workdir.join("a/b/new.txt");
         let out = write(&ctx, &f, "hi\n").await;
         assert!(!out.is_error, "{}", out.content);
         assert!(out.content.contains("created"));
@@ -169,7 +169,7 @@ mod tests {
     #[tokio::test]
     async fn refuses_unread_and_changed_files() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("x.txt");
+        let f = ctx.session.roots.workdir.join("x.txt");
         std::fs::write(&f, "old\n").unwrap();
         let out = write(&ctx, &f, "new\n").await;
         assert!(out.is_error && out.content.contains("has not been read"));
@@ -207,7 +207,7 @@ mod tests {
     #[tokio::test]
     async fn keeps_crlf_line_endings() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("w.txt");
+        let f = ctx.session.roots.workdir.join("w.txt");
         std::fs::write(&f, "a\r\nb\r\n").unwrap();
         call(&ReadTool, json!({"file_path": f}), &ctx)
             .await
