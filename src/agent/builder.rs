@@ -8,23 +8,24 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use super::core::{Agent, LoopConfig, Running};
 use super::stop::Stopper;
 use crate::events::Sinks;
+use crate::governor::TaskGovernor;
 use crate::model::Provider;
 use crate::permissions::Policy;
-use crate::retry::RateGate;
 use crate::sandbox::NetworkAttempt;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext, ToolSession};
 
-/// The parts of an [`Agent`], gathered one by one. The loop settings, the provider, the policy
-/// and the tool session are required; the rest default to nothing (no tools, no sinks, a gate
-/// and a stopper of its own, no structured output, no network reports, no MCP servers).
+/// The parts of an [`Agent`], gathered one by one. The loop settings, the provider, the policy,
+/// the tool session and the rate-limit governor are required; the rest default to nothing (no
+/// tools, no sinks, a stopper of its own, no structured output, no network reports, no MCP
+/// servers).
 pub(crate) struct AgentBuilder {
     config: LoopConfig,
     provider: Arc<dyn Provider>,
     policy: Arc<Policy>,
     tools: Arc<ToolSession>,
     registry: Registry,
-    gate: Arc<RateGate>,
+    governor: TaskGovernor,
     sinks: Sinks,
     stopper: Stopper,
     structured: Option<StructuredOutputHandle>,
@@ -33,11 +34,12 @@ pub(crate) struct AgentBuilder {
 }
 
 impl AgentBuilder {
-    /// A builder of an agent that runs `config` against `provider`, deciding with `policy`,
-    /// its tool calls sharing `tools`.
+    /// A builder of an agent that runs `config` against `provider` (its requests paced by
+    /// `governor`), deciding with `policy`, its tool calls sharing `tools`.
     pub(crate) fn new(
         config: LoopConfig,
         provider: Arc<dyn Provider>,
+        governor: TaskGovernor,
         policy: Arc<Policy>,
         tools: Arc<ToolSession>,
     ) -> Self {
@@ -47,7 +49,7 @@ impl AgentBuilder {
             policy,
             tools,
             registry: Registry::default(),
-            gate: Arc::default(),
+            governor,
             sinks: Sinks::default(),
             stopper: Stopper::default(),
             structured: None,
@@ -59,12 +61,6 @@ impl AgentBuilder {
     /// The tools offered at the start.
     pub(crate) fn registry(mut self, registry: Registry) -> Self {
         self.registry = registry;
-        self
-    }
-
-    /// The rate-limit gate shared with the other tasks of the run.
-    pub(crate) fn gate(mut self, gate: Arc<RateGate>) -> Self {
-        self.gate = gate;
         self
     }
 
@@ -107,7 +103,7 @@ impl AgentBuilder {
             provider: self.provider,
             policy: self.policy,
             tool_ctx: ToolContext::of(self.tools),
-            gate: self.gate,
+            governor: self.governor,
             sinks: self.sinks,
             stopper: self.stopper,
             structured: self.structured,

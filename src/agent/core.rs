@@ -12,11 +12,12 @@ use super::stop::{StopCause, Stopper};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::events::{NetworkTally, RunEvent, Sinks, new_uuid};
+use crate::governor::TaskGovernor;
 use crate::model::table::ModelInfo;
 use crate::model::{Message, ModelResponse, Provider};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::permissions::Policy;
-use crate::retry::{RateGate, RetryPolicy};
+use crate::retry::RetryPolicy;
 use crate::sandbox::NetworkAttempt;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext, ToolSession};
@@ -78,8 +79,8 @@ pub struct Agent {
     /// The base context of the task's tool calls: the shared [`ToolSession`] (roots, read
     /// state, hooks), read-only, cancelled with the run; each call gets its own from it.
     pub(super) tool_ctx: ToolContext,
-    /// The rate-limit gate shared with the other tasks of this run.
-    pub(super) gate: Arc<RateGate>,
+    /// The task's handle on the rate-limit governor it shares with the other tasks.
+    pub(super) governor: TaskGovernor,
     /// Where events go.
     pub(super) sinks: Sinks,
     /// Stop requests (signals, timeout).
@@ -175,6 +176,12 @@ impl Agent {
     /// What the task's tool calls share (roots, hooks, environment policy, the commands run).
     pub fn tools(&self) -> &ToolSession {
         &self.tool_ctx.session
+    }
+
+    /// The task's handle on the rate-limit governor (what it held the task back, for the
+    /// result).
+    pub(crate) fn governor(&self) -> &TaskGovernor {
+        &self.governor
     }
 
     /// The stop requests the run answers.

@@ -134,6 +134,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         commands: Vec::new(),
         integrity: Vec::new(),
         timing: Default::default(),
+        rate_limit: Default::default(),
         report_errors: vec![],
     }
 }

@@ -36,6 +36,7 @@ use crate::agent::{
     self, Agent, AgentBuilder, Input, LoopConfig, LoopLimits, State, StopCause, Stopper,
 };
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
+use crate::governor::{Governors, TaskGovernor};
 use crate::hooks::{HookSession, Hooks};
 use crate::mcp::McpServers;
 use crate::outcome::{Outcome, OutcomeKind};
@@ -44,7 +45,6 @@ use crate::process::ChildPolicy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
-use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolSession;
@@ -63,8 +63,8 @@ pub(crate) struct RunOptions {
     pub record: Option<PathBuf>,
     /// stdout for stream-json frames, when that is the output format.
     pub stream_out: Option<SharedOut>,
-    /// The rate-limit gate every task of this run shares (a 429 pauses them all).
-    pub gate: Arc<RateGate>,
+    /// The rate-limit governors every task of this run shares, one per provider and key.
+    pub governors: Arc<Governors>,
 }
 
 /// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
@@ -188,7 +188,7 @@ impl Session {
         let sandbox = sandbox::start(&task, &roots, worktree, attempts)
             .await
             .map(Arc::new)
-            .map_err(|e| agent_error(e.to_string()))?;
+            .map_err(agent_error)?;
         let env = child_policy(names, &sandbox, &roots);
         let (mcp, mcp_tools) = start_mcp(&task, &env, &guard, &stopper).await?;
         let mcp = Arc::new(mcp);
@@ -230,8 +230,9 @@ impl Session {
                 structured.is_some(),
             ),
         };
-        let provider = provider::build_provider(&task, &redactor, opts)
+        let (provider, governor_key) = provider::build_provider(&task, &redactor, opts)
             .map_err(|m| Outcome::new(OutcomeKind::ApiError, m))?;
+        let governor = TaskGovernor::new(opts.governors.get(&governor_key));
         let sinks = sinks(&task, opts, &redactor, &paths.transcript, resume.as_deref())
             .map_err(agent_error)?;
         partial.result.transcript_path = Some(paths.transcript.clone());
@@ -262,11 +263,11 @@ impl Session {
         let mut agent = AgentBuilder::new(
             loop_config(&task, system),
             provider,
+            governor.clone(),
             task.policy.clone(),
             tools,
         )
         .registry(registry)
-        .gate(opts.gate.clone())
         .sinks(sinks)
         .stopper(stopper.clone())
         .structured(structured.clone())
@@ -274,7 +275,10 @@ impl Session {
         .mcp(mcp.clone())
         .build();
         announce(&mut agent, init, &partial.git, instructions.as_ref());
-        let timer = spec.limits.timeout.map(|t| end_at(t.0, stopper.clone()));
+        let timer = spec
+            .limits
+            .timeout
+            .map(|t| end_at(t.0, stopper.clone(), &governor));
         tracing::info!(task = %spec.name, model = %spec.model, workdir = %task.loaded.workdir.display(), "task started");
         Ok(Session {
             agent,
@@ -384,6 +388,7 @@ impl Session {
                 .unwrap_or_else(|p| p.into_inner()),
         );
         result.timing = state.timing;
+        result.rate_limit = self.agent.governor().tally();
         result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         if let Some(o) = denied::every_write_denied(result, &state.messages) {
@@ -498,9 +503,9 @@ fn log_finished(r: &RunResult) {
     }
 }
 
-/// The `agent_error` outcome with message `m`.
-fn agent_error(m: String) -> Outcome {
-    Outcome::new(OutcomeKind::AgentError, m)
+/// The `agent_error` outcome for `e`.
+fn agent_error(e: impl std::fmt::Display) -> Outcome {
+    Outcome::new(OutcomeKind::AgentError, e.to_string())
 }
 
 /// Start the task's MCP servers (inside its sandbox, with `env`), checking the files that
@@ -544,10 +549,16 @@ fn child_policy(
     }
 }
 
-/// The timer that ends the task after `limit`.
-fn end_at(limit: std::time::Duration, stopper: Stopper) -> tokio::task::JoinHandle<()> {
+/// The timer that ends the task after `limit` (not counting the time the rate-limit governor
+/// held its requests back, as `governor` counts it).
+fn end_at(
+    limit: std::time::Duration,
+    stopper: Stopper,
+    governor: &TaskGovernor,
+) -> tokio::task::JoinHandle<()> {
+    let credit = governor.credit();
     tokio::spawn(async move {
-        tokio::time::sleep(limit).await;
+        crate::governor::sleep_excluding(limit, &credit).await;
         stopper.stop(StopCause::Timeout);
     })
 }
@@ -707,13 +718,14 @@ fn system_prompt(
     in_git: bool,
     structured: bool,
 ) -> String {
-    let mut system = agent::prompt::system_prompt(
-        &loaded.workdir,
-        tools,
-        &now.format("%Y-%m-%d").to_string(),
-        in_git,
-        loaded.spec.system_prompt_append.as_deref(),
-    );
+    let date = now.format("%Y-%m-%d").to_string();
+    let append = loaded.spec.system_prompt_append.as_deref();
+    let mut system = match &loaded.spec.system_prompt {
+        Some(own) => {
+            agent::prompt::with_instructions(own, &loaded.workdir, tools, &date, in_git, append)
+        }
+        None => agent::prompt::system_prompt(&loaded.workdir, tools, &date, in_git, append),
+    };
     if structured {
         system.push('\n');
         system.push_str(crate::tools::structured_output::SYSTEM_PROMPT_NOTE);
@@ -730,10 +742,14 @@ fn sinks(
     redactor: &Arc<Redactor>,
     transcript: &std::path::Path,
     resume: Option<&Resume>,
-) -> Result<Sinks, String> {
+) -> Result<Sinks, output::OutputError> {
     let sinks = Sinks::default();
-    let sink = TranscriptSink::create(transcript, redactor.clone())
-        .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
+    let sink = TranscriptSink::create(transcript, redactor.clone()).map_err(|source| {
+        output::OutputError::Transcript {
+            path: transcript.to_path_buf(),
+            source,
+        }
+    })?;
     let sink = match resume {
         Some(r) => sink.with_builder(
             crate::transcript::RecordBuilder::new().resuming(r.state.last_uuid.clone()),

@@ -1402,31 +1402,10 @@ fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     if program::system_name(&name.text) != Some("parallel") {
         return Ok(None);
     }
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        if w.dynamic {
-            return unanalysable(format!(
-                "runner cannot tell which command `parallel` runs: `{}` is expanded at run time",
-                w.raw
-            ));
-        }
-        let t = w.text.as_str();
-        match t {
-            "-k" | "--keep-order" | "-0" | "--null" | "--bar" | "--eta" | "-v" | "--tag"
-            | "--line-buffer" | "--will-cite" | "-X" | "-m" | "--group" | "-u" | "--ungroup" => {
-                i += 1
-            }
-            "-j" | "--jobs" | "-n" | "--max-args" | "-N" | "-I" | "--colsep" | "-C" | "--halt"
-            | "--delay" | "--timeout" | "-L" | "--max-lines" => i += 2,
-            _ if t.starts_with("-j") && t[2..].chars().all(|c| c.is_ascii_digit()) => i += 1,
-            _ if t.starts_with('-') => {
-                return unanalysable(format!(
-                    "runner cannot tell which command `parallel` runs: `{t}` is not understood"
-                ));
-            }
-            _ => break,
-        }
-    }
+    let i = match wrappers::parallel_command(&argv[1..]) {
+        Ok(k) => k + 1,
+        Err(why) => return unanalysable(why),
+    };
     let mut words = Vec::new();
     for w in &argv[i.min(argv.len())..] {
         if w.text.starts_with(":::") || w.text == "::::" {
