@@ -73,5 +73,7 @@ fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutput
         return Ok(None);
     };
     let handle = StructuredOutputHandle::new(out.max_retries);
-    StructuredOutputTool::new(schema.clone(), handle).map(Some)
+    StructuredOutputTool::new(schema.clone(), handle)
+        .map(Some)
+        .map_err(String::from)
 }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::util;
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::process::capture::Captured;
 use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
@@ -70,20 +70,20 @@ pub(crate) struct Parsed {
 }
 
 impl BashTool {
-    fn parse(&self, raw: BashInput) -> Result<Parsed, String> {
+    fn parse(&self, raw: BashInput) -> Result<Parsed, CallError> {
         if raw.command.trim().is_empty() {
-            return Err("`command` must not be empty".to_string());
+            return Err("`command` must not be empty".into());
         }
         if raw.run_in_background == Some(true) {
             return Err(
                 "`run_in_background` is not supported by this runner; run the command in the \
                  foreground (with a `timeout` up to 600000 ms)"
-                    .to_string(),
+                    .into(),
             );
         }
         let ms = raw.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         if ms == 0 || ms > MAX_TIMEOUT_MS {
-            return Err(format!(
+            return Err(call_error!(
                 "`timeout` must be between 1 and {MAX_TIMEOUT_MS} ms, got {ms}"
             ));
         }
@@ -138,7 +138,7 @@ impl Tool for BashTool {
         })
     }
 
-    fn check(&self, input: BashInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: BashInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input)
     }
 

@@ -657,7 +657,11 @@ pub(super) mod tests {
         fn input_schema(&self) -> Value {
             json!({"type": "object"})
         }
-        fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        fn check(
+            &self,
+            input: Value,
+            _ctx: &ToolContext,
+        ) -> Result<Value, crate::tools::CallError> {
             Ok(input)
         }
         /// A `Bash` probe runs its `command`; the others read or write `file_path`.

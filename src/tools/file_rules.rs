@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Access, ToolContext};
+use super::{Access, CallError, ToolContext};
 use crate::sandbox::files::{FileRules, resolve};
 
 /// The task's file rules, when it has a sandbox.
@@ -25,27 +25,27 @@ pub(crate) fn check_access(ctx: &ToolContext, access: &Access) -> Result<(), (St
         Access::Read(paths) => paths
             .iter()
             .try_for_each(|p| may_read(ctx, p))
-            .map_err(|e| (e, false)),
+            .map_err(|e| (e.0, false)),
         Access::Write(paths) => paths
             .iter()
             .try_for_each(|p| may_write(ctx, p))
-            .map_err(|e| (e, true)),
+            .map_err(|e| (e.0, true)),
         Access::Exec(_) | Access::Other | Access::Internal => Ok(()),
     }
 }
 
 /// Whether a file tool may read `path`: `Err` names the rule that denies it.
-pub(crate) fn may_read(ctx: &ToolContext, path: &Path) -> Result<(), String> {
+pub(crate) fn may_read(ctx: &ToolContext, path: &Path) -> Result<(), CallError> {
     match rules(ctx) {
-        Some(r) => r.may_read(path).map_err(|e| e.to_string()),
+        Some(r) => r.may_read(path).map_err(|e| CallError(e.to_string())),
         None => Ok(()),
     }
 }
 
 /// Whether a file tool may write `path`: `Err` names the rule that denies it.
-pub(crate) fn may_write(ctx: &ToolContext, path: &Path) -> Result<(), String> {
+pub(crate) fn may_write(ctx: &ToolContext, path: &Path) -> Result<(), CallError> {
     match rules(ctx) {
-        Some(r) => r.may_write(path).map_err(|e| e.to_string()),
+        Some(r) => r.may_write(path).map_err(|e| CallError(e.to_string())),
         None => Ok(()),
     }
 }
@@ -71,7 +71,7 @@ struct Inner {
 
 impl WalkFilter {
     /// The filter of a walk from `root`; `Err` (the reason) when `root` itself is denied.
-    pub(crate) fn new(ctx: &ToolContext, root: &Path) -> Result<WalkFilter, String> {
+    pub(crate) fn new(ctx: &ToolContext, root: &Path) -> Result<WalkFilter, CallError> {
         let Some(all) = rules(ctx) else {
             return Ok(WalkFilter { inner: None });
         };

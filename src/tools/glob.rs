@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::file_rules::WalkFilter;
 use super::util;
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::roots::normalize_lexically;
 
 /// Most file names one call returns.
@@ -73,9 +73,9 @@ impl Parsed {
 }
 
 impl GlobTool {
-    fn parse(&self, raw: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn parse(&self, raw: GlobInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         if raw.pattern.trim().is_empty() {
-            return Err("`pattern` must not be empty".to_string());
+            return Err("`pattern` must not be empty".into());
         }
         let root = util::search_root(ctx, raw.path.as_deref());
         let mut pattern = raw.pattern.trim().to_string();
@@ -140,7 +140,7 @@ impl Tool for GlobTool {
         })
     }
 
-    fn check(&self, input: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: GlobInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input, ctx)
     }
 

@@ -9,6 +9,13 @@
 //! call's access → run → PostToolUse hooks → tool_result. Every failure short of a
 //! [`ToolFatal`] becomes an `is_error` tool_result for the model.
 
+/// A [`CallError`] whose message is made by `format!`.
+macro_rules! call_error {
+    ($($arg:tt)*) => {
+        $crate::tools::CallError(format!($($arg)*))
+    };
+}
+
 pub mod bash;
 pub mod builtin;
 pub mod edit;
@@ -82,6 +89,40 @@ impl ToolOutput {
             structured: None,
             command: None,
         }
+    }
+}
+
+/// A call a tool cannot make as asked (an input the schema or the tool's own rules refuse, a
+/// file not read before it is edited, a pattern that does not compile, a path the sandbox
+/// keeps out): the message goes back to the model as an error result, so it can correct the
+/// call. Reads as its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CallError(pub String);
+
+impl From<String> for CallError {
+    fn from(message: String) -> Self {
+        CallError(message)
+    }
+}
+
+impl From<&str> for CallError {
+    fn from(message: &str) -> Self {
+        CallError(message.to_string())
+    }
+}
+
+impl From<CallError> for String {
+    fn from(e: CallError) -> String {
+        e.0
+    }
+}
+
+impl std::ops::Deref for CallError {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
     }
 }
 
@@ -258,7 +299,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The tool's own rules beyond the schema (absolute paths, ranges, valid patterns); `Err`
     /// is an input error sent to the model.
-    fn check(&self, input: Self::Input, ctx: &ToolContext) -> Result<Self::Call, String>;
+    fn check(&self, input: Self::Input, ctx: &ToolContext) -> Result<Self::Call, CallError>;
 
     /// What the call touches; the permission policy decides on this.
     fn access(&self, call: &Self::Call) -> Access;
@@ -290,7 +331,7 @@ pub trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
     /// Parse and check one call's input; `Err` is an input error for the model.
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String>;
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError>;
 
     /// The JSON Schema derived from the typed input (tests hold it to [`DynTool::spec`]'s).
     fn typed_schema(&self) -> Value;
@@ -325,7 +366,7 @@ impl<T: Tool> DynTool for Erased<T> {
         }
     }
 
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError> {
         let raw: T::Input = if self.0.validates_own_input() {
             serde_json::from_value(input.clone()).map_err(|e| format!("invalid input: {e}"))?
         } else {
@@ -469,7 +510,7 @@ impl DynTool for RecordedSpec {
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
     }
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError> {
         self.inner.parse(input, ctx)
     }
     fn typed_schema(&self) -> Value {

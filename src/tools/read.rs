@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::file_rules;
 use super::util::{self, absolute_path};
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Lines returned when no `limit` is given.
 pub(crate) const DEFAULT_LIMIT: usize = 2000;
@@ -48,10 +48,10 @@ pub(crate) struct Parsed {
 }
 
 impl ReadTool {
-    fn parse(&self, raw: ReadInput) -> Result<Parsed, String> {
+    fn parse(&self, raw: ReadInput) -> Result<Parsed, CallError> {
         let path = absolute_path("file_path", &raw.file_path)?;
         if raw.limit == Some(0) {
-            return Err("`limit` must be at least 1".to_string());
+            return Err("`limit` must be at least 1".into());
         }
         Ok(Parsed {
             path,
@@ -111,7 +111,7 @@ impl Tool for ReadTool {
         })
     }
 
-    fn check(&self, input: ReadInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: ReadInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input)
     }
 
@@ -174,18 +174,18 @@ impl Window {
     }
 }
 
-fn read_window(p: &Parsed) -> Result<Window, String> {
+fn read_window(p: &Parsed) -> Result<Window, CallError> {
     let path = &p.path;
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("File does not exist: {shown}"));
+            return Err(call_error!("File does not exist: {shown}"));
         }
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Err(call_error!("Cannot read {shown}: {e}")),
     };
     if meta.is_dir() {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} is a directory, not a file. Use the Glob tool or `ls` in Bash to list it."
         ));
     }
@@ -195,7 +195,7 @@ fn read_window(p: &Parsed) -> Result<Window, String> {
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
     if NON_TEXT_EXTENSIONS.contains(&ext.as_str()) {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} is a .{ext} file; this runner's Read tool supports text files only \
              (images, PDFs and notebooks are not supported)."
         ));
@@ -205,7 +205,7 @@ fn read_window(p: &Parsed) -> Result<Window, String> {
 
     let head = sniff(&mut reader).map_err(|e| format!("Cannot read {shown}: {e}"))?;
     if looks_binary(&head) {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} appears to be a binary file (it contains NUL bytes or invalid UTF-8); \
              Read supports text files only."
         ));

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// One todo item (Claude Code's shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -72,16 +72,16 @@ impl Tool for TodoWriteTool {
         })
     }
 
-    fn check(&self, parsed: TodoInput, _ctx: &ToolContext) -> Result<TodoInput, String> {
+    fn check(&self, parsed: TodoInput, _ctx: &ToolContext) -> Result<TodoInput, CallError> {
         for (i, t) in parsed.todos.iter().enumerate() {
             if !matches!(t.status.as_str(), "pending" | "in_progress" | "completed") {
-                return Err(format!(
+                return Err(call_error!(
                     "todos[{i}].status must be pending, in_progress or completed, not `{}`",
                     t.status
                 ));
             }
             if t.content.trim().is_empty() {
-                return Err(format!("todos[{i}].content must not be empty"));
+                return Err(call_error!("todos[{i}].content must not be empty"));
             }
         }
         Ok(parsed)
