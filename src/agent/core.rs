@@ -49,7 +49,7 @@ pub struct LoopConfig {
     pub model_info: Option<ModelInfo>,
     /// Exact system prompt.
     pub system: String,
-    /// Output cap per request at the start (see [`Agent::max_tokens`]).
+    /// Output cap per request at the start (see [`Running::max_tokens`]).
     pub max_tokens: u32,
     /// The cap a `max_tokens` stop escalates to, once (None: no escalation, e.g. the spec set
     /// `max_tokens` itself).
