@@ -183,7 +183,6 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].runner_sandbox" => "[sandbox]",
         "[].runner_timing" => "[timing]",
         "[].runner_commands[].duration_ms" => "[ms]",
-        "[].runner_rate_limit.wait_ms" => "[ms]",
     });
 
     snapshot_transcript(&mut norm, &mut transcript);
@@ -255,7 +254,6 @@ fn snapshot_transcript(norm: &mut Normalizer, transcript: &mut [Value]) {
         "[].result.runner_sandbox" => "[sandbox]",
         "[].result.runner_timing" => "[timing]",
         "[].result.runner_commands[].duration_ms" => "[ms]",
-        "[].result.runner_rate_limit.wait_ms" => "[ms]",
     });
 }
 
