@@ -592,6 +592,85 @@ fn unix_sockets_reach_the_workdir_and_the_listed_ones_only() {
     drop(listener);
 }
 
+/// A probe of the channels Landlock alone leaves open: credentials the home directory's
+/// allow list does not name, metadata outside the roots, stream protocols other than TCP, a
+/// UDP socket, and resource limits set on another process. One line per attempt.
+const CHANNELS_PROBE: &str = r#"import os, socket, errno, resource, sys
+def attempt(name, f):
+    try:
+        f()
+        print(name, "done")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno))
+home = os.path.expanduser("~")
+attempt("pgpass", lambda: open(os.path.join(home, ".pgpass")).read())
+attempt("toolchain", lambda: open(os.path.join(home, ".cargo/config.toml")).read())
+attempt("chmod", lambda: os.chmod(sys.argv[1], 0o644))
+attempt("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
+attempt("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0))
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+attempt("prlimit", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (0, 0)))
+"#;
+
+#[test]
+fn credentials_off_the_list_metadata_other_protocols_and_other_processes_are_refused() {
+    if !confinable() || which_python().is_none() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let outside = out.path().join("id_rsa");
+    std::fs::write(&outside, "key").unwrap();
+    std::fs::set_permissions(
+        &outside,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    repo.write("probe.py", CHANNELS_PROBE);
+    let mock = MockAnthropic::start(vec![
+        tool_turn(
+            "t1",
+            "Bash",
+            json!({"command": format!("python3 probe.py {}", outside.display())}),
+        ),
+        text_turn("done"),
+    ]);
+    let spec_path = write_spec(
+        repo.path(),
+        &spec("permissions:\n  mode: bypassPermissions\nsandbox:\n  network: [\"crates.io\"]\n"),
+    );
+    let home = home_with_credentials(&out);
+    std::fs::write(home.join(".pgpass"), "db:5432:*:me:hunter2").unwrap();
+    std::fs::create_dir_all(home.join(".cargo")).unwrap();
+    std::fs::write(home.join(".cargo/config.toml"), "[build]").unwrap();
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec_path)
+        .env("HOME", &home)
+        .run();
+    // runner outlives the attempt on its limits and reports.
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    let support = runner::sandbox::support();
+    let mut expected = vec!["pgpass EACCES", "toolchain done", "prlimit EPERM"];
+    if support.landlock_net() {
+        expected.extend(["mptcp EPERM", "tcp done", "udp EPERM"]);
+    }
+    if support.namespaces.is_some() {
+        expected.push("chmod EROFS");
+    }
+    for line in expected {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    if support.namespaces.is_some() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(!text.contains("hunter2"), "{text}");
+    mock.assert_clean();
+}
+
 fn which_python() -> Option<std::path::PathBuf> {
     std::env::var_os("PATH").and_then(|p| {
         std::env::split_paths(&p)
