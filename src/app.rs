@@ -102,7 +102,7 @@ fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedSpec>, Problems> {
 }
 
 /// A task name used by more than one of `loaded`: an error at each later use.
-fn duplicate_names(loaded: &[LoadedSpec]) -> Problems {
+fn duplicate_names<'a>(loaded: impl IntoIterator<Item = &'a LoadedSpec>) -> Problems {
     let mut errors: Problems = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
     for l in loaded {
@@ -181,22 +181,44 @@ pub fn validate(paths: &[PathBuf]) -> i32 {
         Err(e) => return report_errors(&[e.into()]),
     };
     let mut errors: Problems = Vec::new();
-    let mut loaded = Vec::new();
+    let mut clean = Vec::new();
+    let mut faulty = Vec::new();
     for f in &files {
-        match spec::load_all(f) {
-            Ok(l) => loaded.extend(l),
-            Err(e) => errors.push(e.into()),
+        match spec::load::load_all_reporting(f) {
+            Ok(tasks) => {
+                for (l, mut errs) in tasks {
+                    errs.extend(prepare::tool_errors(&l));
+                    errs.extend(prepare::rules::errors(&l));
+                    if errs.is_empty() {
+                        clean.push(l);
+                    } else {
+                        errors.extend(errs.into_iter().map(Problem::from));
+                        faulty.push(l);
+                    }
+                }
+            }
+            Err(errs) => errors.extend(errs.into_iter().map(Problem::from)),
         }
     }
-    errors.extend(duplicate_names(&loaded));
+    errors.extend(duplicate_names(clean.iter().chain(&faulty)));
     let outputs = GitOutputs::new(&PathBuf::from(".runner"), None);
-    match check_tasks(loaded, &Overrides::default(), &outputs, prepare::check) {
+    let checked = match check_tasks(clean, &Overrides::default(), &outputs, prepare::check) {
+        Ok(tasks) => tasks,
         Err(e) => {
             errors.extend(e);
-            report_errors(&errors)
+            Vec::new()
         }
-        Ok(_) if !errors.is_empty() => report_errors(&errors),
-        Ok(tasks) => {
+    };
+    // File by file, line by line.
+    errors.sort_by(|a, b| match (a, b) {
+        (Problem::Spec(a), Problem::Spec(b)) => (&a.file, a.line).cmp(&(&b.file, b.line)),
+        (Problem::Other(_), Problem::Spec(_)) => std::cmp::Ordering::Less,
+        (Problem::Spec(_), Problem::Other(_)) => std::cmp::Ordering::Greater,
+        _ => std::cmp::Ordering::Equal,
+    });
+    match checked {
+        _ if !errors.is_empty() => report_errors(&errors),
+        tasks => {
             let out = stdout_writer();
             for t in &tasks {
                 write_out(
@@ -263,6 +285,8 @@ fn overrides(args: &ExecArgs) -> Overrides {
         replay_mode: args.replay_mode,
         sandbox: args.sandbox.mode,
         network: args.sandbox.network.clone(),
+        system_prompt: args.system_prompt.clone(),
+        system_prompt_append: args.append_system_prompt.clone(),
     }
 }
 
@@ -586,7 +610,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             transcript_dir: args.transcript_dir.clone(),
             record: args.record.clone(),
             stream_out: (format == OutputFormat::StreamJson).then(|| out.clone()),
-            gate: Arc::new(crate::retry::RateGate::new()),
+            governors: Arc::new(crate::governor::Governors::new(args.jobs)),
         },
         groups: groups.clone(),
         on_result: Arc::new(move |r, skipped| {
@@ -627,6 +651,8 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
     let mut report_failures = write_reports(&args, &end.results);
     if args.timings {
         crate::report::timing::print_table(&end.results);
+    } else if let Some(line) = crate::report::rate_limit::line(&end.results) {
+        tracing::info!("{line}");
     }
     if show_progress {
         progress::finish();

@@ -197,13 +197,12 @@ pub struct ExecArgs {
         conflicts_with = "resume"
     )]
     pub tools: Option<String>,
-    /// Inline task (-p): text appended to runner's system prompt.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        requires = "prompt",
-        conflicts_with = "resume"
-    )]
+    /// Instructions that replace runner's own system prompt (the environment facts and
+    /// --append-system-prompt still follow); replaces every spec's `system_prompt`.
+    #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
+    pub system_prompt: Option<String>,
+    /// Text appended to the system prompt; replaces every spec's `system_prompt_append`.
+    #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub append_system_prompt: Option<String>,
     /// Inline task (-p): an extra directory the agent may read (repeatable).
     #[arg(
@@ -476,6 +475,7 @@ impl ExecArgs {
             name: self.name.clone(),
             cd: self.cd.clone(),
             tools: self.tools.as_deref().map(crate::spec::inline::split_tools),
+            system_prompt: self.system_prompt.clone(),
             append_system_prompt: self.append_system_prompt.clone(),
             add_dirs: self.add_dirs.clone(),
             output_schema: self.output_schema.clone(),

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::governor::RateLimitTally;
 use crate::model::{ContentBlock, StopReason, ToolSpec, Usage};
 use crate::outcome::Outcome;
 use crate::sandbox::{NetworkAttempt, SandboxReport};
@@ -234,6 +235,9 @@ pub struct RunResult {
     /// Where the turns' wall time went, summed over the task.
     #[serde(default, skip_serializing_if = "TimingTotals::is_empty")]
     pub timing: TimingTotals,
+    /// What the batch's rate-limit governor did to the task (waits, 429s, its limit).
+    #[serde(default, skip_serializing_if = "RateLimitTally::is_empty")]
+    pub rate_limit: RateLimitTally,
     /// Reports of this task that could not be written (the transcript, `result.json`), each
     /// naming its file; any makes the process exit non-zero.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -432,6 +436,7 @@ impl RunResult {
             commands: Vec::new(),
             integrity: Vec::new(),
             timing: TimingTotals::default(),
+            rate_limit: RateLimitTally::default(),
             report_errors: vec![],
         }
     }

@@ -1,5 +1,5 @@
-//! Retry policy for model calls: which provider failures are retried, how long to wait, and
-//! the shared rate-limit gate.
+//! Retry policy for model calls: which provider failures are retried and how long to wait
+//! (the rate limits a batch shares are the governor's: [`crate::governor`]).
 //!
 //! What is retried is the whole model response attempt (a failed attempt is recorded as
 //! abandoned in the transcript); the agent loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
@@ -9,10 +9,7 @@
 //! jitter; a `retry-after` header is a floor (and, beyond `max_wait`, fails at once). The sum
 //! of all waits of one task is bounded by `budget`.
 
-use std::sync::Mutex;
 use std::time::Duration;
-
-use tokio::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
@@ -416,59 +413,6 @@ fn wait_text(d: Duration) -> String {
     }
 }
 
-/// How far ahead [`RateGate::pause`] may close the gate (a longer pause saturates to this).
-const MAX_PAUSE: Duration = Duration::from_secs(365 * 24 * 3600);
-
-/// A gate shared by every task of one `runner exec`: a 429's wait pauses all tasks' next
-/// requests, not only the task that got it.
-#[derive(Debug, Default)]
-pub(crate) struct RateGate {
-    until: Mutex<Option<Instant>>,
-}
-
-impl RateGate {
-    /// A gate that is open.
-    pub(crate) fn new() -> Self {
-        Self::default()
-    }
-
-    /// Close the gate for `d` from now (extends, never shortens, a current pause).
-    pub(crate) fn pause(&self, d: Duration) {
-        let at = Instant::now() + d.min(MAX_PAUSE);
-        if let Ok(mut u) = self.until.lock()
-            && u.is_none_or(|cur| cur < at)
-        {
-            *u = Some(at);
-        }
-    }
-
-    /// How long the gate stays closed from now.
-    pub(crate) fn remaining(&self) -> Duration {
-        self.until
-            .lock()
-            .ok()
-            .and_then(|u| *u)
-            .map_or(Duration::ZERO, |at| {
-                at.saturating_duration_since(Instant::now())
-            })
-    }
-
-    /// Wait until the gate is open; returns false if `cancel` fired first.
-    pub(crate) async fn wait(&self, cancel: &CancellationToken) -> bool {
-        loop {
-            let left = self.remaining();
-            if left.is_zero() {
-                return true;
-            }
-            tracing::debug!(wait_ms = left.as_millis() as u64, "rate-limit gate closed");
-            tokio::select! {
-                _ = tokio::time::sleep(left) => {}
-                _ = cancel.cancelled() => return false,
-            }
-        }
-    }
-}
-
 /// Sleep `d`, or less if `cancel` fires; returns false when cancelled.
 pub(crate) async fn sleep_unless_cancelled(d: Duration, cancel: &CancellationToken) -> bool {
     tokio::select! {
@@ -759,7 +703,6 @@ mod tests {
             st.decide(&with_retry_after(429, Some(Duration::MAX), None)),
             Decision::Retry { .. }
         ));
-        RateGate::new().pause(Duration::MAX);
     }
 
     #[test]
@@ -771,21 +714,9 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn gate_pauses_and_cancel_ends_waits() {
-        let gate = RateGate::new();
+    async fn cancel_ends_waits() {
         let token = CancellationToken::new();
-        let t0 = tokio::time::Instant::now();
-        assert!(gate.wait(&token).await);
-        assert_eq!(t0.elapsed(), Duration::ZERO);
-        gate.pause(Duration::from_secs(5));
-        gate.pause(Duration::from_secs(1)); // does not shorten
-        assert!(gate.remaining() > Duration::from_secs(4));
-        assert!(gate.wait(&token).await);
-        assert!(t0.elapsed() >= Duration::from_secs(5));
-        assert_eq!(gate.remaining(), Duration::ZERO);
-        gate.pause(Duration::from_secs(60));
         token.cancel();
-        assert!(!gate.wait(&token).await);
         assert!(!sleep_unless_cancelled(Duration::from_secs(3600), &token).await);
         let fresh = CancellationToken::new();
         let t1 = tokio::time::Instant::now();

@@ -214,6 +214,59 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
     rows
 }
 
+/// The files the tasks Read: twenty small Rust files in a directory of their own (kept while
+/// the returned directory lives).
+fn read_files() -> (tempfile::TempDir, std::path::PathBuf) {
+    let reads_dir = tempfile::tempdir().unwrap();
+    let reads = std::fs::canonicalize(reads_dir.path()).unwrap();
+    for i in 0..20 {
+        let body: String = (0..60)
+            .map(|l| format!("pub fn item_{i}_{l}(x: u32) -> u32 {{ x + {l} }}\n"))
+            .collect();
+        std::fs::write(reads.join(format!("mod_{i}.rs")), body).unwrap();
+    }
+    (reads_dir, reads)
+}
+
+/// A batch run of `tasks` tasks of `turns` turns each ended as designed: every request made,
+/// every Read answered with the file, nothing left behind, one patch per task.
+fn assert_batch_done(
+    mock: &MockAnthropic,
+    repo: &BatchRepo,
+    out_dir: &Path,
+    tasks: usize,
+    turns: usize,
+) {
+    assert_eq!(mock.requests().len(), tasks * turns);
+    mock.assert_clean();
+    // Every Read call worked (none denied): every request but a task's first ends
+    // with the result of the call before it, which holds the file read.
+    let reqs = mock.requests();
+    let results: Vec<String> = reqs
+        .iter()
+        .flat_map(|r| r.tool_results().into_iter().map(|v| v.to_string()))
+        .collect();
+    assert_eq!(results.len(), tasks * (turns - 1));
+    assert!(
+        results.iter().all(|r| r.contains("pub fn item_")),
+        "a Read failed: {:?}",
+        results.iter().find(|r| !r.contains("pub fn item_"))
+    );
+    // Nothing is left behind: no worktree, no mount, no pool directory.
+    let worktrees = repo.git(&["worktree", "list"]);
+    assert_eq!(worktrees.lines().count(), 1, "worktrees left: {worktrees}");
+    let mounts = mounts_under(out_dir);
+    assert!(mounts.is_empty(), "mounts left: {mounts:?}");
+    assert!(
+        !out_dir.join(".worktrees").exists(),
+        "worktree pool left behind"
+    );
+    let patches = std::fs::read_dir(out_dir.join("patches"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(patches, tasks, "one patch per task");
+}
+
 pub fn bench_batch() {
     let latency = Duration::from_millis(env_usize("BENCH_LATENCY_MS", 100) as u64);
     let batch_runs = env_usize("BENCH_BATCH_RUNS", 3).max(1);
@@ -230,14 +283,7 @@ pub fn bench_batch() {
     // The files the tasks Read are outside the repository (an additional directory), so one
     // shared script of absolute paths works whether a task runs in the repository or in a
     // worktree of its own.
-    let reads_dir = tempfile::tempdir().unwrap();
-    let reads = std::fs::canonicalize(reads_dir.path()).unwrap();
-    for i in 0..20 {
-        let body: String = (0..60)
-            .map(|l| format!("pub fn item_{i}_{l}(x: u32) -> u32 {{ x + {l} }}\n"))
-            .collect();
-        std::fs::write(reads.join(format!("mod_{i}.rs")), body).unwrap();
-    }
+    let (_reads_dir, reads) = read_files();
     // The specs are committed in the repository, as in a project that keeps its tasks there;
     // `workdir` is the repository root.
     let variants: Vec<(&str, &str, &str)> = [
@@ -319,34 +365,7 @@ pub fn bench_batch() {
                 // Exit 3: every task stopped at max_turns, as designed.
                 assert_eq!(out.status.code(), Some(3), "runner: {stderr}");
                 rss.push(max_rss_kb(&stderr).expect("time -v output") as f64 / 1024.0);
-                assert_eq!(mock.requests().len(), tasks * turns);
-                mock.assert_clean();
-                // Every Read call worked (none denied): every request but a task's first ends
-                // with the result of the call before it, which holds the file read.
-                let reqs = mock.requests();
-                let results: Vec<String> = reqs
-                    .iter()
-                    .flat_map(|r| r.tool_results().into_iter().map(|v| v.to_string()))
-                    .collect();
-                assert_eq!(results.len(), tasks * (turns - 1));
-                assert!(
-                    results.iter().all(|r| r.contains("pub fn item_")),
-                    "a Read failed: {:?}",
-                    results.iter().find(|r| !r.contains("pub fn item_"))
-                );
-                // Nothing is left behind: no worktree, no mount, no pool directory.
-                let worktrees = repo.git(&["worktree", "list"]);
-                assert_eq!(worktrees.lines().count(), 1, "worktrees left: {worktrees}");
-                let mounts = mounts_under(out_dir.path());
-                assert!(mounts.is_empty(), "mounts left: {mounts:?}");
-                assert!(
-                    !out_dir.path().join(".worktrees").exists(),
-                    "worktree pool left behind"
-                );
-                let patches = std::fs::read_dir(out_dir.path().join("patches"))
-                    .map(|d| d.count())
-                    .unwrap_or(0);
-                assert_eq!(patches, tasks, "one patch per task");
+                assert_batch_done(&mock, &repo, out_dir.path(), tasks, turns);
             }
             let m = median(&walls);
             if jobs == 1 {

@@ -12,11 +12,12 @@ use super::stop::{StopCause, Stopper};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::events::{NetworkTally, RunEvent, Sinks, new_uuid};
+use crate::governor::TaskGovernor;
 use crate::model::table::ModelInfo;
 use crate::model::{Message, ModelResponse, Provider};
 use crate::outcome::{Outcome, OutcomeKind};
 use crate::permissions::Policy;
-use crate::retry::{RateGate, RetryPolicy};
+use crate::retry::RetryPolicy;
 use crate::sandbox::NetworkAttempt;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::tools::{Registry, ToolContext};
@@ -77,8 +78,8 @@ pub struct Agent {
     pub(crate) policy: Arc<Policy>,
     /// Tool context (roots, read state, hooks, cancellation).
     pub(crate) tool_ctx: ToolContext,
-    /// The rate-limit gate shared with the other tasks of this run.
-    pub(crate) gate: Arc<RateGate>,
+    /// The task's handle on the rate-limit governor it shares with the other tasks.
+    pub(crate) governor: TaskGovernor,
     /// Where events go.
     pub(crate) sinks: Sinks,
     /// Stop requests (signals, timeout).
@@ -126,7 +127,7 @@ impl Agent {
         registry: Registry,
         policy: Arc<Policy>,
         tool_ctx: ToolContext,
-        gate: Arc<RateGate>,
+        governor: TaskGovernor,
         sinks: Sinks,
         stopper: Stopper,
         structured: Option<StructuredOutputHandle>,
@@ -148,7 +149,7 @@ impl Agent {
             registry,
             policy,
             tool_ctx,
-            gate,
+            governor,
             sinks,
             stopper,
             structured,

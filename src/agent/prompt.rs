@@ -11,6 +11,39 @@ pub fn system_prompt(
     is_git_repo: bool,
     append: Option<&str>,
 ) -> String {
+    with_instructions(
+        &default_instructions(),
+        workdir,
+        tools,
+        date,
+        is_git_repo,
+        append,
+    )
+}
+
+/// The system prompt with `instructions` (a spec's `system_prompt`) in place of runner's own:
+/// the environment facts and `append` still follow, since the agent needs them either way.
+pub fn with_instructions(
+    instructions: &str,
+    workdir: &Path,
+    tools: &[String],
+    date: &str,
+    is_git_repo: bool,
+    append: Option<&str>,
+) -> String {
+    let mut s = instructions.trim_end().to_string();
+    s.push_str("\n\n");
+    s.push_str(&environment(workdir, tools, date, is_git_repo));
+    if let Some(extra) = append.map(str::trim).filter(|a| !a.is_empty()) {
+        s.push('\n');
+        s.push_str(extra);
+        s.push('\n');
+    }
+    s
+}
+
+/// Runner's own instructions: the agent's role, how an unattended run works, working rules.
+fn default_instructions() -> String {
     let mut s = String::new();
     s.push_str(
         "You are an autonomous software engineering agent running non-interactively inside a CI \
@@ -39,6 +72,12 @@ pub fn system_prompt(
          - Do not commit, push, or change git configuration unless the task asks for it.\n\
          - Verify your work (build, tests, linters) when the tools allow it.\n\n",
     );
+    s
+}
+
+/// The environment section: workdir, git, platform, date and the tools offered.
+fn environment(workdir: &Path, tools: &[String], date: &str, is_git_repo: bool) -> String {
+    let mut s = String::new();
     s.push_str("# Environment\n");
     s.push_str(&format!("- Working directory: {}\n", workdir.display()));
     s.push_str(&format!(
@@ -55,11 +94,6 @@ pub fn system_prompt(
         s.push_str("- Tools: none; answer from the task text alone.\n");
     } else {
         s.push_str(&format!("- Tools available: {}\n", tools.join(", ")));
-    }
-    if let Some(extra) = append.map(str::trim).filter(|a| !a.is_empty()) {
-        s.push('\n');
-        s.push_str(extra);
-        s.push('\n');
     }
     s
 }
@@ -82,5 +116,24 @@ mod tests {
         assert!(p.contains("2026-12-02"));
         assert!(p.contains("nobody will answer"));
         assert!(p.ends_with("Be brief.\n"));
+    }
+
+    #[test]
+    fn custom_instructions_replace_runners_and_keep_the_environment() {
+        let p = with_instructions(
+            "You are a release-notes writer.\n",
+            Path::new("/w"),
+            &["Read".into()],
+            "2026-12-02",
+            false,
+            Some("Be brief."),
+        );
+        assert!(p.starts_with("You are a release-notes writer.\n\n# Environment\n"));
+        assert!(!p.contains("nobody will answer"));
+        assert!(p.contains("Tools available: Read"));
+        assert!(p.ends_with("Be brief.\n"));
+        let default = system_prompt(Path::new("/w"), &[], "2026-12-02", false, None);
+        assert!(default.contains("make it self-contained.\n\n# Working rules\n"));
+        assert!(default.contains("when the tools allow it.\n\n# Environment\n"));
     }
 }

@@ -10,6 +10,7 @@ use super::core::Agent;
 use super::state::State;
 use super::timing::Phase;
 use crate::events::{AssistantMeta, RunEvent, new_uuid};
+use crate::governor::Permit;
 use crate::model::assembler::Assembler;
 use crate::model::{ContentBlock, ModelRequest, ModelResponse, ProviderError};
 use crate::outcome::{Outcome, OutcomeKind};
@@ -33,9 +34,13 @@ impl Agent {
         &mut self,
         request: &ModelRequest,
         show: bool,
+        permit: &Permit,
     ) -> Result<Attempt, (ProviderError, Vec<String>)> {
         let mut early = StreamingExecutor::new(&self.tool_ctx);
-        match self.stream_response(request, show, &mut early).await {
+        match self
+            .stream_response(request, show, &mut early, permit)
+            .await
+        {
             Ok((response, streamed)) => Ok((response, streamed, early)),
             Err(e) => {
                 early.abandon().await;
@@ -45,12 +50,14 @@ impl Agent {
     }
 
     /// Stream one response attempt, offering each complete tool_use block to `early` (only
-    /// when `show`: a compaction call offers no tools and shows nothing).
+    /// when `show`: a compaction call offers no tools and shows nothing). The response's
+    /// rate-limit headers go to the governor as soon as they are in.
     async fn stream_response(
         &mut self,
         request: &ModelRequest,
         show: bool,
         early: &mut StreamingExecutor,
+        permit: &Permit,
     ) -> Result<(ModelResponse, Vec<String>), (ProviderError, Vec<String>)> {
         let provider = self.provider.clone();
         let token = self.stopper.token().clone();
@@ -61,6 +68,7 @@ impl Agent {
             r = provider.stream(request) => r.map_err(|e| (e, Vec::new()))?,
             _ = token.cancelled() => return Err((ProviderError::Transport { message: "cancelled".into(), before_response: true }, Vec::new())),
         };
+        permit.headers(&call.meta.rate_limit);
         let mut events = call.events;
         let mut asm = Assembler::new();
         let mut streamed: Vec<String> = Vec::new();
@@ -137,14 +145,15 @@ pub(crate) async fn request_with_retries(
     let mut lowered = 0u32;
     loop {
         let token = agent.stopper.token().clone();
-        if !agent.gate.wait(&token).await {
+        let Some(permit) = agent.governor.acquire(&token).await else {
             return Err(agent.interrupted(false));
-        }
+        };
         let started = Instant::now();
-        let result = agent.attempt(&request, show).await;
+        let result = agent.attempt(&request, show, &permit).await;
         state.api_time += started.elapsed();
         let (err, streamed) = match result {
             Ok(r) => {
+                permit.succeeded();
                 retries.succeeded();
                 return Ok(r);
             }
@@ -173,6 +182,26 @@ pub(crate) async fn request_with_retries(
             });
         }
         attempt_no += 1;
+        match governed_retry(agent, retries, &err, permit) {
+            Governed::Retry(pause) => {
+                agent.emit(RunEvent::ApiRetry {
+                    uuid: new_uuid(),
+                    attempt: attempt_no - 1,
+                    max_retries: retries.policy.max_retries,
+                    retry_delay_ms: pause.as_millis() as u64,
+                    error_status: retry::error_status(&err),
+                    error: retry::error_category(&err).to_string(),
+                    message: err.to_string(),
+                });
+                tracing::warn!(
+                    delay_ms = pause.as_millis() as u64,
+                    "model request rate limited; waiting for the batch's rate-limit governor (not counted against retry.max_retries): {err}"
+                );
+                continue;
+            }
+            Governed::GiveUp(msg) => return Err(Outcome::new(OutcomeKind::ApiError, msg)),
+            Governed::No => {}
+        }
         match retries.decide(&err) {
             Decision::GiveUp(msg) if retry::overloaded(&err) && agent.fall_back(state, &msg) => {
                 // The same attempt on the fallback model, with retries of its own.
@@ -230,7 +259,7 @@ pub(crate) async fn request_with_retries(
                     message: err.to_string(),
                 });
                 if status == Some(429) {
-                    agent.gate.pause(delay);
+                    agent.governor.pause(delay);
                 }
                 if !retry::sleep_unless_cancelled(delay, &token).await {
                     return Err(agent.interrupted(false));
@@ -238,4 +267,65 @@ pub(crate) async fn request_with_retries(
             }
         }
     }
+}
+
+/// What the rate-limit governor makes of a failed attempt.
+enum Governed {
+    /// A rate limit the governor absorbs: retry once it lets the request go (after at least
+    /// this pause, which holds back every task of the governor), not counted as a retry.
+    Retry(std::time::Duration),
+    /// A rate limit that does not clear: end the task with `api_error` and this message.
+    GiveUp(String),
+    /// Not the governor's: the retry policy decides.
+    No,
+}
+
+/// Hand the failure `err` of the request of `permit` to the governor: a 429 (or a
+/// `rate_limit_error` event) is the governor's while it is on, the server's `retry-after` is
+/// within `retry.max_wait`, and some request through the governor succeeded within
+/// `retry.budget`; a 529 lowers its limit and is left to the retry policy.
+fn governed_retry(
+    agent: &Agent,
+    retries: &RetryState,
+    err: &ProviderError,
+    permit: Permit,
+) -> Governed {
+    let gov = &agent.governor;
+    let rate_limited = match err {
+        ProviderError::Http { status: 429, .. } => true,
+        ProviderError::StreamError { error_type, .. } => error_type == "rate_limit_error",
+        _ => false,
+    };
+    let retry_after = match retry::classify(err) {
+        retry::Class::Retryable { retry_after } => retry_after,
+        _ => None,
+    };
+    if !rate_limited
+        || !gov.governs()
+        || !matches!(retry::classify(err), retry::Class::Retryable { .. })
+    {
+        if retry::overloaded(err) {
+            gov.overloaded(permit);
+        }
+        return Governed::No;
+    }
+    let p = retries.policy;
+    if retry_after.is_some_and(|ra| ra > p.max_wait) {
+        // The retry policy gives up with its message.
+        gov.rate_limited(permit, None);
+        return Governed::No;
+    }
+    let stalled = gov.since_success();
+    if stalled > p.budget {
+        gov.rate_limited(permit, None);
+        return Governed::GiveUp(format!(
+            "{} (rate limited, and no request with this API key has succeeded for {}s, longer than retry.budget {}s)",
+            retry::describe(err),
+            stalled.as_secs(),
+            p.budget.as_secs()
+        ));
+    }
+    let pause = retry_after.unwrap_or(p.base_delay);
+    gov.rate_limited(permit, Some(pause));
+    Governed::Retry(pause)
 }

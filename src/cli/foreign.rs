@@ -31,14 +31,9 @@ pub const FOREIGN_FLAGS: &[ForeignFlag] = &[
         instead: "--output-schema FILE (the JSON Schema in a file; the answer is reported as structured_output)",
     },
     ForeignFlag {
-        flag: "--system-prompt",
-        from: "Claude Code",
-        instead: "--append-system-prompt TEXT (runner keeps its own system prompt: the tool and no-human rules; a spec's system_prompt_append)",
-    },
-    ForeignFlag {
         flag: "--system-prompt-file",
         from: "Claude Code",
-        instead: "--append-system-prompt \"$(cat FILE)\"",
+        instead: "--system-prompt \"$(cat FILE)\"",
     },
     ForeignFlag {
         flag: "--append-system-prompt-file",
@@ -197,7 +192,7 @@ pub fn check(args: &[OsString]) -> Option<String> {
 fn takes_text_value(arg: &str) -> bool {
     matches!(
         arg,
-        "-p" | "--prompt" | "--print" | "--append-system-prompt" | "--name"
+        "-p" | "--prompt" | "--print" | "--system-prompt" | "--append-system-prompt" | "--name"
     )
 }
 

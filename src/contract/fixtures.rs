@@ -134,6 +134,7 @@ pub(crate) fn result(outcome: Outcome) -> RunResult {
         commands: Vec::new(),
         integrity: Vec::new(),
         timing: Default::default(),
+        rate_limit: Default::default(),
         report_errors: vec![],
     }
 }
@@ -215,24 +216,21 @@ fn denial() -> Denial {
 
 /// Every event variant (and the branches its rendering takes), named, in a plausible order.
 pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
+    let mut all = first_turn();
+    all.extend(second_turn());
+    all.extend(off_chain_events());
+    all.extend(closing_events());
+    all
+}
+
+/// The first turn: the prompt, a streamed response that calls a tool, its result and denials.
+fn first_turn() -> Vec<(&'static str, RunEvent)> {
     let text = ContentBlock::text("I'll read the README first.");
     let tool_use = ContentBlock::ToolUse {
         id: "toolu_01".into(),
         name: "Read".into(),
         input: json!({"file_path": "/work/repo/README.md"}),
     };
-    let thinking = ContentBlock::Thinking {
-        thinking: "The typo is on line 1.".into(),
-        signature: "sig-1".into(),
-    };
-    let cited = ContentBlock::Text {
-        text: "Fixed.".into(),
-        citations: Some(vec![json!({"type": "char_location", "cited_text": "teh"})]),
-    };
-    let redacted = ContentBlock::RedactedThinking {
-        data: "opaque".into(),
-    };
-    let other = ContentBlock::Other(json!({"type": "server_tool_use", "id": "srvtoolu_1"}));
     let m1_partial = meta("msg_01", Some("req_01"), usage(10, 1), None);
     let m1 = meta(
         "msg_01",
@@ -240,14 +238,6 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
         usage(10, 30),
         Some(StopReason::ToolUse),
     );
-    let m2_partial = meta("msg_02", None, usage(20, 1), None);
-    let mut m2 = meta(
-        "msg_02",
-        None,
-        usage(20, 15),
-        Some(StopReason::StopSequence),
-    );
-    m2.stop_sequence = Some("###".into());
     let mut denied = denial();
     denied.uuid = "d-0001".into();
     vec![
@@ -330,6 +320,33 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 tool_use_result: None,
             },
         ),
+    ]
+}
+
+/// The second turn: API retries, an abandoned attempt, a response with every kind of block,
+/// and the checks around the feedback.
+fn second_turn() -> Vec<(&'static str, RunEvent)> {
+    let thinking = ContentBlock::Thinking {
+        thinking: "The typo is on line 1.".into(),
+        signature: "sig-1".into(),
+    };
+    let cited = ContentBlock::Text {
+        text: "Fixed.".into(),
+        citations: Some(vec![json!({"type": "char_location", "cited_text": "teh"})]),
+    };
+    let redacted = ContentBlock::RedactedThinking {
+        data: "opaque".into(),
+    };
+    let other = ContentBlock::Other(json!({"type": "server_tool_use", "id": "srvtoolu_1"}));
+    let m2_partial = meta("msg_02", None, usage(20, 1), None);
+    let mut m2 = meta(
+        "msg_02",
+        None,
+        usage(20, 15),
+        Some(StopReason::StopSequence),
+    );
+    m2.stop_sequence = Some("###".into());
+    vec![
         (
             "api_retry",
             RunEvent::ApiRetry {
@@ -429,6 +446,12 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 results: vec![check("cargo test", true, 2)],
             },
         ),
+    ]
+}
+
+/// The off-chain records: worktree, tool start, network, integrity, sandbox and MCP init.
+fn off_chain_events() -> Vec<(&'static str, RunEvent)> {
+    vec![
         (
             "worktree",
             RunEvent::Worktree {
@@ -534,6 +557,12 @@ pub(crate) fn events() -> Vec<(&'static str, RunEvent)> {
                 ..init()
             })),
         ),
+    ]
+}
+
+/// Instructions, fallback, timing, compaction and the results.
+fn closing_events() -> Vec<(&'static str, RunEvent)> {
+    vec![
         (
             "instructions",
             RunEvent::Instructions {

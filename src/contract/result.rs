@@ -13,6 +13,7 @@ use crate::events::{
     CheckResult, CommandRun, Denial, ModelUsage, NetworkTally, RunResult, TimingTotals,
 };
 use crate::git::GitSummary;
+use crate::governor::RateLimitTally;
 use crate::integrity::IntegrityChange;
 use crate::sandbox::SandboxReport;
 
@@ -94,6 +95,10 @@ pub struct ResultMessage<'a> {
     /// Where the turns' wall time went, summed (absent when no turn was taken).
     #[serde(skip_serializing_if = "TimingTotals::is_empty")]
     pub runner_timing: TimingTotals,
+    /// What the batch's rate-limit governor did to the task (absent when it neither waited
+    /// nor met a 429 or 529).
+    #[serde(skip_serializing_if = "RateLimitTally::is_empty")]
+    pub runner_rate_limit: RateLimitTally,
     /// Reports of the task that could not be written, each naming its file (absent when all
     /// were).
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -137,6 +142,7 @@ impl<'a> ResultMessage<'a> {
             runner_commands: &r.commands,
             runner_integrity: &r.integrity,
             runner_timing: r.timing,
+            runner_rate_limit: r.rate_limit,
             runner_report_errors: &r.report_errors,
         }
     }

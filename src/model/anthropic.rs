@@ -165,8 +165,15 @@ impl Provider for AnthropicProvider {
         let (resp, request_id) =
             http::post_event_stream(&self.client, &self.url, bytes, self.config.idle_timeout)
                 .await?;
+        let rate_limit = super::ratelimit::RateLimitHeaders::from_headers(
+            resp.headers(),
+            std::time::SystemTime::now(),
+        );
         Ok(ModelCall {
-            meta: ResponseMeta { request_id },
+            meta: ResponseMeta {
+                request_id,
+                rate_limit,
+            },
             events: wire::event_stream(resp.bytes_stream(), self.config.idle_timeout),
         })
     }

@@ -8,12 +8,13 @@ pub mod http;
 pub mod http_error;
 pub mod openai;
 pub mod provider;
+pub mod ratelimit;
 pub mod record;
 pub mod replay;
 pub mod settings;
 pub mod sse;
 pub mod table;
-pub mod types;
+pub use runner_protocol::model as types;
 
 pub use provider::{EventStream, ModelCall, Provider, ProviderError, ResponseMeta, StreamEvent};
 pub use types::{

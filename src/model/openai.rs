@@ -188,6 +188,10 @@ impl Provider for OpenaiProvider {
         let (resp, request_id) =
             http::post_event_stream(&self.client, &self.url, bytes, self.config.idle_timeout)
                 .await?;
+        let rate_limit = super::ratelimit::RateLimitHeaders::from_headers(
+            resp.headers(),
+            std::time::SystemTime::now(),
+        );
         let warned = self.warned_estimate.clone();
         let include_usage = self.config.include_usage;
         let on_estimate = move || {
@@ -201,7 +205,10 @@ impl Provider for OpenaiProvider {
             }
         };
         Ok(ModelCall {
-            meta: ResponseMeta { request_id },
+            meta: ResponseMeta {
+                request_id,
+                rate_limit,
+            },
             events: event_stream(
                 resp.bytes_stream(),
                 self.config.idle_timeout,

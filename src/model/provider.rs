@@ -180,6 +180,8 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderErr
 pub struct ResponseMeta {
     /// The provider's request id (Anthropic `request-id` header).
     pub request_id: Option<String>,
+    /// The response's rate-limit headers (the batch's rate-limit governor paces with them).
+    pub rate_limit: super::ratelimit::RateLimitHeaders,
 }
 
 /// A started model call: its metadata and its event stream.

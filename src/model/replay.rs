@@ -230,6 +230,7 @@ impl Provider for ReplayProvider {
         Ok(ModelCall {
             meta: ResponseMeta {
                 request_id: ex.request_id.clone(),
+                ..ResponseMeta::default()
             },
             events: Box::pin(stream::iter(events)),
         })

@@ -61,6 +61,10 @@ pub struct Overrides {
     pub sandbox: Option<SandboxMode>,
     /// `--network none|allow` (replaces the spec's `sandbox.network`).
     pub network: Option<NetworkSetting>,
+    /// `--system-prompt` (replaces the spec's `system_prompt`).
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` (replaces the spec's `system_prompt_append`).
+    pub system_prompt_append: Option<String>,
 }
 
 impl Overrides {
@@ -79,6 +83,11 @@ impl Overrides {
             "replay_mode" => set(self.replay_mode.is_some(), "--replay-mode"),
             "sandbox.mode" => set(self.sandbox.is_some(), "--sandbox"),
             "sandbox.network" => set(self.network.is_some(), "--network"),
+            "system_prompt" => set(self.system_prompt.is_some(), "--system-prompt"),
+            "system_prompt_append" => set(
+                self.system_prompt_append.is_some(),
+                "--append-system-prompt",
+            ),
             "cassette" | "provider" => set(self.replay.is_some(), "--replay"),
             _ => None,
         }
@@ -148,6 +157,12 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     }
     if let Some(n) = &o.network {
         spec.sandbox.network = n.clone();
+    }
+    if let Some(p) = &o.system_prompt {
+        spec.system_prompt = Some(p.clone());
+    }
+    if let Some(a) = &o.system_prompt_append {
+        spec.system_prompt_append = Some(a.clone());
     }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
@@ -240,23 +255,8 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
     apply_overrides(&mut loaded, o);
     apply_settings(&mut loaded, o)?;
     loaded.check().map_err(|e| attribute(e, o))?;
-    let known = crate::tools::builtin::names();
-    for (i, tool) in loaded.spec.tools.iter().enumerate() {
-        if !known.contains(&tool.as_str()) {
-            let e = SpecError::at(
-                &loaded,
-                &format!("tools[{i}]"),
-                format!(
-                    "unknown tool `{tool}`; expected one of {}",
-                    known.join(", ")
-                ),
-            );
-            let e = match crate::spec::errors::did_you_mean(tool, known.iter().copied()) {
-                Some(m) => e.with_help(format!("did you mean `{m}`?")),
-                None => e,
-            };
-            return Err(attribute(e, o).into());
-        }
+    if let Some(e) = tool_errors(&loaded).into_iter().next() {
+        return Err(attribute(e, o).into());
     }
     let hooks = Hooks::new(&loaded.spec.hooks)
         .map_err(|e| SpecError::at(&loaded, "hooks", format!("invalid hooks: {e}")))?;
@@ -303,6 +303,32 @@ pub fn check(mut loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prep
         loaded,
         resume: None,
     })
+}
+
+/// An error for every entry of the spec's `tools` that names no built-in tool, with the
+/// closest name when there is one.
+pub fn tool_errors(loaded: &LoadedSpec) -> Vec<SpecError> {
+    let known = crate::tools::builtin::names();
+    let mut out = Vec::new();
+    for (i, tool) in loaded.spec.tools.iter().enumerate() {
+        if !known.contains(&tool.as_str()) {
+            let e = SpecError::at(
+                loaded,
+                &format!("tools[{i}]"),
+                format!(
+                    "unknown tool `{tool}`; expected one of {}",
+                    known.join(", ")
+                ),
+            );
+            out.push(
+                match crate::spec::errors::did_you_mean(tool, known.iter().copied()) {
+                    Some(m) => e.with_help(format!("did you mean `{m}`?")),
+                    None => e,
+                },
+            );
+        }
+    }
+    out
 }
 
 /// Report `e` against the command-line flag its value came from, when one did: an override

@@ -39,9 +39,19 @@ const INTERNAL: &[&str] = &[
     crate::tools::structured_output::STRUCTURED_OUTPUT_TOOL,
 ];
 
-/// Check every rule of the (settings-merged) spec.
+/// Check every rule of the (settings-merged) spec: the first error of [`errors`].
 pub fn check(loaded: &LoadedSpec) -> Result<(), SpecError> {
+    match errors(loaded).into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// An error for every rule of the spec that can never match, each with the closest valid rule
+/// when there is one.
+pub fn errors(loaded: &LoadedSpec) -> Vec<SpecError> {
     let p = &loaded.spec.permissions;
+    let mut out = Vec::new();
     for (list, kind) in [(&p.allow, "allow"), (&p.deny, "deny"), (&p.ask, "ask")] {
         for (i, raw) in list.iter().enumerate() {
             if let Err(problem) = check_rule(raw, kind) {
@@ -50,14 +60,14 @@ pub fn check(loaded: &LoadedSpec) -> Result<(), SpecError> {
                     &format!("permissions.{kind}[{i}]"),
                     format!("invalid permission rule `{raw}`: {problem}"),
                 );
-                return Err(match closest_valid_rule(raw, kind) {
+                out.push(match closest_valid_rule(raw, kind) {
                     Some(fix) => e.with_help(format!("the closest valid rule: `{fix}`")),
                     None => e,
                 });
             }
         }
     }
-    Ok(())
+    out
 }
 
 /// The valid rule `raw` most likely meant: its parenthesis closed, its tool name the closest

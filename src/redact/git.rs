@@ -63,3 +63,36 @@ pub fn git_credentials(repo_root: &Path) -> Vec<(String, String)> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+
+    use super::git_credentials;
+    use crate::redact::Redactor;
+
+    #[test]
+    fn checkout_credentials_are_found_and_redacted() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        let header = STANDARD.encode("x-access-token:ghs_abcdefghijklmnop");
+        std::fs::write(
+            d.path().join(".git/config"),
+            format!("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic {header}\n[remote \"o\"]\n\turl = https://me:hunter2pass@example.com/x.git\n"),
+        )
+        .unwrap();
+        let creds = git_credentials(d.path());
+        let values: Vec<&str> = creds.iter().map(|(_, v)| v.as_str()).collect();
+        assert!(values.contains(&"ghs_abcdefghijklmnop"), "{values:?}");
+        assert!(values.contains(&header.as_str()), "{values:?}");
+        assert!(values.contains(&"hunter2pass"), "{values:?}");
+        let red = Redactor::new(creds);
+        let config = std::fs::read_to_string(d.path().join(".git/config")).unwrap();
+        let out = red.redact(&config);
+        assert!(
+            !out.contains("ghs_") && !out.contains(&header) && !out.contains("hunter2"),
+            "{out}"
+        );
+    }
+}

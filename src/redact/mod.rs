@@ -16,18 +16,12 @@
 //! ([`RunResult::redacted`](crate::events::RunResult::redacted)); spill files of command
 //! output ([`redact_file`]); the patch and the branch commit's message; the log.
 
-pub mod forms;
 mod git;
-mod matcher;
-pub mod normalize;
-mod redactor;
 mod registry;
 
-pub use forms::{MIN_ENCODED_LEN, MIN_HALVES_LEN, MIN_SECRET_LEN};
 pub use git::git_credentials;
-pub use redactor::Redactor;
 pub(crate) use registry::with_registered;
 pub use registry::{redact_file, register_for_logs, registered};
-
-#[cfg(test)]
-mod tests;
+pub use runner_protocol::redact::{
+    MIN_ENCODED_LEN, MIN_HALVES_LEN, MIN_SECRET_LEN, Redactor, forms, normalize,
+};

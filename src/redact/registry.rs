@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::RwLock;
 
-use super::redactor::Redactor;
+use super::Redactor;
 
 /// Secrets of every task started so far.
 static LOG_SECRETS: RwLock<Option<Redactor>> = RwLock::new(None);

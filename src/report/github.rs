@@ -383,6 +383,9 @@ pub(crate) fn summary_markdown(
         s.push_str(&totals_row(results));
     }
     s.push_str(&sandbox_lines(results));
+    if let Some(line) = crate::report::rate_limit::line(results) {
+        s.push_str(&format!("\n{}\n", md_cell(&line)));
+    }
     // Failed tasks first: they matter most when the summary has to be cut.
     let mut order: Vec<&RunResult> = results.iter().collect();
     order.sort_by_key(|r| !r.outcome.is_error());

@@ -195,6 +195,7 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
     let git = git_properties(r);
     let sandbox = sandbox_properties(r);
     let timing = crate::report::timing::properties(r);
+    let rate_limit = crate::report::rate_limit::properties(r);
     w.create_element("properties").write_inner_content(|w| {
         let all = props
             .iter()
@@ -202,7 +203,8 @@ fn write_properties<W: Write>(w: &mut Writer<W>, r: &RunResult) -> io::Result<()
             .chain(denials.iter().map(|(n, v)| (n.as_str(), v.as_str())))
             .chain(git.iter().map(|(n, v)| (*n, v.as_str())))
             .chain(sandbox.iter().map(|(n, v)| (*n, v.as_str())))
-            .chain(timing.iter().map(|(n, v)| (*n, v.as_str())));
+            .chain(timing.iter().map(|(n, v)| (*n, v.as_str())))
+            .chain(rate_limit.iter().map(|(n, v)| (*n, v.as_str())));
         for (name, value) in all {
             let value = sanitize(value);
             w.create_element("property")

@@ -13,6 +13,7 @@ pub mod junit;
 pub mod merge;
 pub(crate) mod preflight;
 pub mod progress;
+pub mod rate_limit;
 pub mod result_file;
 pub mod stream_json;
 pub mod structured;

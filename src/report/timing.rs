@@ -49,6 +49,10 @@ pub fn table(results: &[RunResult]) -> String {
             share(ms)
         ));
     }
+    if let Some(line) = crate::report::rate_limit::line(results) {
+        s.push_str(&line);
+        s.push('\n');
+    }
     s
 }
 

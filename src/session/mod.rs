@@ -34,6 +34,7 @@ use chrono::{DateTime, Local};
 
 use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
+use crate::governor::{Governors, TaskGovernor};
 use crate::hooks::{HookSession, Hooks};
 use crate::mcp::McpServers;
 use crate::outcome::{Outcome, OutcomeKind};
@@ -42,7 +43,6 @@ use crate::process::ChildPolicy;
 use crate::redact::Redactor;
 use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
-use crate::retry::RateGate;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
 use crate::tools::ToolContext;
@@ -61,8 +61,8 @@ pub(crate) struct RunOptions {
     pub record: Option<PathBuf>,
     /// stdout for stream-json frames, when that is the output format.
     pub stream_out: Option<SharedOut>,
-    /// The rate-limit gate every task of this run shares (a 429 pauses them all).
-    pub gate: Arc<RateGate>,
+    /// The rate-limit governors every task of this run shares, one per provider and key.
+    pub governors: Arc<Governors>,
 }
 
 /// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
@@ -298,8 +298,9 @@ impl Session {
             Some(recorded) => recorded,
             None => system,
         };
-        let provider = provider::build_provider(&task, &redactor, opts)
+        let (provider, governor_key) = provider::build_provider(&task, &redactor, opts)
             .map_err(|m| Outcome::new(OutcomeKind::ApiError, m))?;
+        let governor = TaskGovernor::new(opts.governors.get(&governor_key));
         let sinks = sinks(&task, opts, &redactor, &paths.transcript, resume.as_deref())
             .map_err(agent_error)?;
         partial.result.transcript_path = Some(paths.transcript.clone());
@@ -334,7 +335,7 @@ impl Session {
             registry,
             task.policy.clone(),
             tool_ctx,
-            opts.gate.clone(),
+            governor.clone(),
             sinks,
             stopper.clone(),
             structured.clone(),
@@ -359,8 +360,9 @@ impl Session {
         }
         let timer = spec.limits.timeout.map(|t| {
             let s = stopper.clone();
+            let credit = governor.credit();
             tokio::spawn(async move {
-                tokio::time::sleep(t.0).await;
+                crate::governor::sleep_excluding(t.0, &credit).await;
                 s.stop(StopCause::Timeout);
             })
         });
@@ -473,6 +475,7 @@ impl Session {
                 .unwrap_or_else(|p| p.into_inner()),
         );
         result.timing = state.timing;
+        result.rate_limit = self.agent.governor.tally();
         result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         if let Some(o) = denied::every_write_denied(result, &state.messages) {
@@ -618,13 +621,14 @@ fn system_prompt(
     in_git: bool,
     structured: bool,
 ) -> String {
-    let mut system = agent::prompt::system_prompt(
-        &loaded.workdir,
-        tools,
-        &now.format("%Y-%m-%d").to_string(),
-        in_git,
-        loaded.spec.system_prompt_append.as_deref(),
-    );
+    let date = now.format("%Y-%m-%d").to_string();
+    let append = loaded.spec.system_prompt_append.as_deref();
+    let mut system = match &loaded.spec.system_prompt {
+        Some(own) => {
+            agent::prompt::with_instructions(own, &loaded.workdir, tools, &date, in_git, append)
+        }
+        None => agent::prompt::system_prompt(&loaded.workdir, tools, &date, in_git, append),
+    };
     if structured {
         system.push('\n');
         system.push_str(crate::tools::structured_output::SYSTEM_PROMPT_NOTE);

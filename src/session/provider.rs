@@ -13,13 +13,15 @@ use crate::prepare::PreparedTask;
 use crate::redact::Redactor;
 use crate::spec::{ProviderKind, ReplayMode};
 
-/// The provider for `task`; `Err` says why it cannot be built (an `api_error` outcome).
+/// The provider for `task` and the key of its rate-limit governor (provider, endpoint, API
+/// key digest); `Err` says why it cannot be built (an `api_error` outcome).
 pub(crate) fn build_provider(
     task: &PreparedTask,
     redactor: &Arc<Redactor>,
     opts: &RunOptions,
-) -> Result<Arc<dyn Provider>, String> {
+) -> Result<(Arc<dyn Provider>, String), String> {
     let loaded = &task.loaded;
+    let mut governor_key = "replay".to_string();
     let base: Arc<dyn Provider> = match loaded.spec.provider {
         ProviderKind::Anthropic => {
             let key = task.api_key.clone().unwrap_or_default();
@@ -28,6 +30,7 @@ pub(crate) fn build_provider(
                 config.idle_timeout = t.0;
             }
             config.prompt_caching = loaded.spec.prompt_caching;
+            governor_key = crate::governor::key("anthropic", &config.base_url, &config.api_key);
             let p = AnthropicProvider::new(config).map_err(|e| e.to_string())?;
             Arc::new(p)
         }
@@ -41,6 +44,11 @@ pub(crate) fn build_provider(
                 cfg.idle_timeout = t.0;
             }
             tracing::debug!(config = ?cfg, "openai provider");
+            governor_key = crate::governor::key(
+                "openai",
+                &cfg.base_url,
+                cfg.api_key.as_deref().unwrap_or_default(),
+            );
             Arc::new(OpenaiProvider::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Replay => {
@@ -57,7 +65,7 @@ pub(crate) fn build_provider(
             }
         }
     };
-    match &opts.record {
+    let provider = match &opts.record {
         Some(path) => RecordingProvider::create(
             base,
             path,
@@ -68,5 +76,6 @@ pub(crate) fn build_provider(
         .map(|p| Arc::new(p) as Arc<dyn Provider>)
         .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
         None => Ok(base),
-    }
+    }?;
+    Ok((provider, governor_key))
 }

@@ -29,6 +29,8 @@ pub struct InlineTask {
     pub cd: Option<PathBuf>,
     /// `--tools`: the tools offered (default: the spec default).
     pub tools: Option<Vec<String>>,
+    /// `--system-prompt`.
+    pub system_prompt: Option<String>,
     /// `--append-system-prompt`.
     pub append_system_prompt: Option<String>,
     /// `--add-dir`: extra directories the agent may read.
@@ -96,6 +98,9 @@ impl InlineTask {
         if !self.mcp_servers.is_empty() {
             lines.push(("mcp_servers", json!(self.mcp_servers), "--mcp-config"));
         }
+        if let Some(a) = &self.system_prompt {
+            lines.push(("system_prompt", json!(a), "--system-prompt"));
+        }
         if let Some(a) = &self.append_system_prompt {
             lines.push(("system_prompt_append", json!(a), "--append-system-prompt"));
         }
@@ -148,6 +153,7 @@ pub fn flag_for_key(key: &str) -> Option<&'static str> {
         "prompt" => "--prompt",
         "workdir" => "--cd",
         "tools" => "--tools",
+        "system_prompt" => "--system-prompt",
         "system_prompt_append" => "--append-system-prompt",
         "additional_directories" => "--add-dir",
         "output" => "--output-schema",

@@ -3,7 +3,7 @@
 //! [`load`] reads the file (at most [`MAX_SPEC_BYTES`], UTF-8), checks its shape
 //! ([`super::shape`]: nesting depth and number of values), parses it with `yaml_serde`
 //! into [`TaskSpec`], runs the checks that only depend on the file
-//! ([`super::validate::check_static`]), resolves paths against the spec's directory, then runs
+//! ([`super::validate::static_errors`]), resolves paths against the spec's directory, then runs
 //! [`LoadedSpec::check`] (the checks the command line can change the answer to).
 
 use std::fs;
@@ -16,6 +16,7 @@ pub use super::loaded::LoadedSpec;
 use super::locate::locate;
 use super::shape;
 use super::types::{ProviderKind, TaskSpec};
+use super::validate_all::{Deserialized, every_error};
 
 /// Largest spec (and `prompt_file`) runner reads: 1 MiB.
 pub const MAX_SPEC_BYTES: u64 = 1024 * 1024;
@@ -77,76 +78,61 @@ fn finish(
     source: String,
     spec: TaskSpec,
 ) -> Result<LoadedSpec, SpecError> {
-    super::validate::check_static(path, &source, &spec)?;
+    let (loaded, errors) = finish_reporting(path, dir, source, spec);
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    tracing::debug!(spec = %loaded.path.display(), name = %loaded.spec.name, "spec loaded");
+    Ok(loaded)
+}
+
+/// Check and resolve one task as [`finish`] does, with every error found instead of the first:
+/// what cannot be resolved is left at a stand-in (the spec's directory for a missing workdir,
+/// no cassette, no output schema) so the other checks still run.
+fn finish_reporting(
+    path: &Path,
+    dir: &Path,
+    source: String,
+    spec: TaskSpec,
+) -> (LoadedSpec, Vec<SpecError>) {
+    let mut errors = super::validate::static_errors(path, &source, &spec);
 
     let dir = dir.to_path_buf();
     let at = |key: &str, msg: String| SpecError::in_source(path, &source, key, msg);
 
     let prompt = match (&spec.prompt, &spec.prompt_file) {
         (Some(text), _) => text.clone(),
-        (None, Some(file)) => {
-            let full = dir.join(file);
-            let shown = format!(
-                "prompt_file {} (resolved to {})",
-                file.display(),
-                full.display()
-            );
-            let text = read_text(&full, path, &shown).map_err(|e| at("prompt_file", e.message))?;
-            if text.trim().is_empty() {
-                return Err(at(
-                    "prompt_file",
-                    format!(
-                        "prompt_file {} is empty; expected the prompt text",
-                        full.display()
-                    ),
-                ));
-            }
-            if spec.params.is_empty() {
-                text
-            } else {
-                expand::substitute(&text, &spec.params, false).map_err(|u| {
-                    at(
-                        "prompt_file",
-                        format!(
-                            "`{}` in prompt_file {} names no matrix parameter; expected one of: {}",
-                            u.written,
-                            full.display(),
-                            spec.params
-                                .iter()
-                                .map(|(k, _)| k.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    )
-                })?
-            }
-        }
-        // check_static guarantees one of them.
+        (None, Some(file)) => prompt_file_text(path, &dir, &spec, file, &at).unwrap_or_else(|e| {
+            errors.push(e);
+            String::new()
+        }),
+        // static_errors reports a spec with neither.
         (None, None) => String::new(),
     };
 
-    let workdir =
-        existing_dir(&dir, &spec.workdir).map_err(|why| at("workdir", format!("workdir {why}")))?;
-    let additional_directories = spec
-        .additional_directories
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            existing_dir(&dir, d).map_err(|why| {
-                at(
-                    &format!("additional_directories[{i}]"),
-                    format!("additional directory {why}"),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let workdir = existing_dir(&dir, &spec.workdir).unwrap_or_else(|why| {
+        errors.push(at("workdir", format!("workdir {why}")));
+        dir.clone()
+    });
+    let mut additional_directories = Vec::new();
+    for (i, d) in spec.additional_directories.iter().enumerate() {
+        match existing_dir(&dir, d) {
+            Ok(d) => additional_directories.push(d),
+            Err(why) => errors.push(at(
+                &format!("additional_directories[{i}]"),
+                format!("additional directory {why}"),
+            )),
+        }
+    }
 
     let cassette = match &spec.cassette {
         None => None,
         Some(c) => {
             let full = dir.join(c);
-            if !full.is_file() {
-                return Err(at(
+            if full.is_file() {
+                Some(full)
+            } else {
+                errors.push(at(
                     "cassette",
                     format!(
                         "cassette {} (resolved to {}) does not exist or is not a file; \
@@ -155,12 +141,12 @@ fn finish(
                         full.display()
                     ),
                 ));
+                None
             }
-            Some(full)
         }
     };
-    if spec.provider == ProviderKind::Replay && cassette.is_none() {
-        return Err(at(
+    if spec.provider == ProviderKind::Replay && spec.cassette.is_none() {
+        errors.push(at(
             "provider",
             "`provider: replay` needs `cassette: FILE` (relative to the spec file)".into(),
         ));
@@ -168,13 +154,11 @@ fn finish(
 
     let output_schema = match &spec.output {
         None => None,
-        Some(o) => Some(super::output::resolve(
-            path,
-            &source,
-            &dir,
-            o,
-            |file, what| read_text(file, path, what),
-        )?),
+        Some(o) => super::output::resolve(path, &source, &dir, o, |file, what| {
+            read_text(file, path, what)
+        })
+        .map_err(|e| errors.push(e))
+        .ok(),
     };
 
     let name_line = locate(&source, "name").0;
@@ -190,9 +174,52 @@ fn finish(
         name_line,
         source,
     };
-    loaded.check()?;
-    tracing::debug!(spec = %loaded.path.display(), name = %loaded.spec.name, "spec loaded");
-    Ok(loaded)
+    errors.extend(loaded.errors());
+    (loaded, errors)
+}
+
+/// The text of the spec's `prompt_file` (relative to `dir`), with matrix parameters filled in.
+fn prompt_file_text(
+    path: &Path,
+    dir: &Path,
+    spec: &TaskSpec,
+    file: &Path,
+    at: &dyn Fn(&str, String) -> SpecError,
+) -> Result<String, SpecError> {
+    let full = dir.join(file);
+    let shown = format!(
+        "prompt_file {} (resolved to {})",
+        file.display(),
+        full.display()
+    );
+    let text = read_text(&full, path, &shown).map_err(|e| at("prompt_file", e.message))?;
+    if text.trim().is_empty() {
+        return Err(at(
+            "prompt_file",
+            format!(
+                "prompt_file {} is empty; expected the prompt text",
+                full.display()
+            ),
+        ));
+    }
+    if spec.params.is_empty() {
+        return Ok(text);
+    }
+    expand::substitute(&text, &spec.params, false).map_err(|u| {
+        at(
+            "prompt_file",
+            format!(
+                "`{}` in prompt_file {} names no matrix parameter; expected one of: {}",
+                u.written,
+                full.display(),
+                spec.params
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
 }
 
 /// The spec's directory, absolute (not resolving symlinks, so "relative to this file" means
@@ -277,6 +304,75 @@ fn read_text(file: &Path, report_as: &Path, what: &str) -> Result<String, SpecEr
 
 /// Parse the YAML text into a [`TaskSpec`], with positioned, explained errors.
 pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
+    let (_, aliases) = parse_document(path, source)?;
+    yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(path, source, &e, aliases))
+}
+
+/// Parse the YAML text as [`parse`] does, with every deserialization error instead of the
+/// first (see [`super::validate_all`]). A YAML syntax error still stops it.
+fn parse_reporting(path: &Path, source: &str) -> Result<Deserialized, SpecError> {
+    let (value, aliases) = parse_document(path, source)?;
+    let e = match yaml_serde::from_str::<TaskSpec>(source) {
+        Ok(spec) => {
+            return Ok(Deserialized {
+                spec: Some(spec),
+                errors: Vec::new(),
+                removed: Vec::new(),
+            });
+        }
+        Err(e) => e,
+    };
+    let first = (yaml_error(path, source, &e, aliases), e.to_string());
+    let explain = |text: &str, e: &yaml_serde::Error| yaml_error(path, text, e, aliases);
+    let relocate = |key: &str, e: SpecError| {
+        let moved = if key.is_empty() {
+            SpecError::at_position(path, 1, 1, e.message.clone()).with_source(source)
+        } else {
+            SpecError::in_source(path, source, key, e.message.clone())
+        };
+        match e.help() {
+            Some(h) => moved.with_help(h),
+            None => moved,
+        }
+    };
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "unnamed".into(), |s| s.to_string_lossy().into_owned());
+    Ok(every_error(value, first, &explain, &relocate, &stem))
+}
+
+/// Every task of the spec file at `path`, each with every error found in it (the keys that
+/// deserialize are checked even when others do not), or the errors that keep the file from
+/// loading at all (what `runner validate` reports).
+pub fn load_all_reporting(
+    path: &Path,
+) -> Result<Vec<(LoadedSpec, Vec<SpecError>)>, Vec<SpecError>> {
+    let source = read_text(path, path, "spec file").map_err(|e| vec![e])?;
+    let dir = spec_dir(path).map_err(|e| vec![e])?;
+    let found = parse_reporting(path, &source).map_err(|e| vec![e])?;
+    let Some(spec) = found.spec.clone() else {
+        return Err(found.errors);
+    };
+    if spec.matrix.is_some() {
+        if !found.errors.is_empty() {
+            return Err(found.errors);
+        }
+        return load_text(path, &dir, source)
+            .map(|all| all.into_iter().map(|l| (l, Vec::new())).collect())
+            .map_err(|e| vec![e]);
+    }
+    let (loaded, more) = finish_reporting(path, &dir, source, spec);
+    let mut errors = found.errors.clone();
+    errors.extend(
+        more.into_iter()
+            .filter(|e| !e.key().is_some_and(|k| found.covers(k))),
+    );
+    Ok(vec![(loaded, errors)])
+}
+
+/// The YAML text as a document: its shape checked, parsed, and a non-empty mapping; with
+/// whether it uses aliases.
+fn parse_document(path: &Path, source: &str) -> Result<(yaml_serde::Value, bool), SpecError> {
     // The shape first: deep nesting takes quadratic time to parse, and every value costs
     // memory until the whole document is parsed.
     let shape = shape::scan(source, shape::MAX_DEPTH, shape::MAX_VALUES);
@@ -331,7 +427,7 @@ pub(crate) fn parse(path: &Path, source: &str) -> Result<TaskSpec, SpecError> {
             .with_source(source));
         }
     }
-    yaml_serde::from_str::<TaskSpec>(source).map_err(|e| yaml_error(&e))
+    Ok((value, shape.aliases))
 }
 
 /// Position of the first character that is not blank or a comment.

@@ -21,6 +21,7 @@ pub mod schema;
 pub mod shape;
 pub mod types;
 pub mod validate;
+mod validate_all;
 
 pub use discover::discover;
 pub use duration::SpecDuration;

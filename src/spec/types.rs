@@ -46,7 +46,12 @@ pub struct TaskSpec {
     /// overloaded (HTTP 529 / `overloaded_error`) after its retries (`retry:`) are spent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_model: Option<String>,
-    /// Text appended to runner's default system prompt.
+    /// Instructions that replace runner's own (the agent's role, how an unattended run works,
+    /// the working rules). The environment facts (workdir, platform, date, tools) and
+    /// `system_prompt_append` still follow. Claude Code's `--system-prompt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Text appended to the system prompt (runner's default or `system_prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt_append: Option<String>,
     /// Project instruction files the first prompt carries (as a system reminder): `true` for

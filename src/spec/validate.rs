@@ -1,6 +1,6 @@
 //! Semantic checks on a parsed spec, each error pointing at the offending key.
 //!
-//! [`check_static`] holds the checks that depend only on the file; [`LoadedSpec::check`] the
+//! [`static_errors`] holds the checks that depend only on the file; [`LoadedSpec::check`] the
 //! ones that depend on fields the command line can replace (model, limits, permission mode),
 //! so the caller can run it again after applying overrides.
 
@@ -79,28 +79,31 @@ fn is_env_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Checks that depend only on the spec file (not on command-line overrides).
-pub(crate) fn check_static(path: &Path, source: &str, spec: &TaskSpec) -> Result<(), SpecError> {
+/// Every error of the checks that depend only on the spec file, in the order of the file's
+/// sections.
+pub(crate) fn static_errors(path: &Path, source: &str, spec: &TaskSpec) -> Vec<SpecError> {
     let at = |key: &str, msg: String| SpecError::in_source(path, source, key, msg);
-    check_name_and_prompt(spec, &at)?;
-    check_provider(spec, &at)?;
-    check_lists(spec, &at)?;
-    check_context(spec, &at)?;
-    check_mcp_servers(spec, &at)?;
+    let mut errs = Vec::new();
+    check_name_and_prompt(spec, &at, &mut errs);
+    check_provider(spec, &at, &mut errs);
+    check_lists(spec, &at, &mut errs);
+    check_context(spec, &at, &mut errs);
+    check_mcp_servers(spec, &at, &mut errs);
     if let Err(why) = spec.instructions.check() {
-        return Err(at("instructions", why));
+        errs.push(at("instructions", why));
     }
-    check_models(spec, &at)
+    check_models(spec, &at, &mut errs);
+    errs
 }
 
 /// The `mcp_servers:` entries: names usable in `mcp__<server>__<tool>`, a command, variable
 /// names and `${VAR}` references, positive timeouts.
-fn check_mcp_servers(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_mcp_servers(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     use super::mcp::{is_server_name, parse_template};
     for (name, server) in &spec.mcp_servers {
         let key = |k: &str| format!("mcp_servers.{name}{k}");
         if !is_server_name(name) {
-            return Err(at(
+            errs.push(at(
                 &key(""),
                 format!(
                     "MCP server name {name:?} is not valid; expected at most 32 letters, digits,                      `-` or `_`, without `__` (its tools are named mcp__{name}__<tool>)"
@@ -108,20 +111,20 @@ fn check_mcp_servers(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             ));
         }
         if server.command.trim().is_empty() {
-            return Err(at(
+            errs.push(at(
                 &key(".command"),
                 "`command` is empty; expected the program that runs the server, e.g. `npx`".into(),
             ));
         }
         for (var, value) in &server.env {
             if !is_env_name(var) {
-                return Err(at(
+                errs.push(at(
                     &key(".env"),
                     format!("{var:?} is not an environment variable name"),
                 ));
             }
             if let Err(why) = parse_template(value) {
-                return Err(at(&key(&format!(".env.{var}")), why));
+                errs.push(at(&key(&format!(".env.{var}")), why));
             }
         }
         for (field, d) in [
@@ -129,33 +132,32 @@ fn check_mcp_servers(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             ("tool_timeout", server.tool_timeout),
         ] {
             if d.is_some_and(|d| d.0.is_zero()) {
-                return Err(at(
+                errs.push(at(
                     &key(&format!(".{field}")),
                     format!("`{field}` is 0; expected a positive duration such as `30s`"),
                 ));
             }
         }
     }
-    Ok(())
 }
 
 /// Makes the error for a key of the spec.
 type At<'a> = &'a dyn Fn(&str, String) -> SpecError;
 
 /// The task name and its prompt.
-fn check_name_and_prompt(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_name_and_prompt(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     let name_check = if spec.params.is_empty() {
         name_problem(&spec.name)
     } else {
         expanded_name_problem(&spec.name)
     };
     if let Some(why) = name_check {
-        return Err(at("name", why));
+        errs.push(at("name", why));
     }
 
     match (&spec.prompt, &spec.prompt_file) {
         (None, None) => {
-            return Err(at(
+            errs.push(at(
                 "prompt",
                 "missing prompt: expected `prompt` (the instruction text) or `prompt_file` \
                  (a file relative to the spec)"
@@ -163,27 +165,26 @@ fn check_name_and_prompt(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             ));
         }
         (Some(_), Some(_)) => {
-            return Err(at(
+            errs.push(at(
                 "prompt_file",
                 "both `prompt` and `prompt_file` are set; expected exactly one of them".into(),
             ));
         }
         (Some(p), None) if p.trim().is_empty() => {
-            return Err(at(
+            errs.push(at(
                 "prompt",
                 "`prompt` is empty; expected the instruction for the agent".into(),
             ));
         }
         _ => {}
     }
-    Ok(())
 }
 
 /// The provider and the settings only some providers use.
-fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_provider(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     match spec.provider {
         ProviderKind::Anthropic | ProviderKind::Openai if spec.cassette.is_some() => {
-            return Err(at(
+            errs.push(at(
                 "cassette",
                 "`cassette` is only used with `provider: replay`; set `provider: replay` or \
                  remove `cassette` (to record, use `runner exec --record FILE`)"
@@ -195,7 +196,7 @@ fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
 
     if let Some(o) = &spec.openai {
         if spec.provider != ProviderKind::Openai {
-            return Err(at(
+            errs.push(at(
                 "openai",
                 format!(
                     "`openai:` settings are only used with `provider: openai`, but the provider is \
@@ -208,7 +209,7 @@ fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             && !var.is_empty()
             && !is_env_name(var)
         {
-            return Err(at(
+            errs.push(at(
                 "openai.api_key_env",
                 format!(
                     "`api_key_env` {var:?} is not an environment variable name; expected letters, \
@@ -219,7 +220,7 @@ fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
         if let Some(url) = &o.base_url {
             let u = url.trim();
             if !(u.starts_with("http://") || u.starts_with("https://")) {
-                return Err(at(
+                errs.push(at(
                     "openai.base_url",
                     format!(
                         "`base_url` {url:?} is not an http(s) URL; expected e.g. \
@@ -229,13 +230,12 @@ fn check_provider(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             }
         }
     }
-    Ok(())
 }
 
 /// `attempts`, `secrets` and `verify`.
-fn check_lists(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_lists(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     if spec.attempts == 0 {
-        return Err(at(
+        errs.push(at(
             "attempts",
             "`attempts` is 0; expected at least 1 (the number of agent attempts in all)".into(),
         ));
@@ -243,7 +243,7 @@ fn check_lists(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
 
     for (i, name) in spec.secrets.iter().enumerate() {
         if !is_env_name(name) {
-            return Err(at(
+            errs.push(at(
                 &format!("secrets[{i}]"),
                 format!(
                     "secret {name:?} is not an environment variable name; expected letters, \
@@ -255,29 +255,28 @@ fn check_lists(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
 
     for (i, check) in spec.verify.iter().enumerate() {
         if check.run.trim().is_empty() {
-            return Err(at(
+            errs.push(at(
                 &format!("verify[{i}].run"),
                 "`run` is empty; expected a shell command".into(),
             ));
         }
         if check.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(at(
+            errs.push(at(
                 &format!("verify[{i}].name"),
                 "`name` is empty; expected a check name or no `name` key".into(),
             ));
         }
         if check.timeout.is_some_and(|t| t.0.is_zero()) {
-            return Err(at(
+            errs.push(at(
                 &format!("verify[{i}].timeout"),
                 "`timeout` is 0; expected a positive duration such as `5m`".into(),
             ));
         }
     }
-    Ok(())
 }
 
 /// The `context:` thresholds.
-fn check_context(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_context(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     let ctx = &spec.context;
     for (field, v) in [
         ("autocompact_threshold", ctx.autocompact_threshold),
@@ -286,7 +285,7 @@ fn check_context(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
         if let Some(v) = v
             && !(v.is_finite() && v > 0.0)
         {
-            return Err(at(
+            errs.push(at(
                 &format!("context.{field}"),
                 format!(
                     "`{field}` is {v}; expected a fraction of the context window above 0, \
@@ -298,7 +297,7 @@ fn check_context(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
     if let Some(v) = ctx.autocompact_threshold
         && v > 1.0
     {
-        return Err(at(
+        errs.push(at(
             "context.autocompact_threshold",
             format!(
                 "`autocompact_threshold` is {v}; expected a fraction of the context window \
@@ -306,11 +305,10 @@ fn check_context(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             ),
         ));
     }
-    Ok(())
 }
 
 /// The `models:` overrides: prices, windows, output caps.
-fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
+fn check_models(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     for (model, o) in &spec.models {
         let key = |field: &str| format!("models[\"{model}\"].{field}");
         let prices = [
@@ -323,7 +321,7 @@ fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             if let Some(v) = v
                 && !(v.is_finite() && v >= 0.0)
             {
-                return Err(at(
+                errs.push(at(
                     &key(field),
                     format!(
                         "`{field}` is {v}; expected a price of 0 or more (USD per million tokens)"
@@ -332,20 +330,20 @@ fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             }
         }
         if o.context_window == Some(0) {
-            return Err(at(
+            errs.push(at(
                 &key("context_window"),
                 "`context_window` is 0; expected a positive number of tokens".into(),
             ));
         }
         if o.max_output_tokens == Some(0) {
-            return Err(at(
+            errs.push(at(
                 &key("max_output_tokens"),
                 "`max_output_tokens` is 0; expected a positive number of tokens".into(),
             ));
         }
         let builtin_priced = table::builtin(model).is_some_and(|m| m.prices.is_some());
         if !builtin_priced && o.input_usd_per_mtok.is_some() != o.output_usd_per_mtok.is_some() {
-            return Err(at(
+            errs.push(at(
                 &format!("models[\"{model}\"]"),
                 format!(
                     "model `{model}` sets only one of `input_usd_per_mtok` and \
@@ -355,7 +353,6 @@ fn check_models(spec: &TaskSpec, at: At<'_>) -> Result<(), SpecError> {
             ));
         }
     }
-    Ok(())
 }
 
 /// The built-in model ids.
@@ -384,14 +381,24 @@ impl LoadedSpec {
     }
 
     /// The checks that depend on fields the command line can replace (`model`, `limits`,
-    /// `permissions.mode`, `max_tokens`). [`fn@super::load`] runs them; run them again after
-    /// applying overrides. Errors point at the spec's key, or line 1 when the spec lacks it.
+    /// `permissions.mode`, `max_tokens`): the first error of [`Self::errors`].
+    /// [`fn@super::load`] runs them; run them again after applying overrides.
     pub fn check(&self) -> Result<(), SpecError> {
+        match self.errors().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Every error of [`Self::check`]'s checks. Errors point at the spec's key, or line 1 when
+    /// the spec lacks it.
+    pub fn errors(&self) -> Vec<SpecError> {
+        let mut errs = Vec::new();
         let spec = &self.spec;
         let at = |key: &str, msg: String| SpecError::at(self, key, msg);
 
         if spec.model.trim().is_empty() {
-            return Err(at(
+            errs.push(at(
                 "model",
                 "`model` is empty; expected a model id such as `claude-sonnet-4-5`".into(),
             ));
@@ -402,7 +409,7 @@ impl LoadedSpec {
             && let Some(near) = near_builtin_model(&spec.model)
         {
             let model = &spec.model;
-            return Err(at(
+            errs.push(at(
                 "model",
                 format!("model `{model}` is not in the model table; the API would answer 404"),
             )
@@ -414,13 +421,13 @@ impl LoadedSpec {
         let limits = &spec.limits;
         let fallback = spec.fallback_model.as_deref();
         if fallback.is_some_and(|f| f.trim().is_empty()) {
-            return Err(at(
+            errs.push(at(
                 "fallback_model",
                 "`fallback_model` is empty; expected a model id or no `fallback_model` key".into(),
             ));
         }
         if fallback == Some(spec.model.as_str()) {
-            return Err(at(
+            errs.push(at(
                 "fallback_model",
                 format!(
                     "`fallback_model` is the task's own model `{}`; expected another model",
@@ -430,26 +437,26 @@ impl LoadedSpec {
         }
 
         if limits.max_turns == Some(0) {
-            return Err(at(
+            errs.push(at(
                 "limits.max_turns",
                 "`max_turns` is 0; expected at least 1".into(),
             ));
         }
         if limits.max_total_tokens == Some(0) {
-            return Err(at(
+            errs.push(at(
                 "limits.max_total_tokens",
                 "`max_total_tokens` is 0; expected a positive number of tokens".into(),
             ));
         }
         if limits.timeout.is_some_and(|t| t.0.is_zero()) {
-            return Err(at(
+            errs.push(at(
                 "limits.timeout",
                 "`timeout` is 0; expected a positive duration such as `30m`".into(),
             ));
         }
         if let Some(cost) = limits.max_cost_usd {
             if !(cost.is_finite() && cost > 0.0) {
-                return Err(at(
+                errs.push(at(
                     "limits.max_cost_usd",
                     format!("`max_cost_usd` is {cost}; expected a positive amount in USD"),
                 ));
@@ -459,7 +466,7 @@ impl LoadedSpec {
                     .and_then(|i| i.prices)
                     .is_none()
             {
-                return Err(at(
+                errs.push(at(
                     "fallback_model",
                     format!(
                         "`max_cost_usd` needs priced models, but the fallback model `{f}` has no \
@@ -467,7 +474,9 @@ impl LoadedSpec {
                     ),
                 ));
             }
-            if info.and_then(|i| i.prices).is_none() {
+            // A misspelt model already has its error (with the same advice).
+            let misspelt = errs.iter().any(|e| e.key() == Some("model"));
+            if info.and_then(|i| i.prices).is_none() && !misspelt {
                 let model = &spec.model;
                 // On the `model:` line when the spec has one (else the model came from
                 // `--model` and the limit is what the spec says).
@@ -484,7 +493,7 @@ impl LoadedSpec {
                          output_usd_per_mtok: …}}}}` or remove the limit"
                     ),
                 );
-                return Err(match super::errors::did_you_mean(model, builtin_names()) {
+                errs.push(match super::errors::did_you_mean(model, builtin_names()) {
                     Some(near) => e.with_help(format!(
                         "did you mean `{near}`? A custom model needs its prices under `models:` when a cost limit is set"
                     )),
@@ -493,10 +502,20 @@ impl LoadedSpec {
             }
         }
 
+        errs.extend(self.check_output(info));
+        errs
+    }
+
+    /// The checks of the output cap: `max_tokens` against the model's, and the thinking budget
+    /// below the cap per request.
+    fn check_output(&self, info: Option<table::ModelInfo>) -> Vec<SpecError> {
+        let mut errs = Vec::new();
+        let spec = &self.spec;
+        let at = |key: &str, msg: String| SpecError::at(self, key, msg);
         let cap = info.map(|i| i.max_output_tokens);
         if let Some(max_tokens) = spec.max_tokens {
             if max_tokens == 0 {
-                return Err(at(
+                errs.push(at(
                     "max_tokens",
                     "`max_tokens` is 0; expected a positive number of tokens".into(),
                 ));
@@ -504,7 +523,7 @@ impl LoadedSpec {
             if let Some(cap) = cap
                 && max_tokens > cap
             {
-                return Err(at(
+                errs.push(at(
                     "max_tokens",
                     format!(
                         "`max_tokens` is {max_tokens} but model `{}` outputs at most {cap}; \
@@ -516,7 +535,7 @@ impl LoadedSpec {
         }
         if let Some(budget) = spec.thinking_budget_tokens {
             if budget < MIN_THINKING_BUDGET {
-                return Err(at(
+                errs.push(at(
                     "thinking_budget_tokens",
                     format!(
                         "`thinking_budget_tokens` is {budget}; expected at least \
@@ -530,7 +549,7 @@ impl LoadedSpec {
             if let Some(max) = effective
                 && budget >= max
             {
-                return Err(at(
+                errs.push(at(
                     "thinking_budget_tokens",
                     format!(
                         "`thinking_budget_tokens` is {budget} but the output cap per request is \
@@ -539,6 +558,6 @@ impl LoadedSpec {
                 ));
             }
         }
-        Ok(())
+        errs
     }
 }

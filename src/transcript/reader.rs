@@ -179,6 +179,14 @@ pub fn parse_transcript(path: &Path, bytes: &[u8]) -> Result<Transcript, Transcr
     })
 }
 
+/// The messages of a conversation's records, the tool calls they make, and each call's
+/// index in `calls` by its id.
+struct Messages {
+    msgs: Vec<Message>,
+    calls: Vec<ToolCallRecord>,
+    call_index: HashMap<String, usize>,
+}
+
 impl Transcript {
     /// The `runner_init` record, if this is a runner transcript.
     pub fn init_record(&self) -> Option<&Record> {
@@ -275,6 +283,33 @@ impl Transcript {
         let Some(leaf) = self.records.iter().rposition(is_turn) else {
             return Ok(conv);
         };
+        let chain = self.chain(leaf, &is_turn, &by_uuid, &mut conv);
+        conv.records = chain.len();
+        let Messages {
+            mut msgs,
+            mut calls,
+            call_index,
+        } = self.chain_messages(&chain)?;
+        self.mark_started(&mut calls, &call_index);
+        conv.last_uuid = chain
+            .last()
+            .and_then(|&i| self.records[i].uuid())
+            .map(str::to_string);
+        conv.unanswered = repair_tool_pairs(&mut msgs, &calls);
+        conv.messages = msgs;
+        conv.tool_calls = calls;
+        Ok(conv)
+    }
+
+    /// The records of the conversation, root first: the `parentUuid` chain back from `leaf`
+    /// to its root, a compact boundary (noted in `conv`), or a parent missing from the file.
+    fn chain(
+        &self,
+        leaf: usize,
+        is_turn: &dyn Fn(&Record) -> bool,
+        by_uuid: &HashMap<&str, usize>,
+        conv: &mut Conversation,
+    ) -> Vec<usize> {
         let mut chain = Vec::new();
         let mut seen = HashSet::new();
         let mut cur = Some(leaf);
@@ -320,13 +355,17 @@ impl Transcript {
             };
         }
         chain.reverse();
-        conv.records = chain.len();
+        chain
+    }
 
+    /// The messages of `chain` (per-block assistant records of one `message.id` merged,
+    /// consecutive user records merged), the tool calls they make, and each call's index by id.
+    fn chain_messages(&self, chain: &[usize]) -> Result<Messages, TranscriptError> {
         // Messages, with the uuid of each block's record (for tool calls).
         let mut msgs: Vec<Message> = Vec::new();
         let mut calls: Vec<ToolCallRecord> = Vec::new();
         let mut call_index: HashMap<String, usize> = HashMap::new();
-        for &i in &chain {
+        for &i in chain {
             let r = &self.records[i];
             let role = if r.kind() == Some("user") {
                 Role::User
@@ -384,6 +423,15 @@ impl Transcript {
                 }),
             }
         }
+        Ok(Messages {
+            msgs,
+            calls,
+            call_index,
+        })
+    }
+
+    /// Mark the calls a `runner_tool_started` record says had started, with their process group.
+    fn mark_started(&self, calls: &mut [ToolCallRecord], call_index: &HashMap<String, usize>) {
         for r in &self.records {
             if r.kind() != Some("system") || r.subtype() != Some(SUBTYPE_TOOL_STARTED) {
                 continue;
@@ -399,14 +447,6 @@ impl Transcript {
                 calls[k].started = Some(StartedCall { group });
             }
         }
-        conv.last_uuid = chain
-            .last()
-            .and_then(|&i| self.records[i].uuid())
-            .map(str::to_string);
-        conv.unanswered = repair_tool_pairs(&mut msgs, &calls);
-        conv.messages = msgs;
-        conv.tool_calls = calls;
-        Ok(conv)
     }
 
     fn content_blocks(

@@ -151,11 +151,50 @@ fn claude_code_flags_are_taken() {
 }
 
 #[test]
+fn system_prompt_flags_replace_the_instructions_inline_and_in_a_spec() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![text_turn("inline"), text_turn("spec")]);
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out)
+        .args(["-p", "go", "--system-prompt", "You write release notes."])
+        .json()
+        .run();
+    run.expect_code(0);
+    let system = mock.request(0).system_text();
+    assert!(system.starts_with("You write release notes."), "{system}");
+    assert!(!system.contains("nobody will answer"), "{system}");
+    assert!(system.contains("# Environment"), "{system}");
+    // On spec files both flags replace the spec's fields.
+    let spec = write_spec(
+        repo.path(),
+        "name: notes\nprompt: go\nsystem_prompt: From the spec.\nsystem_prompt_append: Spec append.\n",
+    );
+    let run = exec_in(&mock, &repo)
+        .arg(&spec)
+        .args([
+            "--system-prompt",
+            "From the flag.",
+            "--append-system-prompt",
+            "Flag append.",
+        ])
+        .run();
+    run.expect_code(0);
+    let system = mock.request(1).system_text();
+    assert!(system.starts_with("From the flag."), "{system}");
+    assert!(system.trim_end().ends_with("Flag append."), "{system}");
+    assert!(
+        !system.contains("From the spec") && !system.contains("Spec append"),
+        "{system}"
+    );
+    mock.assert_clean();
+}
+
+#[test]
 fn other_tools_flags_name_what_to_use_instead() {
     for (flag, instead) in [
         ("--json-schema", "--output-schema FILE"),
         ("--input-format", "-p -"),
-        ("--system-prompt", "--append-system-prompt"),
+        ("--system-prompt-file", "--system-prompt \"$(cat FILE)\""),
         ("--full-auto", "--permission-mode acceptEdits"),
     ] {
         let run = Runner::new().args(["exec", "-p", "hi", flag, "x"]).run();

@@ -143,35 +143,7 @@ fn stream_json_and_transcript_of_one_full_run() {
         assert_eq!(f["message"]["content"].as_array().unwrap().len(), 1, "{f}");
     }
     let result = frames.last().unwrap();
-    for key in [
-        "subtype",
-        "is_error",
-        "num_turns",
-        "duration_ms",
-        "duration_api_ms",
-        "total_cost_usd",
-        "usage",
-        "modelUsage",
-        "permission_denials",
-        "terminal_reason",
-        "stop_reason",
-        "uuid",
-        "session_id",
-        "result",
-        "runner_outcome",
-    ] {
-        assert!(
-            result.get(key).is_some(),
-            "result frame lacks {key}: {result}"
-        );
-    }
-    assert_eq!(result["num_turns"], 3);
-    assert_eq!(
-        result["usage"],
-        json!({"input_tokens": 450, "cache_creation_input_tokens": 0,
-               "cache_read_input_tokens": 250, "output_tokens": 42})
-    );
-    assert_eq!(result["permission_denials"][0]["tool_use_id"], "toolu_rm");
+    assert_result_frame(result);
 
     let mut transcript = transcript_of(result);
     assert_chain(&transcript);
@@ -213,7 +185,47 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].runner_commands[].duration_ms" => "[ms]",
     });
 
-    norm.all(&mut transcript);
+    snapshot_transcript(&mut norm, &mut transcript);
+    mock.assert_clean();
+}
+
+/// The result frame of the full run: every key the SDK reads, and the run's figures.
+fn assert_result_frame(result: &Value) {
+    for key in [
+        "subtype",
+        "is_error",
+        "num_turns",
+        "duration_ms",
+        "duration_api_ms",
+        "total_cost_usd",
+        "usage",
+        "modelUsage",
+        "permission_denials",
+        "terminal_reason",
+        "stop_reason",
+        "uuid",
+        "session_id",
+        "result",
+        "runner_outcome",
+    ] {
+        assert!(
+            result.get(key).is_some(),
+            "result frame lacks {key}: {result}"
+        );
+    }
+    assert_eq!(result["num_turns"], 3);
+    assert_eq!(
+        result["usage"],
+        json!({"input_tokens": 450, "cache_creation_input_tokens": 0,
+               "cache_read_input_tokens": 250, "output_tokens": 42})
+    );
+    assert_eq!(result["permission_denials"][0]["tool_use_id"], "toolu_rm");
+}
+
+/// The full run's transcript, normalized, against its snapshot (today's date and the tool
+/// schemas left out).
+fn snapshot_transcript(norm: &mut Normalizer, transcript: &mut [Value]) {
+    norm.all(transcript);
     // The prompt names today's date; tool schemas are tested with the tools (here: names).
     let first = &mut transcript[0];
     let date = find_date(&first["systemPrompt"]);
@@ -243,7 +255,6 @@ fn stream_json_and_transcript_of_one_full_run() {
         "[].result.runner_timing" => "[timing]",
         "[].result.runner_commands[].duration_ms" => "[ms]",
     });
-    mock.assert_clean();
 }
 
 /// The `YYYY-MM-DD` date inside the system prompt (it names today's date).

@@ -155,31 +155,7 @@ fn killed_then_resumed(names: &[&str], env: &[(&str, &str)]) {
         "original\nbefore-kill\nafter-resume\n"
     );
 
-    // The branch: one commit on the base with the whole change.
-    assert_eq!(repo.git(&["rev-parse", "runner/first^"]).trim(), base);
-    assert_eq!(
-        repo.git(&["diff", "--name-only", &base, "runner/first"]),
-        "after.txt\nbefore.txt\nshared.txt\n"
-    );
-    assert_eq!(
-        repo.git(&["show", "runner/first:shared.txt"]),
-        "original\nbefore-kill\nafter-resume\n"
-    );
-
-    // result.json: in the run's directory, resumed, with the whole change.
-    let result = read_json(&run_dir.join("result.json"));
-    assert_eq!(result["outcome"], "success");
-    assert_eq!(result["resumed"], true);
-    assert_eq!(result["original_session_id"], r["session_id"]);
-    assert_eq!(result["base_commit"], base.as_str());
-    let mut files: Vec<&str> = result["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    files.sort();
-    assert_eq!(files, ["after.txt", "before.txt", "shared.txt"]);
+    assert_branch_and_result(&repo, &run_dir, &r, &base);
 
     // Nothing of the task is left: its worktree and runner's temporary references.
     assert!(!worktree.exists(), "{} is left", worktree.display());
@@ -211,6 +187,36 @@ fn killed_then_resumed(names: &[&str], env: &[(&str, &str)]) {
     assert_eq!(first["runner_outcome"], "skipped", "{first}");
     mock2.assert_clean();
     mock3.assert_clean();
+}
+
+/// The resumed task's branch (one commit on `base` with the whole change) and its
+/// `result.json` (in `run_dir`, resumed, with the whole change); `r` is the resume's result.
+fn assert_branch_and_result(repo: &TestRepo, run_dir: &Path, r: &Value, base: &str) {
+    // The branch: one commit on the base with the whole change.
+    assert_eq!(repo.git(&["rev-parse", "runner/first^"]).trim(), base);
+    assert_eq!(
+        repo.git(&["diff", "--name-only", base, "runner/first"]),
+        "after.txt\nbefore.txt\nshared.txt\n"
+    );
+    assert_eq!(
+        repo.git(&["show", "runner/first:shared.txt"]),
+        "original\nbefore-kill\nafter-resume\n"
+    );
+
+    // result.json: in the run's directory, resumed, with the whole change.
+    let result = read_json(&run_dir.join("result.json"));
+    assert_eq!(result["outcome"], "success");
+    assert_eq!(result["resumed"], true);
+    assert_eq!(result["original_session_id"], r["session_id"]);
+    assert_eq!(result["base_commit"], base);
+    let mut files: Vec<&str> = result["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["after.txt", "before.txt", "shared.txt"]);
 }
 
 #[test]

@@ -189,3 +189,39 @@ fn validate_lists_every_error_of_every_file() {
     // With a cost limit the caret is on the `model:` line of the unpriced model.
     assert!(run.stderr.contains("cost.yaml:3:1: "), "{}", run.stderr);
 }
+
+#[test]
+fn validate_lists_every_error_within_a_file() {
+    let out = rendered(
+        "name: many\nprompt: hi\nmodel: claude-sonet-4-5\nworkdir: nowhere\nlimits:\n  max_turns: ten\n  max_turn: 3\ntools: [Read, Bashh]\npermissions:\n  allow: [\"bash(ls)\", \"Bash(git diff *\"]\nverify:\n  - run: \"\"\n    timout: 5\nattempts: 0\n",
+    );
+    for (at, says) in [
+        ("task.yaml:3:1: ", "did you mean `claude-sonnet-4-5`"),
+        ("task.yaml:4:1: ", "workdir nowhere"),
+        ("task.yaml:6:", "e.g. `max_turns: 20`"),
+        ("task.yaml:7:3: ", "did you mean `max_turns`"),
+        ("task.yaml:8:", "did you mean `Bash`"),
+        ("task.yaml:10:", "the closest valid rule: `Bash(ls)`"),
+        (
+            "task.yaml:10:",
+            "the closest valid rule: `Bash(git diff *)`",
+        ),
+        ("task.yaml:12:", "`run` is empty"),
+        ("task.yaml:13:5: ", "did you mean `timeout`"),
+        ("task.yaml:14:1: ", "`attempts` is 0"),
+    ] {
+        assert!(
+            out.contains(at) && out.contains(says),
+            "{at} {says}:\n{out}"
+        );
+    }
+    assert_eq!(out.matches("error: ").count(), 10, "{out}");
+    // In the order of the file, each with its caret.
+    let lines: Vec<usize> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("error: task.yaml:"))
+        .filter_map(|l| l.split(':').next()?.parse().ok())
+        .collect();
+    assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+    assert!(out.matches('^').count() >= 10, "{out}");
+}

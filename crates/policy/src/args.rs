@@ -181,6 +181,10 @@ fn option_risks(table: &Compiled, p: &Parsed, out: &mut Vec<Risk>) {
                 &g.spelled,
                 "reads options or arguments from a file runner cannot check",
             )),
+            Effect::Unchecked => out.push(exec(
+                &g.spelled,
+                "is an option runner does not analyse for this program",
+            )),
         }
     }
     for f in &p.arg_files {
@@ -711,6 +715,12 @@ fn tar_risks(p: &Parsed, out: &mut Vec<Risk>) {
         }
     } else if create && let Some(f) = p.values("--file").last().filter(|f| f.text != "-") {
         out.push(modifies("writes the archive", f));
+    }
+    if p.has("--remove-files") {
+        // The members are removed once archived, directories with what they hold.
+        for m in &p.operands {
+            out.push(removes(true, "removes after archiving", m));
+        }
     }
 }
 

@@ -922,177 +922,19 @@ impl Walker {
     }
 
     /// The variables a builtin sets (`read`, `printf -v`, `declare`, `export`, `local`,
-    /// `readonly`, `typeset`, `mapfile`, `readarray`, `getopts`, `unset`, `wait -p`).
+    /// `readonly`, `typeset`, `mapfile`, `readarray`, `getopts`, `unset`, `wait -p`), by
+    /// [`BUILTIN_SETS`].
     fn builtin_sets(&self, argv: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
-        let Some(name) = argv.first() else {
+        let Some((name, args)) = argv.split_first() else {
             return Ok(vec![]);
         };
-        let args = &argv[1..];
-        let mut out = Vec::new();
-        let dynamic_name = |w: &ArgWord| {
-            unanalysable::<()>(format!(
-                "`{}` assigns a variable whose name (`{}`) is only known at run time",
-                name.text, w.raw
-            ))
-        };
-        match name.text.as_str() {
-            "read" => {
-                let mut i = 0;
-                let mut names = 0;
-                while let Some(a) = args.get(i) {
-                    i += 1;
-                    if a.dynamic {
-                        dynamic_name(a)?;
-                    }
-                    let t = a.text.as_str();
-                    if t == "--" {
-                        continue;
-                    }
-                    if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
-                        for (k, c) in opts.char_indices() {
-                            if "adinNptu".contains(c) {
-                                let v = if k + 1 < opts.len() {
-                                    opts[k + 1..].to_string()
-                                } else {
-                                    i += 1;
-                                    args.get(i - 1).map(|w| w.text.clone()).unwrap_or_default()
-                                };
-                                if c == 'a' {
-                                    out.push(assigned(&v, false)?);
-                                    names += 1;
-                                }
-                                break;
-                            }
-                            if !"ers".contains(c) {
-                                return unanalysable(format!("`read -{c}` is not understood"));
-                            }
-                        }
-                        continue;
-                    }
-                    out.push(assigned(t, false)?);
-                    names += 1;
-                }
-                if names == 0 {
-                    out.push(assigned("REPLY", false)?);
-                }
-            }
-            "printf" => {
-                let mut i = 0;
-                while let Some(a) = args.get(i) {
-                    if a.dynamic {
-                        if a.expands && a.text.is_empty() {
-                            return unanalysable(
-                                "`printf`'s first argument is expanded at run time and could be `-v NAME`",
-                            );
-                        }
-                        break;
-                    }
-                    match a.text.as_str() {
-                        "-v" => {
-                            let Some(v) = args.get(i + 1) else { break };
-                            if v.dynamic {
-                                dynamic_name(v)?;
-                            }
-                            out.push(assigned(&v.text, false)?);
-                            i += 2;
-                        }
-                        t if t.starts_with("-v") => {
-                            out.push(assigned(&t[2..], false)?);
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-            }
-            "declare" | "typeset" | "local" | "export" | "readonly" => {
-                for a in args {
-                    if a.dynamic && (a.text.is_empty() || !a.text.contains('=')) {
-                        dynamic_name(a)?;
-                    }
-                    let t = a.text.as_str();
-                    if let Some(opts) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
-                        if let Some(bad) = opts.chars().find(|c| !"aAgrxltupfF-".contains(*c)) {
-                            return unanalysable(format!(
-                                "`{} -{bad}` changes how later assignments are evaluated",
-                                name.text
-                            ));
-                        }
-                        continue;
-                    }
-                    let (n, _) = t.split_once('=').unwrap_or((t, ""));
-                    let static_value = !a.dynamic;
-                    out.push(assigned(n.trim_end_matches('+'), static_value)?);
-                }
-            }
-            "mapfile" | "readarray" => {
-                let mut i = 0;
-                let mut named = false;
-                while let Some(a) = args.get(i) {
-                    i += 1;
-                    if a.dynamic {
-                        dynamic_name(a)?;
-                    }
-                    let t = a.text.as_str();
-                    if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
-                        for (k, c) in opts.char_indices() {
-                            match c {
-                                't' => {}
-                                'd' | 'n' | 'O' | 's' | 'u' | 'c' => {
-                                    if k + 1 == opts.len() {
-                                        i += 1;
-                                    }
-                                    break;
-                                }
-                                _ => {
-                                    return unanalysable(format!(
-                                        "`{} -{c}` is not understood (`-C` runs code)",
-                                        name.text
-                                    ));
-                                }
-                            }
-                        }
-                        continue;
-                    }
-                    out.push(assigned(t, false)?);
-                    named = true;
-                }
-                if !named {
-                    out.push(assigned("MAPFILE", false)?);
-                }
-            }
-            "getopts" => {
-                if let Some(v) = args.get(1) {
-                    if v.dynamic {
-                        dynamic_name(v)?;
-                    }
-                    out.push(assigned(&v.text, false)?);
-                }
-            }
-            "unset" => {
-                for a in args {
-                    if a.dynamic {
-                        dynamic_name(a)?;
-                    }
-                    if a.text.starts_with('-') {
-                        continue;
-                    }
-                    out.push(assigned(&a.text, true)?);
-                }
-            }
-            "wait" => {
-                for (i, a) in args.iter().enumerate() {
-                    if a.text == "-p" {
-                        let Some(v) = args.get(i + 1) else { break };
-                        if v.dynamic {
-                            dynamic_name(v)?;
-                        }
-                        out.push(assigned(&v.text, false)?);
-                    }
-                }
-            }
-            _ => {}
+        match BUILTIN_SETS
+            .iter()
+            .find(|(names, _)| names.contains(&name.text.as_str()))
+        {
+            Some((_, sets)) => sets(name, args),
+            None => Ok(vec![]),
         }
-        Ok(out)
     }
 
     /// Follow `cd`, `pushd` and `popd`: the directories later commands may run in. Any form
@@ -1560,31 +1402,10 @@ fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     if program::system_name(&name.text) != Some("parallel") {
         return Ok(None);
     }
-    let mut i = 1;
-    while let Some(w) = argv.get(i) {
-        if w.dynamic {
-            return unanalysable(format!(
-                "runner cannot tell which command `parallel` runs: `{}` is expanded at run time",
-                w.raw
-            ));
-        }
-        let t = w.text.as_str();
-        match t {
-            "-k" | "--keep-order" | "-0" | "--null" | "--bar" | "--eta" | "-v" | "--tag"
-            | "--line-buffer" | "--will-cite" | "-X" | "-m" | "--group" | "-u" | "--ungroup" => {
-                i += 1
-            }
-            "-j" | "--jobs" | "-n" | "--max-args" | "-N" | "-I" | "--colsep" | "-C" | "--halt"
-            | "--delay" | "--timeout" | "-L" | "--max-lines" => i += 2,
-            _ if t.starts_with("-j") && t[2..].chars().all(|c| c.is_ascii_digit()) => i += 1,
-            _ if t.starts_with('-') => {
-                return unanalysable(format!(
-                    "runner cannot tell which command `parallel` runs: `{t}` is not understood"
-                ));
-            }
-            _ => break,
-        }
-    }
+    let i = match wrappers::parallel_command(&argv[1..]) {
+        Ok(k) => k + 1,
+        Err(why) => return unanalysable(why),
+    };
     let mut words = Vec::new();
     for w in &argv[i.min(argv.len())..] {
         if w.text.starts_with(":::") || w.text == "::::" {
@@ -1628,6 +1449,215 @@ fn fd_variables(words: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
         let rest = &inner[ident_len..];
         if starts_ok && (rest.is_empty() || (rest.starts_with('[') && rest.ends_with(']'))) {
             out.push(assigned(inner, false)?);
+        }
+    }
+    Ok(out)
+}
+
+/// What a builtin's arguments assign: the builtin (its `argv[0]`) and its arguments.
+type BuiltinSets = fn(&ArgWord, &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable>;
+
+/// The builtins that assign variables, by name, and how each reads its arguments.
+const BUILTIN_SETS: &[(&[&str], BuiltinSets)] = &[
+    (&["read"], read_sets),
+    (&["printf"], printf_sets),
+    (
+        &["declare", "typeset", "local", "export", "readonly"],
+        declare_sets,
+    ),
+    (&["mapfile", "readarray"], mapfile_sets),
+    (&["getopts"], getopts_sets),
+    (&["unset"], unset_sets),
+    (&["wait"], wait_sets),
+];
+
+/// The error for builtin `name` assigning a variable whose name `w` is only known at run time.
+fn dynamic_name(name: &ArgWord, w: &ArgWord) -> Result<(), Unanalysable> {
+    unanalysable(format!(
+        "`{}` assigns a variable whose name (`{}`) is only known at run time",
+        name.text, w.raw
+    ))
+}
+
+/// `read [-ers] [-a NAME] [-d D -i T -n N -N N -p P -t T -u FD] [NAME…]` (`REPLY` when none).
+fn read_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut names = 0;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if a.dynamic {
+            dynamic_name(name, a)?;
+        }
+        let t = a.text.as_str();
+        if t == "--" {
+            continue;
+        }
+        if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
+            for (k, c) in opts.char_indices() {
+                if "adinNptu".contains(c) {
+                    let v = if k + 1 < opts.len() {
+                        opts[k + 1..].to_string()
+                    } else {
+                        i += 1;
+                        args.get(i - 1).map(|w| w.text.clone()).unwrap_or_default()
+                    };
+                    if c == 'a' {
+                        out.push(assigned(&v, false)?);
+                        names += 1;
+                    }
+                    break;
+                }
+                if !"ers".contains(c) {
+                    return unanalysable(format!("`read -{c}` is not understood"));
+                }
+            }
+            continue;
+        }
+        out.push(assigned(t, false)?);
+        names += 1;
+    }
+    if names == 0 {
+        out.push(assigned("REPLY", false)?);
+    }
+    Ok(out)
+}
+
+/// `printf -v NAME …` (or `-vNAME`); an expanded first argument could be `-v NAME`.
+fn printf_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a.dynamic {
+            if a.expands && a.text.is_empty() {
+                return unanalysable(
+                    "`printf`'s first argument is expanded at run time and could be `-v NAME`",
+                );
+            }
+            break;
+        }
+        match a.text.as_str() {
+            "-v" => {
+                let Some(v) = args.get(i + 1) else { break };
+                if v.dynamic {
+                    dynamic_name(name, v)?;
+                }
+                out.push(assigned(&v.text, false)?);
+                i += 2;
+            }
+            t if t.starts_with("-v") => {
+                out.push(assigned(&t[2..], false)?);
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+/// `declare`, `typeset`, `local`, `export`, `readonly`: every `NAME` or `NAME=VALUE`; an
+/// option that changes how later assignments are evaluated is unanalysable.
+fn declare_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    for a in args {
+        if a.dynamic && (a.text.is_empty() || !a.text.contains('=')) {
+            dynamic_name(name, a)?;
+        }
+        let t = a.text.as_str();
+        if let Some(opts) = t.strip_prefix('-').or_else(|| t.strip_prefix('+')) {
+            if let Some(bad) = opts.chars().find(|c| !"aAgrxltupfF-".contains(*c)) {
+                return unanalysable(format!(
+                    "`{} -{bad}` changes how later assignments are evaluated",
+                    name.text
+                ));
+            }
+            continue;
+        }
+        let (n, _) = t.split_once('=').unwrap_or((t, ""));
+        let static_value = !a.dynamic;
+        out.push(assigned(n.trim_end_matches('+'), static_value)?);
+    }
+    Ok(out)
+}
+
+/// `mapfile`/`readarray [-t] [-d D -n N -O O -s S -u FD -c C] [NAME]` (`MAPFILE` when none;
+/// `-C` runs code).
+fn mapfile_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut named = false;
+    while let Some(a) = args.get(i) {
+        i += 1;
+        if a.dynamic {
+            dynamic_name(name, a)?;
+        }
+        let t = a.text.as_str();
+        if let Some(opts) = t.strip_prefix('-').filter(|o| !o.is_empty()) {
+            for (k, c) in opts.char_indices() {
+                match c {
+                    't' => {}
+                    'd' | 'n' | 'O' | 's' | 'u' | 'c' => {
+                        if k + 1 == opts.len() {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    _ => {
+                        return unanalysable(format!(
+                            "`{} -{c}` is not understood (`-C` runs code)",
+                            name.text
+                        ));
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(assigned(t, false)?);
+        named = true;
+    }
+    if !named {
+        out.push(assigned("MAPFILE", false)?);
+    }
+    Ok(out)
+}
+
+/// `getopts OPTSTRING NAME`.
+fn getopts_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    if let Some(v) = args.get(1) {
+        if v.dynamic {
+            dynamic_name(name, v)?;
+        }
+        out.push(assigned(&v.text, false)?);
+    }
+    Ok(out)
+}
+
+/// `unset [-fnv] NAME…`: each name is set (to nothing).
+fn unset_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    for a in args {
+        if a.dynamic {
+            dynamic_name(name, a)?;
+        }
+        if a.text.starts_with('-') {
+            continue;
+        }
+        out.push(assigned(&a.text, true)?);
+    }
+    Ok(out)
+}
+
+/// `wait -p NAME`.
+fn wait_sets(name: &ArgWord, args: &[ArgWord]) -> Result<Vec<EnvAssignment>, Unanalysable> {
+    let mut out = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if a.text == "-p" {
+            let Some(v) = args.get(i + 1) else { break };
+            if v.dynamic {
+                dynamic_name(name, v)?;
+            }
+            out.push(assigned(&v.text, false)?);
         }
     }
     Ok(out)

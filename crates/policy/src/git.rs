@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
-use super::flags::{self, Mode, Options};
+use super::options::{self, Compiled, Effect, Style, Table};
 use super::word::ArgWord;
 
 /// git's global options that take a value in the next word (or after `=`).
@@ -127,48 +127,71 @@ pub fn globals(args: &[ArgWord]) -> Globals {
 const DIFF_OPTIONS: &str = "-p -u --patch -s --no-patch -U? --unified= --output-indicator-new= --output-indicator-old= --output-indicator-context= --raw --patch-with-raw --indent-heuristic --no-indent-heuristic --minimal --patience --histogram --anchored= --diff-algorithm= --stat? --stat-width= --stat-name-width= --stat-count= --stat-graph-width= --compact-summary --numstat --shortstat -X? --dirstat? --cumulative --dirstat-by-file? --summary --patch-with-stat -z --name-only --name-status --submodule? --color? --no-color --color-moved? --no-color-moved --color-moved-ws= --no-color-moved-ws --word-diff? --word-diff-regex= --color-words? --no-renames --rename-empty --no-rename-empty --check --ws-error-highlight= --full-index --binary --abbrev? --no-abbrev -B? --break-rewrites? -M? --find-renames? -C? --find-copies? --find-copies-harder -D --irreversible-delete -l? --diff-filter= -S? -G? --find-object= --pickaxe-all --pickaxe-regex --skip-to= --rotate-to= -R --relative? --no-relative -a --text --ignore-cr-at-eol --ignore-space-at-eol -b --ignore-space-change -w --ignore-all-space --ignore-blank-lines -I? --ignore-matching-lines= --inter-hunk-context= -W --function-context --exit-code --quiet --no-ext-diff --no-textconv --ignore-submodules? --src-prefix= --dst-prefix= --no-prefix --default-prefix --line-prefix= --ita-invisible-in-index --ita-visible-in-index";
 
 /// Options of the revision-walking subcommands (`log`, `show`).
-const LOG_OPTIONS: &str = "--follow --no-follow --no-decorate --decorate? --decorate-refs= --decorate-refs-exclude= --clear-decorations --source --mailmap --no-mailmap --use-mailmap --no-use-mailmap --full-diff --log-size -L? -n= --max-count= --skip= --since= --after= --since-as-filter= --until= --before= --author= --committer= --grep-reflog= --grep= --all-match --invert-grep -i --regexp-ignore-case --basic-regexp -E --extended-regexp -F --fixed-strings -P --perl-regexp --remove-empty --merges --no-merges --min-parents= --max-parents= --no-min-parents --no-max-parents --first-parent --exclude-first-parent-only --not --all --branches? --tags? --remotes? --glob= --exclude= --reflog --alternate-refs --single-worktree --ignore-missing --bisect --cherry-mark --cherry-pick --left-only --right-only --cherry -g --walk-reflogs --merge --boundary --simplify-by-decoration --show-pulls --full-history --dense --sparse --simplify-merges --ancestry-path? --date-order --author-date-order --topo-order --reverse --no-walk? --do-walk --pretty? --format= --abbrev-commit --no-abbrev-commit --oneline --encoding= --expand-tabs? --no-expand-tabs --notes? --no-notes --show-notes? --standard-notes --no-standard-notes --relative-date --date= --parents --children --left-right --graph --show-linear-break? -m -c --cc --dd --remerge-diff --diff-merges= --no-diff-merges --combined-all-paths -t --root --no-root #";
+const LOG_OPTIONS: &str = "--follow --no-follow --no-decorate --decorate? --decorate-refs= --decorate-refs-exclude= --clear-decorations --source --mailmap --no-mailmap --use-mailmap --no-use-mailmap --full-diff --log-size -L? -n= --max-count= --skip= --since= --after= --since-as-filter= --until= --before= --author= --committer= --grep-reflog= --grep= --all-match --invert-grep -i --regexp-ignore-case --basic-regexp -E --extended-regexp -F --fixed-strings -P --perl-regexp --remove-empty --merges --no-merges --min-parents= --max-parents= --no-min-parents --no-max-parents --first-parent --exclude-first-parent-only --not --all --branches? --tags? --remotes? --glob= --exclude= --reflog --alternate-refs --single-worktree --ignore-missing --bisect --cherry-mark --cherry-pick --left-only --right-only --cherry -g --walk-reflogs --merge --boundary --simplify-by-decoration --show-pulls --full-history --dense --sparse --simplify-merges --ancestry-path? --date-order --author-date-order --topo-order --reverse --no-walk? --do-walk --pretty? --format= --abbrev-commit --no-abbrev-commit --oneline --encoding= --expand-tabs? --no-expand-tabs --notes? --no-notes --show-notes? --standard-notes --no-standard-notes --relative-date --date= --parents --children --left-right --graph --show-linear-break? -m -c --cc --dd --remerge-diff --diff-merges= --no-diff-merges --combined-all-paths -t --root --no-root";
+
+/// The harmless options of a read-only git subcommand, as an option table: by their full
+/// names only (the table lists only the harmless options, so an abbreviation could stand for
+/// one it does not list), clusters and attached values as git reads them, `-NUM` for a count.
+fn harmless_table(options: &'static str) -> Compiled {
+    let table: &'static Table = Box::leak(Box::new(Table {
+        programs: &["git"],
+        style: Style {
+            prefixes: false,
+            single_dash_long: false,
+            posix: false,
+            assignments: false,
+            old_tar: false,
+            response_files: false,
+            numeric: true,
+            negations: false,
+        },
+        complete: false,
+        expansions_risky: true,
+        options,
+    }));
+    Compiled::new(table)
+}
 
 /// The read-only git subcommands and their harmless options.
-static SUBCOMMANDS: LazyLock<Vec<(&'static str, Options)>> = LazyLock::new(|| {
+static SUBCOMMANDS: LazyLock<Vec<(&'static str, Compiled)>> = LazyLock::new(|| {
     let join = |parts: &[&str]| -> &'static str { Box::leak(parts.join(" ").into_boxed_str()) };
     vec![
         (
             "status",
-            Options::parse(
+            harmless_table(
                 "-s --short -b --branch --show-stash --porcelain? --long -v --verbose -u? --untracked-files? --ignore-submodules? --ignored? -z --column? --no-column --ahead-behind --no-ahead-behind --renames --no-renames --find-renames?",
             ),
         ),
         (
             "diff",
-            Options::parse(join(&[
+            harmless_table(join(&[
                 DIFF_OPTIONS,
                 "--cached --staged --merge-base -1 --base -2 --ours -3 --theirs -0",
             ])),
         ),
-        ("log", Options::parse(join(&[DIFF_OPTIONS, LOG_OPTIONS]))),
-        ("show", Options::parse(join(&[DIFF_OPTIONS, LOG_OPTIONS]))),
+        ("log", harmless_table(join(&[DIFF_OPTIONS, LOG_OPTIONS]))),
+        ("show", harmless_table(join(&[DIFF_OPTIONS, LOG_OPTIONS]))),
         (
             "branch",
-            Options::parse(
-                "--list -l -a --all -r --remotes -v -vv --verbose --show-current --no-color --color? --column? --no-column --sort= --format= --contains? --no-contains? --merged? --no-merged? --points-at= -i --ignore-case --omit-empty --abbrev= --no-abbrev",
+            harmless_table(
+                "--list -l -a --all -r --remotes -v --verbose --show-current --no-color --color? --column? --no-column --sort= --format= --contains? --no-contains? --merged? --no-merged? --points-at= -i --ignore-case --omit-empty --abbrev= --no-abbrev",
             ),
         ),
         (
             "ls-files",
-            Options::parse(
+            harmless_table(
                 "-c -d -m -o -i -s -u -k -z -t -v -f --cached --deleted --modified --others --ignored --stage --unmerged --killed --directory --no-empty-directory --eol --deduplicate -x= --exclude= --exclude-standard --error-unmatch --with-tree= --full-name --recurse-submodules --abbrev? --debug --sparse --format= --resolve-undo",
             ),
         ),
         (
             "grep",
-            Options::parse(
-                "-a --text --no-textconv -i --ignore-case -I --max-depth= -r --recursive --no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E --extended-regexp -G --basic-regexp -F --fixed-strings -P --perl-regexp -n --line-number --column -l --files-with-matches --name-only -L --files-without-match -z --null -o --only-matching -c --count --color? --no-color --break --heading -p --show-function -A= -B= -C= --after-context= --before-context= --context= -W --function-context -m= --max-count= --threads= -f=@ -e= --and --or --not --all-match -q --quiet --cached --exclude-standard --no-exclude-standard --recurse-submodules --parent-basename #",
+            harmless_table(
+                "-a --text --no-textconv -i --ignore-case -I --max-depth= -r --recursive --no-recursive -w --word-regexp -v --invert-match -h -H --full-name -E --extended-regexp -G --basic-regexp -F --fixed-strings -P --perl-regexp -n --line-number --column -l --files-with-matches --name-only -L --files-without-match -z --null -o --only-matching -c --count --color? --no-color --break --heading -p --show-function -A= -B= -C= --after-context= --before-context= --context= -W --function-context -m= --max-count= --threads= -f=r -e= --and --or --not --all-match -q --quiet --cached --exclude-standard --no-exclude-standard --recurse-submodules --parent-basename",
             ),
         ),
         (
             "blame",
-            Options::parse(
+            harmless_table(
                 "-b --root --show-stats -L= -l -t --reverse= --first-parent -p --porcelain --line-porcelain --incremental --encoding= --date= --progress --no-progress -M? -C? --ignore-rev= --color-lines --color-by-age -c --score-debug -f --show-name -n --show-number -s -e --show-email -w --abbrev=",
             ),
         ),
@@ -369,10 +392,24 @@ pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {
     let Some((_, opts)) = SUBCOMMANDS.iter().find(|(n, _)| *n == sub) else {
         return Err(format!("`git {sub}` is not a read-only git command"));
     };
-    let prog = format!("git {sub}");
-    let parsed = flags::parse(&prog, rest, opts, Mode::default())?;
+    let parsed = options::parse(opts, rest);
+    if let Some(u) = parsed.unknown.first() {
+        return Err(format!(
+            "`git {sub} {u}` is not an option runner knows to be read-only"
+        ));
+    }
+    if let Some(g) = parsed.missing_value() {
+        return Err(format!("`git {sub} {}` needs a value", g.spelled));
+    }
+    if let Some(g) = parsed
+        .given
+        .iter()
+        .find(|g| g.opt.effect != Effect::Plain && g.opt.effect != Effect::Reads)
+    {
+        return Err(format!("`git {sub} {}` is not read-only", g.spelled));
+    }
     if sub == "branch" {
-        let listing = parsed.has(&[
+        let listing = parsed.has_any(&[
             "--list",
             "-l",
             "--contains",

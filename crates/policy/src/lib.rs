@@ -14,7 +14,6 @@
 //! - [`invocation`]: a shell's options before its script (`bash -o pipefail -c`).
 //! - [`readonly`]: the read-only command set, as data.
 //! - [`changes`]: commands that change later paths of the same line (links, archives, new names).
-//! - [`flags`]: option parsing against a program's list of harmless options.
 //! - [`wrappers`]: commands that run another command (`timeout`, `env`, `xargs`, `sudo`).
 //! - [`git`]: git's global options, read-only subcommands, repository configuration risks.
 //! - [`sed`]: sed script parsing (commands that run, write or read files).
@@ -23,8 +22,10 @@
 //! - [`variables`]: which variable assignments a command may make.
 //! - [`globs`]: brace and glob expansion against the file system.
 //! - [`walk`]: bounded directory walks for recursive reads, removals and copies.
-//! - [`options`]: the option model: per program, what its options take and are; one parser.
+//! - [`options`]: the option model: per program, what its options take and are; one parser
+//!   for every place that reads a program's arguments (risks, the read-only set, wrappers).
 //! - [`args`]: risky arguments of allowed programs (`git --output`, `find -exec`, `sed -i`).
+//! - [`netreads`]: the local files curl and wget read and send (`-d @FILE`, `-T`, `file://`).
 //! - [`paths`]: path resolution and protected paths.
 //! - [`autoexec`]: files other tools execute later (hook, version and package managers, editors, CI).
 //! - [`policy`]: the decision chain.
@@ -32,18 +33,17 @@
 //! - [`access`]: what a tool call touches, the input of every decision.
 //! - [`roots`]: the directories a task's paths resolve through.
 
-pub mod access;
+pub use runner_protocol::{access, mode, roots};
 pub mod args;
 pub mod autoexec;
 pub mod bash;
 pub mod changes;
 pub mod equivalents;
-pub mod flags;
 pub mod git;
 pub mod globs;
 pub mod invocation;
 pub mod matchtext;
-pub mod mode;
+pub mod netreads;
 #[cfg(test)]
 mod option_tests;
 pub mod options;
@@ -52,7 +52,6 @@ pub mod policy;
 pub mod posix;
 pub mod program;
 pub mod readonly;
-pub mod roots;
 pub mod rule;
 pub mod sed;
 pub mod variables;

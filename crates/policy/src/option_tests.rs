@@ -22,9 +22,10 @@ fn found(rs: &[Risk], effect: Effect, names: &[String]) -> bool {
         }
         (Effect::Creates | Effect::WritesInto, Risk::Modifies { target, .. }) => target.text == V,
         (Effect::Recreates, Risk::Tree { target, .. }) => target.text == V,
-        (Effect::Runs | Effect::Code | Effect::ArgFile, Risk::Exec { flag, .. }) => {
-            names.iter().any(|n| flag.starts_with(n.as_str()))
-        }
+        (
+            Effect::Runs | Effect::Code | Effect::ArgFile | Effect::Unchecked,
+            Risk::Exec { flag, .. },
+        ) => names.iter().any(|n| flag.starts_with(n.as_str())),
         _ => false,
     })
 }
@@ -71,15 +72,20 @@ fn spellings(c: &Compiled, name: &str, opt: Opt) -> Vec<Vec<String>> {
             ]),
         }
     } else if let Some(ch) = name.strip_prefix('-') {
-        let flag = c
+        // A plain flag to cluster it with: the same one every run (`-v` or `-q` when the
+        // program has one: a mode flag such as `unzip -Z` changes what follows).
+        let mut flags: Vec<char> = c
             .short
             .iter()
-            .find(|(f, o)| {
+            .filter(|(f, o)| {
                 o.takes == Takes::Nothing
                     && o.effect == Effect::Plain
                     && **f != ch.chars().next().unwrap_or('-')
             })
-            .map(|(f, _)| f.to_string());
+            .map(|(f, _)| *f)
+            .collect();
+        flags.sort_by_key(|f| (!matches!(f, 'v' | 'q'), *f));
+        let flag = flags.first().map(char::to_string);
         let mut clusters = vec![String::new()];
         clusters.extend(flag);
         for before in clusters {

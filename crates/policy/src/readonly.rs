@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::sync::LazyLock;
 
-use super::flags::{self, Mode, Options, Parsed};
+use super::options::{self, Compiled, Effect, Parsed, Style, Table};
 use super::word::ArgWord;
 use super::{git, sed};
 use crate::roots::SessionRoots;
@@ -17,148 +17,203 @@ use crate::roots::SessionRoots;
 /// How a read-only program's words are read.
 struct Program {
     name: &'static str,
-    /// Its harmless options ([`Options`] syntax).
-    options: &'static str,
+    /// Its options, as an option table ([`Table`] syntax): a plain entry is harmless, an `r`
+    /// entry's value is a file it reads, and any other entry (one that writes, runs a
+    /// program, reads arguments from a file, or `u`) makes the command not read-only. `*`:
+    /// every word is an operand (`echo`).
+    table: Table,
     /// Every option is harmless, so a run-time expansion may stand where one could.
     expansions_ok: bool,
     /// Its operands are files it reads (for path confinement).
     reads_operands: bool,
 }
 
+/// GNU `getopt_long`, for a table that lists every option of the program (harmless or not),
+/// so that an abbreviation resolves to the option the program itself takes.
+const GNU: Style = Style {
+    prefixes: true,
+    single_dash_long: false,
+    posix: false,
+    assignments: false,
+    old_tar: false,
+    response_files: false,
+    numeric: false,
+    negations: false,
+};
+
+/// Like [`GNU`], with `-NUM` (`head -5`).
+const GNU_NUMERIC: Style = Style {
+    numeric: true,
+    ..GNU
+};
+
+/// Long options by their full names only: for programs that take no abbreviations, and
+/// for tables that list only the harmless options (an abbreviation there could stand for an
+/// option the table does not list).
+const EXACT: Style = Style {
+    prefixes: false,
+    ..GNU
+};
+
 const fn p(
     name: &'static str,
+    style: Style,
     options: &'static str,
     expansions_ok: bool,
     reads_operands: bool,
 ) -> Program {
     Program {
         name,
-        options,
+        table: Table {
+            programs: &[],
+            style,
+            complete: style.prefixes,
+            expansions_risky: !expansions_ok,
+            options,
+        },
         expansions_ok,
         reads_operands,
     }
 }
 
-const GREP: &str = "-E -F -G -P -i -y -w -x -z -s -v -V -b -n -H -h -o -q -a -I -r -R -L -l -c -T -Z -U -e= -f=@ -m= -A= -B= -C= -d= -D= --extended-regexp --fixed-strings --basic-regexp --perl-regexp --regexp= --file=@ --ignore-case --no-ignore-case --word-regexp --line-regexp --null-data --no-messages --invert-match --version --help --max-count= --byte-offset --line-number --no-line-number --line-buffered --with-filename --no-filename --label= --only-matching --quiet --silent --binary-files= --text --directories= --devices= --recursive --dereference-recursive --include= --exclude= --exclude-dir= --files-without-match --files-with-matches --count --initial-tab --null --before-context= --after-context= --context= --group-separator= --no-group-separator --color? --colour? --binary #";
+const GREP: &str = "--exclude-from=u -E -F -G -P -i -y -w -x -z -s -v -V -b -n -H -h -o -q -a -I -r -R -L -l -c -T -Z -U -e= -f=r -m= -A= -B= -C= -d= -D= --extended-regexp --fixed-strings --basic-regexp --perl-regexp --regexp= --file=r --ignore-case --no-ignore-case --word-regexp --line-regexp --null-data --no-messages --invert-match --version --help --max-count= --byte-offset --line-number --no-line-number --line-buffered --with-filename --no-filename --label= --only-matching --quiet --silent --binary-files= --text --directories= --devices= --recursive --dereference-recursive --include= --exclude= --exclude-dir= --files-without-match --files-with-matches --count --initial-tab --null --before-context= --after-context= --context= --group-separator= --no-group-separator --color|--colour? --binary";
 
 /// The read-only programs (git and `cd` are checked on their own).
-const PROGRAMS: &[Program] = &[
+static PROGRAMS: &[Program] = &[
     p(
         "ls",
+        GNU,
         "-a -A -b -B -c -C -d -D -f -F -g -G -h -H -i -k -l -L -m -n -N -o -p -q -Q -r -R -s -S -t -u -U -v -x -X -Z -1 -I= -T= -w= --all --almost-all --author --escape --ignore-backups --directory --dired --classify? --file-type --full-time --group-directories-first --no-group --human-readable --si --dereference-command-line --dereference-command-line-symlink-to-dir --inode --kibibytes --dereference --numeric-uid-gid --literal --hide-control-chars --show-control-chars --quote-name --reverse --recursive --size --context --zero --block-size= --color? --format= --hide= --hyperlink? --indicator-style= --ignore= --quoting-style= --sort= --time= --time-style= --tabsize= --width= --help --version",
         false,
         true,
     ),
     p(
         "cat",
+        GNU,
         "-A -b -e -E -n -s -t -T -u -v --show-all --number-nonblank --show-ends --number --squeeze-blank --show-tabs --show-nonprinting --help --version",
         false,
         true,
     ),
-    p("echo", "*", true, false),
-    p("pwd", "-L -P", false, false),
+    p("echo", EXACT, "*", true, false),
+    p("pwd", EXACT, "-L -P", false, false),
     p(
         "head",
-        "-q -v -z -c= -n= --bytes= --lines= --quiet --silent --verbose --zero-terminated --help --version #",
+        GNU_NUMERIC,
+        "-q -v -z -c= -n= --bytes= --lines= --quiet --silent --verbose --zero-terminated --help --version",
         false,
         true,
     ),
     p(
         "tail",
-        "-f -F -q -v -z -c= -n= -s= --follow? --retry --pid= --max-unchanged-stats= --bytes= --lines= --quiet --silent --verbose --zero-terminated --sleep-interval= --help --version #",
+        GNU_NUMERIC,
+        "-f -F -q -v -z -c= -n= -s= --follow? --retry --pid= --max-unchanged-stats= --bytes= --lines= --quiet --silent --verbose --zero-terminated --sleep-interval= --help --version",
         false,
         true,
     ),
-    p("grep", GREP, false, true),
-    p("egrep", GREP, false, true),
-    p("fgrep", GREP, false, true),
+    p("grep", GNU_NUMERIC, GREP, false, true),
+    p("egrep", GNU_NUMERIC, GREP, false, true),
+    p("fgrep", GNU_NUMERIC, GREP, false, true),
     p(
         "rg",
-        "-a -b -c -F -H -i -I -l -L -n -N -o -p -P -q -s -S -u -U -v -w -x -0 -. -A= -B= -C= -e= -f=@ -g= -j= -m= -M= -r= -t= -T= -E= --after-context= --before-context= --context= --context-separator= --no-context-separator --auto-hybrid-regex --no-auto-hybrid-regex --binary --no-binary --block-buffered --no-block-buffered --byte-offset --no-byte-offset --case-sensitive --color= --colors= --column --no-column --count --count-matches --crlf --no-crlf --debug --trace --dfa-size-limit= --encoding= --no-encoding --engine= --field-context-separator= --field-match-separator= --file=@ --files --files-with-matches --files-without-match --fixed-strings --no-fixed-strings --follow --no-follow --glob= --glob-case-insensitive --no-glob-case-insensitive --heading --no-heading --hidden --no-hidden --iglob= --ignore-case --ignore-file=@ --ignore-file-case-insensitive --no-ignore-file-case-insensitive --include-zero --no-include-zero --invert-match --no-invert-match --json --no-json --line-buffered --no-line-buffered --line-number --no-line-number --line-regexp --max-columns= --max-columns-preview --no-max-columns-preview --max-count= --max-depth= --maxdepth= --max-filesize= --mmap --no-mmap --multiline --no-multiline --multiline-dotall --no-multiline-dotall --no-config --no-filename --with-filename --no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude --ignore-exclude --no-ignore-files --ignore-files --no-ignore-global --ignore-global --no-ignore-messages --ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs --no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git --no-unicode --unicode --null --null-data --one-file-system --no-one-file-system --only-matching --passthru --passthrough --path-separator= --pcre2 --no-pcre2 --pcre2-version --pretty --quiet --regex-size-limit= --regexp= --replace= --smart-case --sort= --sortr= --sort-files --no-sort-files --stats --no-stats --text --no-text --threads= --trim --no-trim --type= --type-add= --type-clear= --type-list --type-not= --unrestricted --vimgrep --word-regexp --no-search-zip --no-pre --help --version",
+        EXACT,
+        "-a -b -c -F -H -i -I -l -L -n -N -o -p -P -q -s -S -u -U -v -w -x -0 -. -A= -B= -C= -e= -f=r -g= -j= -m= -M= -r= -t= -T= -E= --after-context= --before-context= --context= --context-separator= --no-context-separator --auto-hybrid-regex --no-auto-hybrid-regex --binary --no-binary --block-buffered --no-block-buffered --byte-offset --no-byte-offset --case-sensitive --color= --colors= --column --no-column --count --count-matches --crlf --no-crlf --debug --trace --dfa-size-limit= --encoding= --no-encoding --engine= --field-context-separator= --field-match-separator= --file=r --files --files-with-matches --files-without-match --fixed-strings --no-fixed-strings --follow --no-follow --glob= --glob-case-insensitive --no-glob-case-insensitive --heading --no-heading --hidden --no-hidden --iglob= --ignore-case --ignore-file=r --ignore-file-case-insensitive --no-ignore-file-case-insensitive --include-zero --no-include-zero --invert-match --no-invert-match --json --no-json --line-buffered --no-line-buffered --line-number --no-line-number --line-regexp --max-columns= --max-columns-preview --no-max-columns-preview --max-count= --max-depth= --maxdepth= --max-filesize= --mmap --no-mmap --multiline --no-multiline --multiline-dotall --no-multiline-dotall --no-config --no-filename --with-filename --no-ignore --ignore --no-ignore-dot --ignore-dot --no-ignore-exclude --ignore-exclude --no-ignore-files --ignore-files --no-ignore-global --ignore-global --no-ignore-messages --ignore-messages --no-ignore-parent --ignore-parent --no-ignore-vcs --ignore-vcs --no-messages --messages --no-pcre2-unicode --pcre2-unicode --no-require-git --require-git --no-unicode --unicode --null --null-data --one-file-system --no-one-file-system --only-matching --passthru --passthrough --path-separator= --pcre2 --no-pcre2 --pcre2-version --pretty --quiet --regex-size-limit= --regexp= --replace= --smart-case --sort= --sortr= --sort-files --no-sort-files --stats --no-stats --text --no-text --threads= --trim --no-trim --type= --type-add= --type-clear= --type-list --type-not= --unrestricted --vimgrep --word-regexp --no-search-zip --no-pre --help --version",
         false,
         true,
     ),
     p(
         "wc",
-        "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total= --help --version",
+        GNU,
+        "-c -m -l -L -w --bytes --chars --lines --max-line-length --words --total= --help --version --files0-from=@",
         false,
         true,
     ),
-    p("which", "-a -s", true, false),
+    p("which", EXACT, "-a -s", true, false),
     p(
         "diff",
-        "-q -s -c -e -n -y -t -T -r -N -i -E -Z -b -w -B -a -d -u -p -C= -U= -W= -F= -I= -x= -X=@ -S= --normal --brief --report-identical-files --ed --rcs --side-by-side --left-column --suppress-common-lines --show-c-function --expand-tabs --initial-tab --suppress-blank-empty --recursive --no-dereference --new-file --unidirectional-new-file --ignore-file-name-case --no-ignore-file-name-case --ignore-case --ignore-tab-expansion --ignore-trailing-space --ignore-space-change --ignore-all-space --ignore-blank-lines --text --strip-trailing-cr --minimal --speed-large-files --context? --unified? --width= --show-function-line= --label= --tabsize= --exclude= --exclude-from=@ --starting-file= --from-file=@ --to-file=@ --ignore-matching-lines= --horizon-lines= --color? --palette= --help --version",
+        GNU,
+        "-q -s -c -e -n -y -t -T -r -N -i -E -Z -b -w -B -a -d -u -p -C= -U= -W= -F= -I= -x= -X=r -S= --normal --brief --report-identical-files --ed --rcs --side-by-side --left-column --suppress-common-lines --show-c-function --expand-tabs --initial-tab --suppress-blank-empty --recursive --no-dereference --new-file --unidirectional-new-file --ignore-file-name-case --no-ignore-file-name-case --ignore-case --ignore-tab-expansion --ignore-trailing-space --ignore-space-change --ignore-all-space --ignore-blank-lines --text --strip-trailing-cr --minimal --speed-large-files --context? --unified? --width= --show-function-line= --label= --tabsize= --exclude= --exclude-from=r --starting-file= --from-file=r --to-file=r --ignore-matching-lines= --horizon-lines= --color? --palette= --help --version -l|--paginate!x -D|--ifdef=u --line-format=u --old-line-format=u --new-line-format=u --unchanged-line-format=u --old-group-format=u --new-group-format=u --changed-group-format=u --unchanged-group-format=u",
         false,
         true,
     ),
     p(
         "stat",
+        GNU,
         "-L -f -t -c= --dereference --file-system --terse --cached= --format= --printf= --help --version",
         false,
         true,
     ),
     p(
         "du",
-        "-0 -a -b -c -D -H -h -k -l -L -m -P -S -s -x -B= -d= -t= -X=@ --null --all --apparent-size --bytes --total --dereference-args --human-readable --inodes --count-links --dereference --no-dereference --separate-dirs --si --summarize --one-file-system --time? --block-size= --max-depth= --threshold= --time-style= --exclude= --exclude-from=@ --help --version",
+        GNU,
+        "-0 -a -b -c -D -H -h -k -l -L -m -P -S -s -x -B= -d= -t= -X=r --null --all --apparent-size --bytes --total --dereference-args --human-readable --inodes --count-links --dereference --no-dereference --separate-dirs --si --summarize --one-file-system --time? --block-size= --max-depth= --threshold= --time-style= --exclude= --exclude-from=r --help --version --files0-from=@",
         false,
         true,
     ),
     p(
         "file",
-        "-b -i -k -L -h -N -n -r -0 -d -l -v -e= -F= -P= --brief --mime --mime-type --mime-encoding --apple --extension --keep-going --dereference --no-dereference --no-pad --no-buffer --print0 --raw --debug --list --exclude= --exclude-quiet= --separator= --parameter= --help --version",
+        GNU,
+        "-b -i -k -L -h -N -n -r -0 -d -l -v -e= -F= -P= --brief --mime --mime-type --mime-encoding --apple --extension --keep-going --dereference --no-dereference --no-pad --no-buffer --print0 --raw --debug --list --exclude= --exclude-quiet= --separator= --parameter= --help --version -c|--checking-printout!u -C|--compile!u -f|--files-from=@ -m|--magic-file=u -S|--no-sandbox!u -p|--preserve-date!u -s|--special-files!u -z|--uncompress!u -Z|--uncompress-noreport!u",
         false,
         true,
     ),
     p(
         "tree",
+        EXACT,
         "-a -d -l -f -x -q -N -Q -p -u -g -s -h -D -F -v -t -c -U -r -i -A -S -n -C -X -J -L= -P= -I= -T= --noreport --dirsfirst --filesfirst --inodes --device --du --si --prune --matchdirs --metafirst --ignore-case --charset= --filelimit= --timefmt= --sort= --help --version",
         false,
         true,
     ),
     p(
         "sort",
-        "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k= -t= -S= --ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort --check? --merge --stable --unique --zero-terminated --debug --sort= --key= --field-separator= --buffer-size= --parallel= --batch-size= --help --version",
+        GNU,
+        "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z -k= -t= -S= --ignore-leading-blanks --dictionary-order --ignore-case --general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort --reverse --version-sort --check? --merge --stable --unique --zero-terminated --debug --sort= --key= --field-separator= --buffer-size= --parallel= --batch-size= --help --version -o|--output=w --compress-program=x -T|--temporary-directory=d --files0-from=@ --random-source=u",
         false,
         true,
     ),
     p(
         "uniq",
+        GNU,
         "-c -d -D -i -u -z -f= -s= -w= --count --repeated --all-repeated? --group? --ignore-case --unique --zero-terminated --skip-fields= --skip-chars= --check-chars= --help --version",
         false,
         true,
     ),
     p(
         "cut",
+        GNU,
         "-n -s -z -b= -c= -d= -f= --complement --only-delimited --zero-terminated --bytes= --characters= --delimiter= --fields= --output-delimiter= --help --version",
         false,
         true,
     ),
     p(
         "tr",
+        GNU,
         "-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1 --help --version",
         true,
         false,
     ),
-    p("true", "*", true, false),
-    p("false", "*", true, false),
+    p("true", EXACT, "*", true, false),
+    p("false", EXACT, "*", true, false),
     p(
         "basename",
-        "-a -z -s= --multiple --zero --suffix=",
+        GNU,
+        "-a -z -s= --multiple --zero --suffix= --help --version",
         true,
         false,
     ),
-    p("dirname", "-z --zero", true, false),
+    p("dirname", GNU, "-z --zero --help --version", true, false),
     p(
         "realpath",
+        GNU,
         "-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing --logical --physical --quiet --strip --no-symlinks --zero --relative-to= --relative-base= --help --version",
         false,
         false,
     ),
     // Only waits: no files, no other programs (durations and --help/--version are its only
     // arguments). A long sleep is bounded by the Bash tool's timeout like any other command.
-    p("sleep", "--help --version", true, false),
+    p("sleep", GNU, "--help --version", true, false),
     p(
         "uname",
+        GNU,
         "-a -s -n -r -v -m -p -i -o --all --kernel-name --nodename --kernel-release --kernel-version --machine --processor --hardware-platform --operating-system --help --version",
         false,
         false,
@@ -166,23 +221,25 @@ const PROGRAMS: &[Program] = &[
     // Its operands are `+FORMAT` only (checked in [`check`]): any other operand sets the clock.
     p(
         "date",
-        "-u -R -d= -I? -f=@ -r=@ --date= --iso-8601? --rfc-3339= --rfc-email --reference=@ --file=@ --utc --universal --debug --resolution --help --version",
+        GNU,
+        "-u -R -d= -I? -f=r -r=r --date= --iso-8601? --rfc-3339= --rfc-email --reference=r --file=r --utc --universal --debug --resolution --help --version -s|--set=u",
         false,
         false,
     ),
-    p("type", "-a -f -p -P -t", false, false),
+    p("type", EXACT, "-a -f -p -P -t", false, false),
     p(
         "sed",
-        "-n -E -r -s -u -z -e= -l= --quiet --silent --regexp-extended --expression= --debug --posix --sandbox --separate --unbuffered --null-data --line-length= --help --version",
+        GNU,
+        "-n -E -r -s -u -z -e= -l= --quiet --silent --regexp-extended --expression= --debug --posix --sandbox --separate --unbuffered --null-data --line-length= --help --version -f|--file=@ -i|--in-place?u --follow-symlinks",
         false,
         true,
     ),
 ];
 
-static COMPILED: LazyLock<Vec<(&'static Program, Options)>> = LazyLock::new(|| {
+static COMPILED: LazyLock<Vec<(&'static Program, Compiled)>> = LazyLock::new(|| {
     PROGRAMS
         .iter()
-        .map(|p| (p, Options::parse(p.options)))
+        .map(|p| (p, Compiled::new(&p.table)))
         .collect()
 });
 
@@ -294,16 +351,9 @@ pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), S
             Some("-v" | "-V") if args.iter().all(|a| !a.dynamic) => Ok(()),
             _ => Err("`command` runs the command it names".into()),
         },
-        "date" => match args.iter().enumerate().find(|(i, a)| {
-            let after_value = i.checked_sub(1).and_then(|p| args.get(p)).is_some_and(|p| {
-                matches!(
-                    p.text.as_str(),
-                    "-d" | "-r" | "-f" | "--date" | "--reference" | "--file"
-                )
-            });
-            !after_value && !a.text.starts_with('-') && !a.text.starts_with('+')
-        }) {
-            Some((_, a)) => Err(format!("`date {}` sets the clock", a.raw)),
+        // Its operands are `+FORMAT` only: any other sets the clock.
+        "date" => match date_setting(args) {
+            Some(a) => Err(format!("`date {}` sets the clock", a.raw)),
             None => reads(argv).map(|_| ()),
         },
         // They set shell variables only; the names are checked on their own (a special name,
@@ -311,6 +361,15 @@ pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), S
         n if VARIABLE_BUILTINS.contains(&n) => Ok(()),
         _ => reads(argv).map(|_| ()),
     }
+}
+
+/// The first operand of `date` that is not a `+FORMAT` (a date to set the clock to).
+fn date_setting(args: &[ArgWord]) -> Option<ArgWord> {
+    let (_, table) = COMPILED.iter().find(|(p, _)| p.name == "date")?;
+    options::parse(table, args)
+        .operands
+        .into_iter()
+        .find(|a| !a.text.starts_with('+'))
 }
 
 /// Builtins that only set (or unset, or print) shell variables: read-only, since which
@@ -339,20 +398,21 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
     if prog == "find" {
         return find_reads(args);
     }
-    let Some((program, opts)) = COMPILED.iter().find(|(p, _)| p.name == prog) else {
+    let Some((program, table)) = COMPILED.iter().find(|(p, _)| p.name == prog) else {
         return Err(format!("`{prog}` is not in the read-only command set"));
     };
-    let parsed = flags::parse(
-        prog,
-        args,
-        opts,
-        Mode {
-            expansions_ok: program.expansions_ok,
-            ..Mode::default()
-        },
-    )?;
+    if program.table.options == "*" {
+        return Ok(Reads::default());
+    }
+    let parsed = options::parse(table, args);
+    harmless(prog, program, &parsed)?;
     let mut out = Reads {
-        paths: parsed.paths.clone(),
+        paths: parsed
+            .given
+            .iter()
+            .filter(|g| g.opt.effect == Effect::Reads)
+            .filter_map(|g| g.value.clone())
+            .collect(),
         recursive: None,
     };
     if !program.reads_operands {
@@ -361,15 +421,15 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
     let mut operands = parsed.operands.clone();
     match prog {
         "grep" | "egrep" | "fgrep" => {
-            if !parsed.has(&["-e", "--regexp", "-f", "--file"]) && !operands.is_empty() {
+            if !parsed.has_any(&["-e", "--regexp", "-f", "--file"]) && !operands.is_empty() {
                 operands.remove(0);
             }
-            let recurse = parsed.has(&["-r", "-R", "--recursive", "--dereference-recursive"])
+            let recurse = parsed.has_any(&["-r", "-R", "--recursive", "--dereference-recursive"])
                 || parsed
-                    .value(&["-d", "--directories"])
+                    .last_value(&["-d", "--directories"])
                     .is_some_and(|v| v.text == "recurse");
             if recurse {
-                out.recursive = Some(parsed.has(&["-R", "--dereference-recursive"]));
+                out.recursive = Some(parsed.has_any(&["-R", "--dereference-recursive"]));
                 if operands.is_empty() {
                     operands.push(ArgWord::literal("."));
                 }
@@ -377,34 +437,34 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
         }
         "rg" => {
             let no_pattern =
-                parsed.has(&["-e", "--regexp", "-f", "--file", "--files", "--type-list"]);
+                parsed.has_any(&["-e", "--regexp", "-f", "--file", "--files", "--type-list"]);
             if !no_pattern && !operands.is_empty() {
                 operands.remove(0);
             }
-            out.recursive = Some(parsed.has(&["-L", "--follow"]));
+            out.recursive = Some(parsed.has_any(&["-L", "--follow"]));
             if operands.is_empty() {
                 operands.push(ArgWord::literal("."));
             }
         }
-        "diff" if parsed.has(&["-r", "--recursive"]) => {
-            out.recursive = Some(!parsed.has(&["--no-dereference"]));
+        "diff" if parsed.has_any(&["-r", "--recursive"]) => {
+            out.recursive = Some(!parsed.has("--no-dereference"));
         }
         "ls" => {
-            if parsed.has(&["-R", "--recursive"]) {
-                out.recursive = Some(parsed.has(&["-L", "--dereference"]));
+            if parsed.has_any(&["-R", "--recursive"]) {
+                out.recursive = Some(parsed.has_any(&["-L", "--dereference"]));
             }
             if operands.is_empty() {
                 operands.push(ArgWord::literal("."));
             }
         }
         "du" => {
-            out.recursive = Some(parsed.has(&["-L", "--dereference"]));
+            out.recursive = Some(parsed.has_any(&["-L", "--dereference"]));
             if operands.is_empty() {
                 operands.push(ArgWord::literal("."));
             }
         }
         "tree" => {
-            out.recursive = Some(parsed.has(&["-l"]));
+            out.recursive = Some(parsed.has("-l"));
             if operands.is_empty() {
                 operands.push(ArgWord::literal("."));
             }
@@ -422,14 +482,50 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
     Ok(out)
 }
 
+/// Whether every option `parsed` found is harmless for `program`: `Err` names the first
+/// that is not (unknown, expanded at run time, missing its value, or one that writes, runs or
+/// reads arguments from a file).
+fn harmless(prog: &str, program: &Program, parsed: &Parsed) -> Result<(), String> {
+    if let Some(u) = parsed.unknown.first() {
+        return Err(format!(
+            "`{prog} {u}` is not an option runner knows to be read-only"
+        ));
+    }
+    if let Some(e) = parsed.expanded.first().filter(|_| !program.expansions_ok) {
+        return Err(format!(
+            "`{}` is expanded at run time and could become any option of `{prog}`",
+            e.raw
+        ));
+    }
+    if let Some(g) = parsed.missing_value() {
+        return Err(format!("`{prog} {}` needs a value", g.spelled));
+    }
+    if let Some(g) = parsed
+        .given
+        .iter()
+        .find(|g| !matches!(g.opt.effect, Effect::Plain | Effect::Reads))
+    {
+        let what = match g.opt.effect {
+            Effect::Writes | Effect::Creates | Effect::WritesInto | Effect::Recreates => {
+                "writes files"
+            }
+            Effect::Runs | Effect::Code => "runs another program",
+            Effect::ArgFile => "reads its arguments from a file runner cannot check",
+            _ => "is not an option runner knows to be read-only",
+        };
+        return Err(format!("`{prog} {}` {what}", g.spelled));
+    }
+    Ok(())
+}
+
 /// sed: the script (first operand unless `-e` gives one) must do nothing but edit the stream;
 /// the remaining operands are files it reads.
 fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), String> {
     let mut scripts: Vec<ArgWord> = parsed
         .given
         .iter()
-        .filter(|(n, _)| n == "-e" || n == "--expression")
-        .filter_map(|(_, v)| v.clone())
+        .filter(|g| g.opt.name == "-e" || g.opt.name == "--expression")
+        .filter_map(|g| g.value.clone())
         .collect();
     if scripts.is_empty() {
         if operands.is_empty() {
@@ -641,81 +737,75 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
 /// What copying and archiving programs read (they are not read-only, but Read deny rules,
 /// kernel file systems and symlinks followed out of the workspace hold for them whatever
 /// allows them): `cp` and `rsync` sources, `tar`/`zip` members, with recursion and link
-/// following as their flags say. `None` for other programs.
+/// following as their options say, and the local files curl and wget send
+/// ([`super::netreads`]). All but `zip` are read against their option tables; `None` for
+/// other programs.
 pub fn copy_reads(argv: &[ArgWord]) -> Option<Reads> {
     let name = argv.first()?;
     let prog = name.text.rsplit('/').next().unwrap_or_default();
     let args = &argv[1..];
-    let flag = |short: char, long: &[&str]| {
-        args.iter().any(|a| {
-            let t = a.text.as_str();
-            (t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t[1..].contains(short))
-                || long.contains(&t)
-        })
-    };
-    let operands: Vec<ArgWord> = args
-        .iter()
-        .filter(|a| !a.text.starts_with('-') || a.dynamic)
-        .cloned()
-        .collect();
     match prog {
         "cp" | "rsync" | "scp" => {
-            let mut sources = operands;
-            let targeted = args
-                .iter()
-                .any(|a| a.text == "-t" || a.text.starts_with("--target-directory"));
-            if !targeted {
+            let p = options::parse(options::tables::find(prog)?, args);
+            let mut sources = p.operands.clone();
+            if !p.has("--target-directory") {
                 sources.pop();
             }
-            let recursive =
-                flag('r', &["--recursive", "--archive"]) || flag('R', &[]) || flag('a', &[]);
-            let follow = flag('L', &["--dereference", "--copy-links"]) || !recursive;
+            let recursive = p.has_any(&["--recursive", "--archive", "-r"]);
+            let follow = p.has_any(&["--dereference", "--copy-links"]) || !recursive;
             Some(Reads {
                 paths: sources,
                 recursive: recursive.then_some(follow),
             })
         }
         "tar" => {
-            let create = args.first().is_some_and(|a| {
-                let t = a.text.trim_start_matches('-');
-                !a.text.starts_with("--") && (t.contains('c') || t.contains('r') || t.contains('u'))
-            }) || flag('c', &["--create", "--append", "--update"]);
-            if !create {
+            let p = options::parse(options::tables::find(prog)?, args);
+            if !p.has_any(&["--create", "--append", "--update"]) {
                 return None;
             }
-            // The archive file follows `f`; the rest are members.
-            let mut members = Vec::new();
-            let mut skip_next = false;
-            for (i, a) in args.iter().enumerate() {
-                if skip_next {
-                    skip_next = false;
-                    continue;
+            // Members are read relative to the directory a `-C` before them names, or the
+            // command's: both are checked.
+            let mut members = p.operands.clone();
+            for dir in p.values("--directory").filter(|d| !d.dynamic) {
+                for m in p.operands.iter().filter(|m| !m.text.starts_with('/')) {
+                    let mut w = m.clone();
+                    w.text = format!("{}/{}", dir.text.trim_end_matches('/'), m.text);
+                    w.home_rest = None;
+                    members.push(w);
                 }
-                let t = a.text.as_str();
-                let cluster =
-                    (i == 0 && !t.starts_with('-')) || (t.starts_with('-') && !t.starts_with("--"));
-                if cluster && (t.ends_with('f') || t.ends_with('C')) {
-                    skip_next = true;
-                    continue;
-                }
-                if t.starts_with('-') && !a.dynamic || (i == 0 && cluster) {
-                    continue;
-                }
-                members.push(a.clone());
             }
+            members.extend(p.values("--directory").filter(|d| d.dynamic).cloned());
             Some(Reads {
                 paths: members,
-                recursive: Some(flag('h', &["--dereference"])),
+                recursive: Some(p.has("--dereference")),
             })
         }
+        "curl" | "wget" => Some(Reads {
+            paths: super::netreads::reads(argv)?,
+            recursive: None,
+        }),
         "zip" => {
-            let mut members = operands;
+            let flag = |short: char, long: &str| {
+                args.iter().any(|a| {
+                    let t = a.text.as_str();
+                    (t.len() > 1
+                        && t.starts_with('-')
+                        && !t.starts_with("--")
+                        && t[1..].contains(short))
+                        || t == long
+                })
+            };
+            let mut members: Vec<ArgWord> = args
+                .iter()
+                .filter(|a| !a.text.starts_with('-') || a.dynamic)
+                .cloned()
+                .collect();
             if !members.is_empty() {
                 members.remove(0);
             }
             Some(Reads {
                 paths: members,
-                recursive: flag('r', &["--recurse-paths"]).then_some(!flag('y', &["--symlinks"])),
+                recursive: flag('r', "--recurse-paths").then_some(!flag('y', "--symlinks")),
             })
         }
         _ => None,
@@ -903,6 +993,15 @@ mod tests {
             "[ -f a ]",
             "test -d b",
             "printf %s\\n a",
+            // Abbreviations of harmless options, resolved as the program resolves them.
+            "head --lin=3 a",
+            "ls --almost -l",
+            "grep --ignore-c --colo=never x f",
+            "sort --rev --numeric a",
+            // Values attached or expanded at run time where only a value can stand.
+            "head -n$N a",
+            "cut --delimiter=: -f1,2 a",
+            "tail -fn20 a",
         ] {
             let r = check(&words(ok), Path::new("/w"), &roots());
             assert!(r.is_ok(), "{ok}: {r:?}");
@@ -951,7 +1050,11 @@ mod tests {
             "wc --files0-from=list",
             "ls --frobnicate",
             "cat --number=3 a",
-            "head --lin=3 a",
+            "sort --out=x a",
+            "wc --files0=list",
+            "file --magic=m x",
+            "date --se=2020-01-01",
+            "sed --in=.bak s/a/b/ a",
             "sed -i s/a/b/ a",
             "sed --in-place s/a/b/ a",
             "sed -f script a",

@@ -1,5 +1,5 @@
 //! A word of a simple command as the Bash analysis sees it after unquoting: the unit every
-//! argument table (`flags`, `wrappers`, `args`, `readonly`, `git`) reads.
+//! argument table (`options`, `wrappers`, `args`, `readonly`, `git`) reads.
 
 /// How a process substitution (`<(...)`, `>(...)`) word is shown; its commands are analysed.
 pub const PROCESS_SUBSTITUTION: &str = "<(…)";

@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use super::flags::{self, Mode, Options};
+use super::options::{self, Compiled, Effect, Parsed, Style, Table};
 use super::program;
 use super::word::ArgWord;
 
@@ -51,168 +51,238 @@ pub struct Unwrapped {
 /// A wrapper's option grammar.
 struct Spec {
     name: &'static str,
-    options: &'static str,
+    /// Its options, as an option table (options written `=w` name a file the wrapper
+    /// writes; `u`: an option that makes it do something runner does not follow).
+    table: Table,
     /// Operands before the wrapped command (`timeout`'s duration, `chrt`'s priority).
     leading: usize,
     needs_rule: bool,
 }
 
-const fn spec(name: &'static str, options: &'static str, leading: usize, needs_rule: bool) -> Spec {
+/// Wrappers read their options as GNU `getopt_long` does, up to the first operand (the
+/// command): abbreviations, clusters, attached values, `--`.
+const GNU: Style = Style {
+    prefixes: true,
+    single_dash_long: false,
+    posix: true,
+    assignments: false,
+    old_tar: false,
+    response_files: false,
+    numeric: false,
+    negations: false,
+};
+
+/// Wrappers with their own parsers: long options only by their full names.
+const EXACT: Style = Style {
+    prefixes: false,
+    ..GNU
+};
+
+/// `nice -5`: a number option.
+const NUMERIC: Style = Style {
+    numeric: true,
+    ..GNU
+};
+
+/// A wrapper's options as a table: complete (an option it does not list is not understood).
+const fn wrapper_table(style: Style, options: &'static str) -> Table {
+    Table {
+        programs: &[],
+        style,
+        complete: true,
+        expansions_risky: true,
+        options,
+    }
+}
+
+const fn spec(
+    name: &'static str,
+    style: Style,
+    options: &'static str,
+    leading: usize,
+    needs_rule: bool,
+) -> Spec {
     Spec {
         name,
-        options,
+        table: wrapper_table(style, options),
         leading,
         needs_rule,
     }
 }
 
-/// Options of the tracing and sandboxing wrappers (those that need a rule of their own) that
-/// name a file they write; `stdbuf -oL` is a buffering mode.
-const WRITE_OPTIONS: &[&str] = &[
-    "-o",
-    "--output",
-    "--log-file",
-    "--xml-file",
-    "--output-file",
-];
-
 /// Wrappers whose options are only flags and values, followed by the command.
-const SIMPLE: &[Spec] = &[
+static SIMPLE: &[Spec] = &[
     spec(
         "strace",
-        "-f -F -q -v -V -c -C -w -i -r -t -T -x -y -k -n -Z -z -D -o= -e= -E= -p= -P= -s= -S= -u= -a= -X= -b= -I= -O= -U= --output= --trace= --signal= --status= --summary-only --summary --summary-wall-clock --follow-forks --output-separately --absolute-timestamps? --relative-timestamps? --syscall-times? --string-limit= --env= --user= --decode-fds? --decode-pids? --quiet? --instruction-pointer --stack-trace --seccomp-bpf --kill-on-exit --successful-only --failed-only --columns=",
+        GNU,
+        "-f -F -q -v -V -c -C -w -i -r -t -T -x -y -k -n -Z -z -D -o|--output=w -e= -E= -p= -P= -s= -S= -u= -a= -X= -b= -I= -O= -U= --trace= --signal= --status= --summary-only --summary --summary-wall-clock --follow-forks --output-separately --absolute-timestamps? --relative-timestamps? --syscall-times? --string-limit= --env= --user= --decode-fds? --decode-pids? --quiet? --instruction-pointer --stack-trace --seccomp-bpf --kill-on-exit --successful-only --failed-only --columns=",
         0,
         true,
     ),
     spec(
         "ltrace",
-        "-f -i -r -t -T -c -C -S -L -b -n= -w= -x= -e= -o= -p= -s= -u= -a= -A= -D= -F= -l= --output= --library= --demangle --align= --indent=",
+        GNU,
+        "-f -i -r -t -T -c -C -S -L -b -n= -w= -x= -e= -o|--output=w -p= -s= -u= -a= -A= -D= -F= -l= --library= --demangle --align= --indent=",
         0,
         true,
     ),
-    spec("valgrind", "-q -v --*", 0, true),
-    spec("firejail", "--*", 0, true),
+    spec(
+        "valgrind",
+        EXACT,
+        "-q -v --log-file=w --xml-file=w --*?",
+        0,
+        true,
+    ),
+    spec(
+        "firejail",
+        EXACT,
+        "--output=w --output-stderr=w --*?",
+        0,
+        true,
+    ),
     spec(
         "unshare",
+        GNU,
         "-m -u -i -n -p -U -C -T -f -r -c --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? --fork --kill-child? --mount-proc? --map-root-user --map-current-user --map-auto --propagation= --setgroups= --keep-caps -R= --root= -w= --wd= -S= --setuid= -G= --setgid= --monotonic= --boottime= --map-user= --map-group= --map-users= --map-groups=",
         0,
         true,
     ),
     spec(
         "nsenter",
+        GNU,
         "-a --all -t= --target= -m? -u? -i? -n? -p? -U? -C? -T? --mount? --uts? --ipc? --net? --pid? --user? --cgroup? --time? -S= --setuid= -G= --setgid= --preserve-credentials -r? --root? -w? --wd? -F --no-fork -Z --follow-context",
         0,
         true,
     ),
     spec(
         "systemd-run",
+        GNU,
         "--user --system --scope -t --pty -P --pipe -q --quiet --wait -G --collect -d --same-dir --no-block --no-ask-password -r --remain-after-exit -u= --unit= -p= --property= -E= --setenv= --uid= --gid= --nice= --working-directory= --description= --slice= --service-type= -H= --host= -M= --machine=",
         0,
         true,
     ),
-    spec("proxychains", "-q -f=", 0, true),
-    spec("proxychains4", "-q -f=", 0, true),
-    spec("torsocks", "-q -d -i -u= -p= -a= -P=", 0, true),
-    spec("faketime", "-f -m --exclude-monotonic", 1, true),
-    spec("nohup", "--help --version", 0, false),
-    spec("builtin", "", 0, false),
-    spec("nice", "-n= --adjustment= #", 0, false),
+    spec("proxychains", EXACT, "-q -f=", 0, true),
+    spec("proxychains4", EXACT, "-q -f=", 0, true),
+    spec("torsocks", EXACT, "-q -d -i -u= -p= -a= -P=", 0, true),
+    spec("faketime", EXACT, "-f -m --exclude-monotonic", 1, true),
+    spec("nohup", GNU, "--help --version", 0, false),
+    spec("builtin", EXACT, "", 0, false),
+    spec("nice", NUMERIC, "-n|--adjustment=", 0, false),
     spec(
         "timeout",
+        GNU,
         "-s= -k= -v -f -p --signal= --kill-after= --foreground --preserve-status --verbose",
         1,
         false,
     ),
     spec(
         "stdbuf",
+        GNU,
         "-i= -o= -e= --input= --output= --error=",
         0,
         false,
     ),
-    spec("setsid", "-c -f -w --ctty --fork --wait", 0, false),
+    spec("setsid", GNU, "-c -f -w --ctty --fork --wait", 0, false),
     spec(
         "ionice",
+        GNU,
         "-c= -n= -t --class= --classdata= --ignore",
         0,
         false,
     ),
     spec(
         "chrt",
+        GNU,
         "-a -b -d -f -i -o -r -R -v -T= -P= -D= --all-tasks --batch --deadline --fifo --idle --other --rr --reset-on-fork --verbose --sched-runtime= --sched-period= --sched-deadline=",
         1,
         false,
     ),
-    spec("taskset", "-a -c --all-tasks --cpu-list", 1, false),
-    spec("busybox", "", 0, false),
-    spec("doas", "-n -u= -s", 0, true),
-    spec("chroot", "--userspec= --groups= --skip-chdir", 1, true),
+    spec("taskset", GNU, "-a -c --all-tasks --cpu-list", 1, false),
+    spec("busybox", EXACT, "", 0, false),
+    spec("doas", EXACT, "-n -u= -s", 0, true),
+    spec("chroot", GNU, "--userspec= --groups= --skip-chdir", 1, true),
     spec(
         "pkexec",
+        EXACT,
         "--user= --disable-internal-agent --keep-cwd",
         0,
         true,
     ),
-    spec("eatmydata", "", 0, false),
+    spec("eatmydata", EXACT, "", 0, false),
     spec(
         "fakeroot",
+        EXACT,
         "-l= -s= -i= -u --unknown-is-real --lib= --faked=",
         0,
         true,
     ),
-    spec("unbuffer", "-p", 0, false),
-    spec("chronic", "-e -v", 0, false),
-    spec("caffeinate", "-d -i -m -s -u -t=", 0, false),
-    spec("catchsegv", "", 0, false),
-    spec("nocache", "-n=", 0, false),
+    spec("unbuffer", EXACT, "-p", 0, false),
+    spec("chronic", EXACT, "-e -v", 0, false),
+    spec("caffeinate", EXACT, "-d -i -m -s -u -t=", 0, false),
+    spec("catchsegv", EXACT, "", 0, false),
+    spec("nocache", EXACT, "-n=", 0, false),
     spec(
         "numactl",
+        GNU,
         "-a -l -b --all --localalloc --balancing -N= -m= -C= -p= -i= --cpunodebind= --membind= --physcpubind= --preferred= --interleave=",
         0,
         true,
     ),
     spec(
         "prlimit",
+        GNU,
         "-v --verbose --as= --core= --cpu= --data= --fsize= --locks= --memlock= --msgqueue= --nice= --nofile= --nproc= --rss= --rtprio= --rttime= --sigpending= --stack=",
         0,
         true,
     ),
     spec(
         "setpriv",
+        GNU,
         "-d --dump --nnp --no-new-privs --clear-groups --keep-groups --init-groups --groups= --inh-caps= --ambient-caps= --bounding-set= --ruid= --euid= --reuid= --rgid= --egid= --regid= --securebits= --pdeathsig= --selinux-label= --apparmor-profile= --reset-env",
         0,
         true,
     ),
     spec(
         "runuser",
+        GNU,
         "-u= -g= -G= -l -m -p -s= --user= --group= --supp-group= --login --preserve-environment --shell= --",
         0,
         true,
     ),
-    spec("gosu", "", 1, true),
-    spec("su-exec", "", 1, true),
-    spec("cgexec", "-g= --sticky", 0, true),
+    spec("gosu", EXACT, "", 1, true),
+    spec("su-exec", EXACT, "", 1, true),
+    spec("cgexec", GNU, "-g= --sticky", 0, true),
     spec(
         "xvfb-run",
+        GNU,
         "-a -d -l -e= -f= -n= -p= -s= -w= --auto-servernum --auto-display --listen-tcp --error-file= --auth-file= --server-num= --xauth-protocol= --server-args= --wait=",
         0,
         false,
     ),
     spec(
         "dbus-run-session",
+        EXACT,
         "--config-file= --dbus-daemon=",
         0,
         false,
     ),
-    spec("tini", "-s -v -w -g -l -e= -p=", 0, false),
+    spec("tini", EXACT, "-s -v -w -g -l -e= -p=", 0, false),
     spec(
         "dumb-init",
+        GNU,
         "-c -v --single-child --verbose -r= --rewrite=",
         0,
         false,
     ),
     // `entr -s` runs its operand through a shell: not an option runner accepts.
-    spec("entr", "-a -c -d -n -p -r -z", 0, false),
-    spec("ssh-agent", "-c -D -d -k -s -a= -E= -t= -P= -O=", 0, false),
+    spec("entr", EXACT, "-a -c -d -n -p -r -z", 0, false),
+    spec(
+        "ssh-agent",
+        EXACT,
+        "-c -D -d -k -s -a= -E= -t= -P= -O=",
+        0,
+        false,
+    ),
 ];
 
 /// Programs that run commands given in their own syntax (a shell string, several commands,
@@ -237,64 +307,75 @@ const OPAQUE: &[&str] = &[
     "batch",
 ];
 
-static COMPILED: LazyLock<Vec<(&'static Spec, Options)>> = LazyLock::new(|| {
+static COMPILED: LazyLock<Vec<(&'static Spec, Compiled)>> = LazyLock::new(|| {
     SIMPLE
         .iter()
-        .map(|s| (s, Options::parse(s.options)))
+        .map(|s| (s, Compiled::new(&s.table)))
         .collect()
 });
 
-static SUDO: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-A -b -E -H -K -k -n -P -S -s -i -u= -g= -C= -h= -p= -r= -t= -T= -U= --askpass --background --preserve-env? --set-home --remove-timestamp --reset-timestamp --non-interactive --preserve-groups --stdin --shell --login --user= --group= --close-from= --host= --prompt= --role= --type= --command-timeout= --other-user=",
-    )
-});
-static ENV: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-i -0 -v -u= --ignore-environment --null --debug --unset= --block-signal? --default-signal? --ignore-signal?",
-    )
-});
-static XARGS: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-0 -a=@ -d= -E= -e? -I= -i? -L= -l? -n= -P= -r -s= -t -x --null --arg-file=@ --delimiter= --eof? --replace? --max-lines? --max-args= --max-procs= --no-run-if-empty --max-chars= --verbose --exit",
-    )
-});
-static WATCH: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-n= -d? -t -b -e -g -c -C -x -p -w -r -q= --interval= --differences? --no-title --beep --errexit --chgexit --color --no-color --exec --precise --no-wrap --no-rerun --equexit=",
-    )
-});
-static SCRIPT: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-a -c= -e -f -q -E= -m= -o= --append --command= --return --flush --quiet --echo= --logging-format= --output-limit=",
-    )
-});
-static FLOCK: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-s -e -x -u -n -o -F -w= -E= -c= --shared --exclusive --unlock --nonblock --nb --close --no-fork --verbose --timeout= --wait= --conflict-exit-code= --command=",
-    )
-});
-static SU: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-l -m -p -P -w= -g= -G= -s= -c= -f --login --preserve-environment --pty --whitelist-environment= --group= --supp-group= --shell= --command= --session-command=",
-    )
-});
-static TIME: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-p -v -q -a -f= -o= --portability --verbose --quiet --append --format= --output=",
-    )
-});
+/// `sudo`: the options that make it do something other than run a command are `u`.
+static SUDO_TABLE: Table = wrapper_table(
+    GNU,
+    "-A|--askpass -b|--background -E --preserve-env? -H|--set-home -K|--remove-timestamp -k|--reset-timestamp -n|--non-interactive -P|--preserve-groups -S|--stdin -s|--shell -i|--login -u|--user= -g|--group= -C|--close-from= -h? --host= -p|--prompt= -r|--role= -t|--type= -T|--command-timeout= -U|--other-user= -e|--edit!u -l|--list!u -D|--chdir=u -R|--chroot=u -V|--version!u -v|--validate!u --help!u",
+);
+/// `env`: a split string (`-S`) and another directory (`-C`) are not followed.
+static ENV_TABLE: Table = wrapper_table(
+    GNU,
+    "-i|--ignore-environment -0|--null -v|--debug -u|--unset= --block-signal? --default-signal? --ignore-signal? -S|--split-string=u -C|--chdir=u",
+);
+static XARGS_TABLE: Table = wrapper_table(
+    GNU,
+    "-0|--null -a|--arg-file=@ -d|--delimiter= -E= -e|--eof? -I= -i|--replace? -L= -l|--max-lines? -n|--max-args= -P|--max-procs= -r|--no-run-if-empty -s|--max-chars= -t|--verbose -x|--exit -o|--open-tty --process-slot-var=",
+);
+static WATCH_TABLE: Table = wrapper_table(
+    GNU,
+    "-n|--interval= -d|--differences? -t|--no-title -b|--beep -e|--errexit -g|--chgexit -c|--color -C|--no-color -x|--exec -p|--precise -w|--no-wrap -r|--no-rerun -q|--equexit=",
+);
+static SCRIPT_TABLE: Table = wrapper_table(
+    GNU,
+    "-a|--append -c|--command= -e|--return -f|--flush -q|--quiet -E|--echo= -m|--logging-format= -o|--output-limit=",
+);
+static FLOCK_TABLE: Table = wrapper_table(
+    GNU,
+    "-s|--shared -e|-x|--exclusive -u|--unlock -n|--nb|--nonblock -o|--close -F|--no-fork --verbose -w|--timeout|--wait= -E|--conflict-exit-code= -c|--command=",
+);
+static SU_TABLE: Table = wrapper_table(
+    GNU,
+    "-l|--login -m|-p|--preserve-environment -P|--pty -w|--whitelist-environment= -g|--group= -G|--supp-group= -s|--shell= -c|--command= -f|--fast --session-command=",
+);
+static TIME_TABLE: Table = wrapper_table(
+    GNU,
+    "-p|--portability -v|--verbose -q|--quiet -a|--append -f|--format= -o|--output=w",
+);
+static SETARCH_TABLE: Table = wrapper_table(
+    GNU,
+    "-v|--verbose -R|--addr-no-randomize -F|--fdpic-funcptrs -Z|--mmap-page-zero -L|--addr-compat-layout -X|--read-implies-exec -B|--32bit -I|--short-inode -S|--whole-seconds -T|--sticky-timeouts -3|--3gb --4gb --uname-2.6",
+);
+/// The dynamic loader reads its options by their full names: any other word is the program.
+static LOADER_TABLE: Table = wrapper_table(
+    EXACT,
+    "--inhibit-cache --library-path= --inhibit-rpath= --audit= --preload= --argv0= --glibc-hwcaps-prepend= --glibc-hwcaps-mask=",
+);
 
-static SETARCH: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "-v -R -F -Z -L -X -B -I -T -S -3 --verbose --addr-no-randomize --fdpic-funcptrs --mmap-page-zero --addr-compat-layout --read-implies-exec --32bit --short-inode --whole-seconds --sticky-timeouts --uname-2.6 --4gb",
-    )
-});
-static LOADER: LazyLock<Options> = LazyLock::new(|| {
-    Options::parse(
-        "--inhibit-cache --library-path= --inhibit-rpath= --audit= --preload= --argv0= --glibc-hwcaps-prepend= --glibc-hwcaps-mask=",
-    )
-});
+/// GNU `parallel` (Perl's Getopt::Long, bundled, options before the command): the options
+/// runner follows; any other is not understood.
+static PARALLEL_TABLE: Table = wrapper_table(
+    EXACT,
+    "-k|--keep-order -0|--null --bar --eta -v|--verbose --tag --line-buffer --will-cite -X -m --group -u|--ungroup -j|--jobs= -n|--max-args= -N|--max-replace-args= -I= --colsep|-C= --halt= --delay= --timeout= -L|--max-lines=",
+);
+
+static SUDO: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&SUDO_TABLE));
+static PARALLEL: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&PARALLEL_TABLE));
+static ENV: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&ENV_TABLE));
+static XARGS: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&XARGS_TABLE));
+static WATCH: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&WATCH_TABLE));
+static SCRIPT: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&SCRIPT_TABLE));
+static FLOCK: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&FLOCK_TABLE));
+static SU: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&SU_TABLE));
+static TIME: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&TIME_TABLE));
+static SETARCH: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&SETARCH_TABLE));
+static LOADER: LazyLock<Compiled> = LazyLock::new(|| Compiled::new(&LOADER_TABLE));
 
 /// The architecture names `setarch` is installed under (`linux32 CMD` is `setarch linux32
 /// CMD`): each runs the command it is given.
@@ -339,6 +420,12 @@ const ARCH_ALIASES: &[&str] = &[
     "riscv64",
     "m68k",
 ];
+
+/// Where GNU `parallel`'s command starts in `args` (the words after `parallel`), past its
+/// options. `Err` when an option is not understood or is expanded at run time.
+pub fn parallel_command(args: &[ArgWord]) -> Result<usize, String> {
+    options("parallel", args, &PARALLEL, 0).map(|s| s.skip - 1)
+}
 
 /// Names that are wrappers (for rule warnings and reasons).
 pub fn is_wrapper(name: &str) -> bool {
@@ -439,16 +526,14 @@ fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<On
         "sudo" => sudo(i, rest, out)?,
         "time" => {
             let s = options(name, rest, &TIME, 0)?;
-            if let Some(o) = s.parsed.value(&["-o", "--output"]) {
-                out.writes.push(o.clone());
-            }
+            out.writes.extend(s.writes);
             (s.skip <= rest.len()).then(|| Step::at(i, name, false, s.skip))
         }
         "watch" => {
             let s = options(name, rest, &WATCH, 0)?;
             if s.skip > rest.len() {
                 None
-            } else if s.parsed.has(&["-x", "--exec"]) {
+            } else if s.parsed.has("--exec") {
                 Some(Step::at(i, name, true, s.skip))
             } else {
                 return Ok(One::Script(
@@ -459,7 +544,7 @@ fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<On
         }
         "script" => {
             let s = options(name, rest, &SCRIPT, 0)?;
-            let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
+            let Some(cmd) = s.parsed.last_value(&["--command"]).cloned() else {
                 return Err("`script` without -c runs an interactive shell".into());
             };
             let file = rest
@@ -472,12 +557,8 @@ fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<On
             return Ok(One::Script(layer(i, name, true), script_word(cmd)?));
         }
         "flock" => return flock(i, rest, out),
-        "su" | "runuser"
-            if name == "su"
-                || rest
-                    .iter()
-                    .any(|a| a.text == "-c" || a.text.starts_with("--command")) =>
-        {
+        // `runuser -c STRING` is `su`; `runuser -u USER COMMAND` a simple wrapper.
+        "su" | "runuser" if name == "su" || options::parse(&SU, rest).has("--command") => {
             return su(i, name, rest);
         }
         "setarch" => {
@@ -519,27 +600,6 @@ fn is_loader(base: &str) -> bool {
 
 /// `sudo [options] [VAR=value ...] command`.
 fn sudo(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, String> {
-    if rest
-        .iter()
-        .take_while(|a| a.text.starts_with('-'))
-        .any(|a| {
-            matches!(
-                a.text.as_str(),
-                "-e" | "--edit"
-                    | "-l"
-                    | "--list"
-                    | "-D"
-                    | "-V"
-                    | "-v"
-                    | "-h"
-                    | "--help"
-                    | "--version"
-                    | "--validate"
-            ) || a.text.starts_with("--chdir")
-        })
-    {
-        return Err("`sudo` with that option does not simply run a command".into());
-    }
     let s = options("sudo", rest, &SUDO, 0)?;
     // `sudo VAR=value cmd` sets VAR for the command.
     let mut k = s.skip.saturating_sub(1);
@@ -570,7 +630,7 @@ fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String>
     }
     out.writes.push(target.clone());
     let after = &rest[s.skip..];
-    let cmd = s.parsed.value(&["-c", "--command"]).cloned().or_else(|| {
+    let cmd = s.parsed.last_value(&["--command"]).cloned().or_else(|| {
         match after.first().map(|a| a.text.as_str()) {
             Some("-c" | "--command") => after.get(1).cloned(),
             _ => None,
@@ -586,10 +646,10 @@ fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String>
 /// shell or bash; any other shell's language is not analysed).
 fn su(i: usize, name: &str, rest: &[ArgWord]) -> Result<One, String> {
     let s = options(name, rest, &SU, 0)?;
-    let Some(cmd) = s.parsed.value(&["-c", "--command"]).cloned() else {
+    let Some(cmd) = s.parsed.last_value(&["--command"]).cloned() else {
         return Err(format!("`{name}` without -c runs an interactive shell"));
     };
-    if let Some(shell) = s.parsed.value(&["-s", "--shell"]) {
+    if let Some(shell) = s.parsed.last_value(&["--shell"]) {
         let known = !shell.dynamic
             && program::system_name(&shell.text)
                 .is_some_and(|b| super::invocation::SHELLS.contains(&b));
@@ -614,14 +674,7 @@ fn simple(
         return Ok(None);
     };
     let st = options(name, rest, opts, s.leading)?;
-    for (n, v) in &st.parsed.given {
-        if let Some(v) = v
-            .as_ref()
-            .filter(|_| s.needs_rule && WRITE_OPTIONS.contains(&n.as_str()))
-        {
-            out.writes.push(v.clone());
-        }
-    }
+    out.writes.extend(st.writes);
     if st.skip > rest.len() {
         Ok(None)
     } else {
@@ -653,63 +706,67 @@ fn layer(at: usize, name: &str, needs_rule: bool) -> Layer {
 }
 
 struct Opts {
-    parsed: flags::Parsed,
+    parsed: Parsed,
+    /// Files the wrapper's options name for it to write (`time -o`, `strace -o`).
+    writes: Vec<ArgWord>,
     /// Words from the wrapper's name to the wrapped command (more than the words there are
     /// when nothing is wrapped).
     skip: usize,
 }
 
-/// Parse a wrapper's options; the command starts `leading` operands after them.
-fn options(name: &str, rest: &[ArgWord], opts: &Options, leading: usize) -> Result<Opts, String> {
-    let parsed = flags::parse(
-        name,
-        rest,
-        opts,
-        Mode {
-            posix: true,
-            ..Mode::default()
-        },
-    )
-    .map_err(|e| format!("runner cannot tell which command `{name}` runs: {e}"))?;
+/// Parse a wrapper's options against its table; the command starts `leading` operands after
+/// them. An option the table does not list, one marked as not followed, a missing value or
+/// a word expanded at run time where an option may stand is an error.
+fn options(name: &str, rest: &[ArgWord], table: &Compiled, leading: usize) -> Result<Opts, String> {
+    let parsed = options::parse(table, rest);
+    let not = |why: String| {
+        Err(format!(
+            "runner cannot tell which command `{name}` runs: {why}"
+        ))
+    };
+    if let Some(u) = parsed.unknown.first() {
+        return not(format!("`{name} {u}` is not an option runner knows"));
+    }
+    if let Some(e) = parsed.expanded.first() {
+        return not(format!(
+            "`{}` is expanded at run time and could become any option of `{name}`",
+            e.raw
+        ));
+    }
+    if let Some(g) = parsed.missing_value() {
+        return not(format!("`{}` needs a value", g.spelled));
+    }
+    let mut writes = Vec::new();
+    for g in &parsed.given {
+        match g.opt.effect {
+            Effect::Plain | Effect::Reads | Effect::ArgFile | Effect::Network => {}
+            Effect::Writes | Effect::Creates => writes.extend(g.value.clone()),
+            _ => {
+                return not(format!(
+                    "`{name} {}` makes it do something runner does not follow",
+                    g.spelled
+                ));
+            }
+        }
+    }
     let first = parsed.first_operand.unwrap_or(rest.len());
     if let Some(w) = rest
         .get(first..first + leading)
         .and_then(|ws| ws.iter().find(|w| w.dynamic))
     {
-        return Err(format!(
-            "runner cannot tell which command `{name}` runs: `{}` is expanded at run time",
-            w.raw
-        ));
+        return not(format!("`{}` is expanded at run time", w.raw));
     }
     Ok(Opts {
         parsed,
+        writes,
         skip: first + leading + 1,
     })
 }
 
 /// `env`: options, `NAME=VALUE` words, then the command.
 fn env(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, String> {
-    for a in rest {
-        let t = a.text.as_str();
-        if !t.starts_with('-') {
-            break;
-        }
-        if t == "-S"
-            || t.starts_with("-S")
-            || t.starts_with("--split-string")
-            || t.starts_with("-C")
-            || t.starts_with("--chdir")
-            || (t.starts_with('-') && !t.starts_with("--") && (t.contains('S') || t.contains('C')))
-        {
-            return Err(format!(
-                "`env {t}` runs a command runner does not parse (a split string or another directory)"
-            ));
-        }
-    }
     let s = options("env", rest, &ENV, 0)?;
-    out.env_cleared |= s
-        .parsed
-        .has(&["-i", "--ignore-environment", "-u", "--unset"]);
+    out.env_cleared |= s.parsed.has_any(&["--ignore-environment", "--unset"]);
     let mut k = s.skip - 1;
     while let Some(a) = rest.get(k) {
         match a.text.split_once('=') {
@@ -841,6 +898,34 @@ mod tests {
     }
 
     #[test]
+    fn wrapper_options_are_read_by_the_option_model() {
+        // Abbreviations, clusters and attached values, as getopt_long reads them.
+        assert_eq!(start_of("timeout --sig=KILL 5 git push").0, 3);
+        assert_eq!(start_of("timeout --kill=5 -s TERM 10 git push").0, 5);
+        assert_eq!(start_of("nice -n5 git push").0, 2);
+        assert_eq!(start_of("xargs -0rn1 git push").0, 2);
+        assert_eq!(start_of("env -iu HOME git push").0, 3);
+        assert_eq!(start_of("sudo -Eu root git push").0, 3);
+        assert_eq!(start_of("timeout -- 5 git push").0, 3);
+        let writes = |s: &str| {
+            unwrap(&words(s))
+                .map(|u| u.writes.into_iter().map(|w| w.text).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        assert_eq!(writes("strace -fo out.txt ls"), ["out.txt"]);
+        assert_eq!(writes("strace --output out.txt ls"), ["out.txt"]);
+        // `--out` begins `--output` and `--output-separately`: strace refuses it.
+        assert!(unwrap(&words("strace --out=out.txt ls")).is_err());
+        assert_eq!(writes("valgrind --log-file=v.log ls"), ["v.log"]);
+        assert_eq!(writes("time -ao t.txt ls"), ["t.txt"]);
+        assert!(writes("stdbuf -oL ls").is_empty());
+        // parallel's options before its command.
+        assert_eq!(parallel_command(&words("-kj4 git push ::: a")), Ok(1));
+        assert_eq!(parallel_command(&words("--jobs=2 -I{} rm {} ::: a")), Ok(2));
+        assert!(parallel_command(&words("--bogus rm")).is_err());
+    }
+
+    #[test]
     fn unknown_wrapper_options_are_errors() {
         for cmd in [
             "timeout --bogus 5 git push",
@@ -856,6 +941,13 @@ mod tests {
             "setarch x86_64",
             "linux32",
             "su -s /bin/zsh -c ls",
+            // Abbreviations of options that do something else, and the loader's exact names.
+            "env --ch=/ git push",
+            "env --split=x",
+            "sudo --ed /etc/x",
+            "sudo -lU root",
+            "ld.so --lib /x git push",
+            "timeout -s",
         ] {
             assert!(unwrap(&words(cmd)).is_err(), "{cmd}");
         }

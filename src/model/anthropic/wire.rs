@@ -170,36 +170,10 @@ pub fn parse_event(
                 .get("type")
                 .and_then(Value::as_str)
                 .ok_or_else(|| malformed(ev, "`delta` without a string `type`"))?;
-            match ty {
-                "text_delta" => StreamEvent::TextDelta {
-                    index,
-                    text: get_str(ty, delta, "text")?,
-                },
-                "input_json_delta" => StreamEvent::InputJsonDelta {
-                    index,
-                    partial_json: get_str(ty, delta, "partial_json")?,
-                },
-                "thinking_delta" => StreamEvent::ThinkingDelta {
-                    index,
-                    thinking: get_str(ty, delta, "thinking")?,
-                },
-                "signature_delta" => StreamEvent::SignatureDelta {
-                    index,
-                    signature: get_str(ty, delta, "signature")?,
-                },
-                "citations_delta" => StreamEvent::CitationDelta {
-                    index,
-                    citation: delta
-                        .get("citation")
-                        .filter(|c| c.is_object())
-                        .cloned()
-                        .ok_or_else(|| malformed(ty, "missing `citation` object"))?,
-                },
-                other => {
-                    tracing::debug!(delta_type = other, index, "ignoring unknown delta type");
-                    return Ok(None);
-                }
-            }
+            let Some(event) = block_delta(index, delta, ty)? else {
+                return Ok(None);
+            };
+            event
         }
         "content_block_stop" => StreamEvent::BlockStop {
             index: get_index(ev, &v)?,
@@ -234,6 +208,45 @@ pub fn parse_event(
         }
     };
     Ok(Some(out))
+}
+
+/// The event of a `content_block_delta` of type `ty` at `index`; `None` for an unknown type.
+fn block_delta(
+    index: usize,
+    delta: &Value,
+    ty: &str,
+) -> Result<Option<StreamEvent>, ProviderError> {
+    let event = match ty {
+        "text_delta" => StreamEvent::TextDelta {
+            index,
+            text: get_str(ty, delta, "text")?,
+        },
+        "input_json_delta" => StreamEvent::InputJsonDelta {
+            index,
+            partial_json: get_str(ty, delta, "partial_json")?,
+        },
+        "thinking_delta" => StreamEvent::ThinkingDelta {
+            index,
+            thinking: get_str(ty, delta, "thinking")?,
+        },
+        "signature_delta" => StreamEvent::SignatureDelta {
+            index,
+            signature: get_str(ty, delta, "signature")?,
+        },
+        "citations_delta" => StreamEvent::CitationDelta {
+            index,
+            citation: delta
+                .get("citation")
+                .filter(|c| c.is_object())
+                .cloned()
+                .ok_or_else(|| malformed(ty, "missing `citation` object"))?,
+        },
+        other => {
+            tracing::debug!(delta_type = other, index, "ignoring unknown delta type");
+            return Ok(None);
+        }
+    };
+    Ok(Some(event))
 }
 
 /// Where [`event_stream`] is.

@@ -50,11 +50,16 @@ impl FrameBuilder {
         self
     }
 
-    /// The frame for `event`, if it has one (not redacted).
-    pub fn frame<'a>(&'a mut self, event: &'a RunEvent) -> Option<Frame<'a>> {
+    /// Take the session id from `Init`: every frame repeats it.
+    fn note_session(&mut self, event: &RunEvent) {
         if let RunEvent::Init(info) = event {
             self.session_id = info.session_id.clone();
         }
+    }
+
+    /// The frame for `event`, if it has one (not redacted).
+    pub fn frame<'a>(&'a mut self, event: &'a RunEvent) -> Option<Frame<'a>> {
+        self.note_session(event);
         let FrameBuilder {
             session_id,
             user_texts_seen,

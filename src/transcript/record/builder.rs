@@ -28,6 +28,36 @@ pub struct RecordBuilder {
     new_uuid: Box<dyn FnMut() -> String + Send>,
 }
 
+/// The borrowed parts of a [`RecordBuilder`] (see [`RecordBuilder::parts`]).
+type Parts<'a> = (
+    Stamp<'a>,
+    &'a mut Option<String>,
+    bool,
+    &'a mut Box<dyn FnMut() -> String + Send>,
+);
+
+/// Makes a record with the session's head and the clock's timestamp.
+struct Stamp<'a> {
+    session: &'a SessionFields,
+    clock: &'a mut Box<dyn FnMut() -> String + Send>,
+}
+
+impl<'a> Stamp<'a> {
+    fn record(
+        &mut self,
+        parent_uuid: Option<&'a str>,
+        body: RecordBody<'a>,
+        uuid: Cow<'a, str>,
+    ) -> Record<'a> {
+        Record {
+            head: self.session.head(parent_uuid),
+            body,
+            uuid,
+            timestamp: (self.clock)(),
+        }
+    }
+}
+
 /// The [`Head`] fields that stay the same for the whole run.
 struct SessionFields {
     session_id: String,
@@ -103,8 +133,8 @@ impl RecordBuilder {
         self
     }
 
-    /// The records for `event` (none, one, or one per assistant block), not redacted.
-    pub fn records<'a>(&'a mut self, event: &'a RunEvent) -> Vec<Record<'a>> {
+    /// Take the session's fields from `Init`: every record repeats them.
+    fn note_session(&mut self, event: &RunEvent) {
         if let RunEvent::Init(info) = event {
             self.session = SessionFields {
                 session_id: info.session_id.clone(),
@@ -113,6 +143,11 @@ impl RecordBuilder {
                 git_branch: info.git_branch.clone().unwrap_or_default(),
             };
         }
+    }
+
+    /// The builder's parts, borrowed apart: what stamps a record, the last conversation
+    /// record's uuid, whether the run resumes, and the uuid source.
+    fn parts(&mut self) -> Parts<'_> {
         let RecordBuilder {
             session,
             last_chain_uuid,
@@ -120,19 +155,25 @@ impl RecordBuilder {
             clock,
             new_uuid,
         } = self;
-        let session: &'a SessionFields = session;
-        let mut record = |parent_uuid: Option<&'a str>, body, uuid: Cow<'a, str>| Record {
-            head: session.head(parent_uuid),
-            body,
-            uuid,
-            timestamp: clock(),
-        };
+        (
+            Stamp { session, clock },
+            last_chain_uuid,
+            *resuming,
+            new_uuid,
+        )
+    }
+
+    /// The records for `event` (none, one, or one per assistant block), not redacted.
+    pub fn records<'a>(&'a mut self, event: &'a RunEvent) -> Vec<Record<'a>> {
+        self.note_session(event);
+        let (mut stamp, last_chain_uuid, resuming, new_uuid) = self.parts();
+        let mut record = |parent, body, uuid| stamp.record(parent, body, uuid);
         let system = RecordBody::System;
         match event {
             RunEvent::Init(info) => {
                 let uuid = uuid_or(&info.uuid, new_uuid);
                 let init = InitFields::from(&**info);
-                let body = if *resuming {
+                let body = if resuming {
                     SystemRecord::RunnerResume(ResumeRecord {
                         init,
                         logical_parent_uuid: last_chain_uuid.as_deref(),

@@ -105,6 +105,7 @@ pub fn result(outcome: Outcome) -> RunResult {
         commands: Vec::new(),
         integrity: Vec::new(),
         timing: Default::default(),
+        rate_limit: Default::default(),
         report_errors: vec![],
     }
 }

@@ -29,7 +29,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 use crate::sandbox::Sandbox;
-use runner_policy::Scope;
+use runner_protocol::Scope;
 
 /// What is done to a file of spilled output before anyone reads it (runner: redact the
 /// secrets it knows), set once for the process by [`set_spill_filter`].

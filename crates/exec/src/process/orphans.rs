@@ -100,6 +100,10 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                 reap(pid);
                 continue;
             }
+            if st.exiting {
+                // Already going: nothing left running; its zombie is reaped by a later sweep.
+                continue;
+            }
             let call = call_of(pid);
             let other_running = call.is_some_and(|c| {
                 c != id && {
@@ -108,9 +112,19 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                     live
                 }
             });
-            if !other_running {
-                found.push(pid);
+            if other_running {
+                continue;
             }
+            if namespace_init(pid) {
+                // The init of a PID namespace: a confined command's, done and retiring the
+                // command's mount namespace (an RCU grace period: several milliseconds, not
+                // waited for). Killing it kills whatever is left in the namespace; its zombie
+                // is reaped by a later sweep.
+                // SAFETY: kill with a pid runner's own child holds until reaped.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                continue;
+            }
+            found.push(pid);
         }
         if found.is_empty() {
             break;
@@ -168,19 +182,41 @@ fn children(parent: i32) -> Vec<i32> {
 
 struct Stat {
     zombie: bool,
+    /// The process is exiting (the kernel's `PF_EXITING`): it can no longer run anything.
+    exiting: bool,
     session: i32,
 }
 
-/// State and session of `pid` (`/proc/<pid>/stat` fields 3 and 6).
+/// The kernel's flag of a process that is exiting (`/proc/<pid>/stat` field 9).
+const PF_EXITING: u64 = 0x4;
+
+/// State, session and flags of `pid` (`/proc/<pid>/stat` fields 3, 6 and 9).
 fn stat(pid: i32) -> Option<Stat> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let mut f = s.rsplit_once(") ")?.1.split_whitespace();
     let state = f.next()?;
     let session = f.nth(2)?.parse().ok()?;
+    let flags: u64 = f.nth(2)?.parse().ok()?;
     Some(Stat {
         zombie: state == "Z",
+        exiting: flags & PF_EXITING != 0,
         session,
     })
+}
+
+/// Whether `pid` is the init (pid 1) of a PID namespace below runner's (the last `NSpid` of
+/// `/proc/<pid>/status`).
+fn namespace_init(pid: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .is_some_and(|ids| {
+            let ids: Vec<&str> = ids.split_whitespace().collect();
+            ids.len() > 1 && ids.last() == Some(&"1")
+        })
 }
 
 /// The call id in `pid`'s environment.
@@ -241,7 +277,7 @@ mod tests {
             cancel: &tokio_util::sync::CancellationToken::new(),
             spill_dir: &dir.path().join("spill"),
             spill_name: "t",
-            scope: runner_policy::Scope::Write,
+            scope: runner_protocol::Scope::Write,
             report: false,
             on_spawn: None,
         })
@@ -266,6 +302,7 @@ mod tests {
     #[test]
     fn this_process_is_in_its_own_session_view() {
         let me = std::process::id() as i32;
-        assert!(stat(me).is_some_and(|s| !s.zombie));
+        assert!(stat(me).is_some_and(|s| !s.zombie && !s.exiting));
+        assert!(!namespace_init(me));
     }
 }

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{Captured, capture};
 use super::identity::GroupIdentity;
 use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
-use runner_policy::Scope;
+use runner_protocol::Scope;
 
 /// How long output readers may linger after the process group is gone (a process that left
 /// the group may still hold the pipes).

@@ -20,7 +20,7 @@ use landlock::{
 use super::SandboxError;
 use super::plan::Plan;
 use super::support::Support;
-use runner_policy::Scope as CallScope;
+use runner_protocol::Scope as CallScope;
 
 /// The newest Landlock ABI whose rights the ruleset asks for; an older kernel enforces the
 /// subset it knows (best effort), which [`Support`] reports.

@@ -70,7 +70,7 @@ pub use plan::{Network, Plan, PlanInput};
 pub use proxy::NetworkAttempt;
 pub use support::{NamespaceKind, Support, support};
 
-use runner_policy::Scope;
+use runner_protocol::Scope;
 use settings::{NetworkSetting, SandboxMode};
 
 /// Why a sandbox cannot be set up or entered.
@@ -275,7 +275,10 @@ struct Compiled {
     read_only: ::landlock::RulesetCreated,
     write: ::landlock::RulesetCreated,
     filter: Arc<seccompiler::BpfProgram>,
-    namespaces: Option<Arc<namespace::Namespaces>>,
+    /// The namespaces of a command of each scope (read-only, write): a read-only command's
+    /// mounts are all read-only but the writable devices, a writing command's also leave the
+    /// writable roots writable.
+    namespaces: Option<[Arc<namespace::Namespaces>; 2]>,
     /// With namespaces: the grants, opened once, that each command's own ruleset is made of.
     grants: Option<landlock::GrantFds>,
     /// How each command passes its `connect` supervisor's listener to runner.
@@ -441,12 +444,13 @@ impl Sandbox {
                 unix_mode,
             )?),
             namespaces: sup.namespaces.map(|kind| {
+                let user = kind == NamespaceKind::User;
                 let mut writable = plan.writable.clone();
                 writable.extend(plan.devices.iter().cloned());
-                Arc::new(namespace::Namespaces::new(
-                    kind == NamespaceKind::User,
-                    &writable,
-                ))
+                [
+                    Arc::new(namespace::Namespaces::new(user, &plan.devices)),
+                    Arc::new(namespace::Namespaces::new(user, &writable)),
+                ]
             }),
             grants: sup.namespaces.map(|_| landlock::GrantFds::open(&plan)),
             unix: unix.as_ref().map(unix_sockets::Supervisor::handoff),
@@ -575,7 +579,10 @@ impl Sandbox {
                 ruleset,
                 own,
                 filter: c.filter.clone(),
-                namespaces: c.namespaces.clone(),
+                namespaces: c.namespaces.as_ref().map(|[read_only, write]| match scope {
+                    Scope::ReadOnly => read_only.clone(),
+                    Scope::Write => write.clone(),
+                }),
                 unix: c.unix.clone(),
             }))
         }

@@ -13,13 +13,22 @@
 //! Three processes make one command ([`Namespaces::enter`], between `fork` and `exec`):
 //!
 //! 1. the *waiter*, runner's direct child and the leader of the command's process group: it
-//!    creates the namespaces, forks the namespace's init, ignores the stop signals runner sends
-//!    the group (the command handles them), and ends the way the command ended;
-//! 2. the *init* (pid 1 of the namespace): it mounts the namespace's `/proc`, makes the mounts
-//!    read-only, forks the command, reaps orphans while it runs, and when it ends kills what
-//!    is left, notes on stderr how many it stopped, and tells the waiter how the command ended;
+//!    creates the PID namespace (and the user namespace), forks the namespace's init, ignores
+//!    the stop signals runner sends the group (the command handles them), and ends the way the
+//!    command ended;
+//! 2. the *init* (pid 1 of the namespace): it creates the mount namespace, mounts the
+//!    namespace's `/proc`, makes the mounts read-only, forks the command, reaps orphans while
+//!    it runs, and when it ends kills what is left, notes on stderr how many it stopped, leaves
+//!    the command's process group and tells the waiter how the command ended;
 //! 3. the *command* (pid 2): it goes on to the rest of the confinement (capabilities, Landlock,
 //!    seccomp) and `exec`.
+//!
+//! The kernel retires a mount namespace, when the last process in it ends, only after an RCU
+//! grace period: several milliseconds, most of what the namespaces would cost a command. The
+//! init alone holds the mount namespace and ends last, out of the command's process group, so
+//! neither runner's wait for the command nor its orphan sweep (which kills the init of a PID
+//! namespace without waiting for it: killing it kills all that is left in the namespace)
+//! waits for that.
 //!
 //! Everything here runs between `fork` and `exec` of a multi-threaded process: system calls
 //! only, no allocation (the paths are made beforehand).
@@ -82,7 +91,10 @@ impl Namespaces {
     /// before the namespace's init exists is returned; the init's own errors are returned in
     /// the init (which then never forks the command), so the spawn fails either way.
     pub(crate) fn enter(&self) -> io::Result<()> {
-        let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
+        // The waiter makes the PID namespace (and the user namespace) only: the mount namespace
+        // is the init's alone, so that the init is the last process to hold it and the one
+        // that retires it (see [`init_loop`]).
+        let mut flags = libc::CLONE_NEWPID;
         if self.user {
             flags |= libc::CLONE_NEWUSER;
         }
@@ -105,6 +117,8 @@ impl Namespaces {
             libc::close(status[0]);
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         }
+        // SAFETY: unshare takes no pointers.
+        check(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
         self.mounts()?;
         // SAFETY: as above.
         let command = check(unsafe { libc::fork() })?;
@@ -246,9 +260,10 @@ fn waiter(init: libc::pid_t, read_end: libc::c_int, write_end: libc::c_int) -> !
         }
         let mut buf = [0u8; 4];
         if read_full(read_end, &mut buf) {
-            // The init has stopped every process of the namespace; its own exit, which tears
-            // the namespaces down (and waits for the kernel to retire their mounts), need not
-            // be waited for.
+            // The init has stopped every process of the namespace and left the command's
+            // process group. Its exit, which retires the mount namespace (waiting for an RCU
+            // grace period, several milliseconds), is not waited for: runner's orphan sweep
+            // finds it as the init of a PID namespace, with nothing left in it.
             end_as(libc::c_int::from_ne_bytes(buf))
         }
         // The init was killed before the command ended (runner's SIGKILL of the group).
@@ -319,6 +334,11 @@ fn init_loop(command: libc::pid_t, status_end: libc::c_int) -> ! {
         for fd in 0..3 {
             libc::close(fd);
         }
+        // Out of the command's process group: runner, which waits until no process of the
+        // group runs, does not wait for this one's exit (the mount namespace is retired in it).
+        // The command and all it started are gone; the group's kill no longer needs to reach
+        // the init, which dies with the waiter anyway (its parent-death signal).
+        libc::setpgid(0, 0);
         let bytes = status.to_ne_bytes();
         libc::write(status_end, bytes.as_ptr().cast(), bytes.len());
         libc::_exit(0)

@@ -782,6 +782,71 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
 }
 
 #[tokio::test]
+async fn a_command_sees_no_process_of_another_task() {
+    if !confinable() || support().namespaces.is_none() {
+        return;
+    }
+    let (a, b) = (Fixture::new(), Fixture::new());
+    let (sa, _ra) = a.sandbox(NetworkSetting::None).await;
+    let (sb, _rb) = b.sandbox(NetworkSetting::None).await;
+    // Task A's command runs `sleep 7.25` with a secret in its environment.
+    let a_run = tokio::spawn(async move {
+        a.run(&sa, Scope::Write, "export TASK_SECRET=s3cr3t; sleep 7.25")
+            .await
+    });
+    let cmdline_has = |text: &str| {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(text)
+            })
+        })
+    };
+    for _ in 0..100 {
+        if cmdline_has("sleep 7.25") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(cmdline_has("sleep 7.25"), "task A's command never started");
+    // Task B's command looks for it through its /proc by cmdline and by environment (the
+    // script names the pattern in pieces, so its own command line does not match).
+    let (code, out, err) = b
+        .run(
+            &sb,
+            Scope::Write,
+            "p=7; p=\"sleep $p.25\"; s=s3; s=${s}cr3t; n=0; \
+             for d in /proc/[0-9]*; do \
+               tr '\\0' ' ' < $d/cmdline 2>/dev/null | grep -q \"$p\" && n=$((n+1)); \
+               grep -qa \"$s\" $d/environ 2>/dev/null && n=$((n+1)); \
+             done; echo found=$n",
+        )
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("found=0"), "{out}");
+    a_run.abort();
+}
+
+#[tokio::test]
+async fn the_namespace_init_retiring_its_mounts_is_not_taken_for_a_leftover() {
+    if !confinable() || support().namespaces.is_none() {
+        return;
+    }
+    // As runner is: the inits come back to this process when their waiter ends.
+    crate::process::orphans::become_subreaper();
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    // The init of each command's namespaces ends after the command, retiring the mount
+    // namespace; the call neither waits for it nor notes it as a process left running.
+    for _ in 0..12 {
+        let (code, _, err) = fx.run(&sb, Scope::ReadOnly, "true").await;
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("[runner] this command left"), "{err}");
+    }
+}
+
+#[tokio::test]
 async fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
     if !confinable() || support().namespaces.is_none() {
         return;
@@ -812,6 +877,15 @@ async fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities()
         )
         .await;
     assert_eq!(code, 0, "{err}");
+    // A command allowed as read-only changes no metadata, not even in the workdir.
+    let written = std::fs::metadata(fx.p("work/a.txt")).unwrap();
+    let (code, _, _) = fx
+        .run(&sb, Scope::ReadOnly, "chmod 0644 a.txt; touch a.txt")
+        .await;
+    assert_ne!(code, 0);
+    let a = std::fs::metadata(fx.p("work/a.txt")).unwrap();
+    assert_eq!(a.mode() & 0o777, 0o600);
+    assert_eq!(a.mtime(), written.mtime());
     let (code, out, err) = fx
         .run(
             &sb,

@@ -26,6 +26,10 @@ pub enum Effect {
     ArgFile,
     /// Where the program fetches from over the network.
     Network,
+    /// An option runner knows by name but does not analyse: like an option a complete table
+    /// does not list, a call with it needs a rule naming it (`sudo --edit`, `sort -o` for the
+    /// read-only set).
+    Unchecked,
 }
 
 impl Effect {
@@ -40,6 +44,7 @@ impl Effect {
             'c' => Effect::Code,
             '@' => Effect::ArgFile,
             'n' => Effect::Network,
+            'u' => Effect::Unchecked,
             _ => return None,
         })
     }
@@ -88,6 +93,8 @@ pub struct Style {
     pub response_files: bool,
     /// `-NUM` is a number option (`split -1000`).
     pub numeric: bool,
+    /// `--no-NAME` turns off the flag `--NAME` (curl, wget): a plain option.
+    pub negations: bool,
 }
 
 /// A program's options, as data.
@@ -98,8 +105,10 @@ pub struct Style {
 /// `?` when its value can only be attached, then a letter for what the value is: `r` a path
 /// read, `w` a file written on the side, `m` a file the program makes, `d` a directory
 /// written into, `t` a directory removed and recreated, `x` a program run, `c` code, `@` a
-/// file of options or arguments, `n` a network source (none: a plain value). A flag may carry
-/// a letter after `!` (`--search-zip!x`: the flag makes the program run others).
+/// file of options or arguments, `n` a network source, `u` an option runner does not analyse
+/// (none: a plain value). A flag may carry a letter after `!` (`--search-zip!x`: the flag
+/// makes the program run others). `--*` stands for every long option the entry does not
+/// name (valgrind's `--tool=memcheck`).
 #[derive(Debug)]
 pub struct Table {
     /// The program names the table is for.
@@ -129,6 +138,8 @@ pub struct Compiled {
     pub assign: HashMap<&'static str, Opt>,
     /// What any other `NAME=value` is (`*` entry).
     pub any_assign: Option<Opt>,
+    /// What any other long option is (`--*` entry).
+    pub any_long: Option<Opt>,
 }
 
 impl Compiled {
@@ -141,13 +152,16 @@ impl Compiled {
             long: Vec::new(),
             assign: HashMap::new(),
             any_assign: None,
+            any_long: None,
         };
         for entry in table.options.split_whitespace() {
             let Some((names, opt)) = entry_opt(entry) else {
                 continue;
             };
             for n in names.split('|') {
-                if let Some(long) = n.strip_prefix("--") {
+                if n == "--*" {
+                    c.any_long = Some(opt);
+                } else if let Some(long) = n.strip_prefix("--") {
                     c.long.push((long, opt));
                 } else if let Some(short) = n.strip_prefix('-') {
                     let mut chars = short.chars();

@@ -3,7 +3,7 @@
 //! ends options) and the conventions a table's [`Style`] adds (single-dash long options,
 //! `NAME=value` settings, tar's old-style first word, `@FILE` response files).
 
-use super::model::{Compiled, Opt, Style, Takes};
+use super::model::{Compiled, Effect, Opt, Style, Takes};
 use crate::word::{ArgWord, PROCESS_SUBSTITUTION};
 
 /// One option found on a command line.
@@ -32,12 +32,36 @@ pub struct Parsed {
     pub expanded: Vec<ArgWord>,
     /// `@FILE` words of a program that reads arguments from such files.
     pub arg_files: Vec<ArgWord>,
+    /// Index in the arguments of the first operand (with POSIX rules, every word from there
+    /// on is one: a wrapper's command starts there).
+    pub first_operand: Option<usize>,
 }
 
 impl Parsed {
     /// Whether an option with canonical name `name` was given.
     pub fn has(&self, name: &str) -> bool {
         self.given.iter().any(|g| g.opt.name == name)
+    }
+
+    /// Whether any option named in `names` (canonical names) was given.
+    pub fn has_any(&self, names: &[&str]) -> bool {
+        self.given.iter().any(|g| names.contains(&g.opt.name))
+    }
+
+    /// The last value of the options named in `names`.
+    pub fn last_value(&self, names: &[&str]) -> Option<&ArgWord> {
+        self.given
+            .iter()
+            .rev()
+            .filter(|g| names.contains(&g.opt.name))
+            .find_map(|g| g.value.as_ref())
+    }
+
+    /// The first option that needs a value and has none (the command line ends after it).
+    pub fn missing_value(&self) -> Option<&Given> {
+        self.given
+            .iter()
+            .find(|g| g.opt.takes == Takes::Value && g.value.is_none())
     }
 
     /// The values of the options named `name`, in order.
@@ -64,7 +88,8 @@ pub fn parse(table: &Compiled, args: &[ArgWord]) -> Parsed {
     while let Some(a) = args.get(i) {
         i += 1;
         if end || !could_be_option(a) {
-            operand(table, a, i == 1 && !end, args, &mut i, &mut out);
+            out.first_operand.get_or_insert(i - 1);
+            operand(table, a, i == 1 && !end, end, args, &mut i, &mut out);
             end |= style.posix;
             continue;
         }
@@ -83,10 +108,13 @@ pub fn parse(table: &Compiled, args: &[ArgWord]) -> Parsed {
 }
 
 /// An operand word: a response file, a setting, tar's old-style options, or an operand.
+/// `end`: options have ended, so a word expanded at run time is an operand whatever it
+/// becomes.
 fn operand(
     table: &Compiled,
     a: &ArgWord,
     first: bool,
+    end: bool,
     args: &[ArgWord],
     i: &mut usize,
     out: &mut Parsed,
@@ -131,7 +159,7 @@ fn operand(
         }
         return;
     }
-    if a.dynamic && a.expands && t.is_empty() {
+    if a.dynamic && a.expands && t.is_empty() && !end && a.raw != PROCESS_SUBSTITUTION {
         // `$x` may be an option as well as an operand.
         out.expanded.push(a.clone());
     }
@@ -180,13 +208,36 @@ fn long(table: &Compiled, a: &ArgWord, args: &[ArgWord], i: &mut usize, out: &mu
     });
 }
 
-/// Resolve a long option's name: exact, else (with prefixes) the one option it begins.
+/// What `--no-NAME` is when `--NAME` is a flag of a table with negations.
+const NEGATED: Opt = Opt {
+    name: "--no-",
+    takes: Takes::Nothing,
+    effect: Effect::Plain,
+};
+
+/// Resolve a long option's name: exact, else (with prefixes) the one option it begins, else
+/// the negation of a flag, else the table's `--*` entry.
 fn lookup(table: &Compiled, name: &str) -> Lookup {
+    match lookup_name(table, name) {
+        Lookup::Unknown if table.table.style.negations => match name.strip_prefix("no-") {
+            Some(flag) => match lookup_name(table, flag) {
+                Lookup::Found(o) if o.takes == Takes::Nothing => Lookup::Found(NEGATED),
+                _ => Lookup::Unknown,
+            },
+            None => Lookup::Unknown,
+        },
+        found => found,
+    }
+}
+
+/// [`lookup`] without negations.
+fn lookup_name(table: &Compiled, name: &str) -> Lookup {
     if let Some((_, o)) = table.long.iter().find(|(n, _)| *n == name) {
         return Lookup::Found(*o);
     }
+    let any = || table.any_long.filter(|_| !name.is_empty());
     if !table.table.style.prefixes || name.is_empty() {
-        return Lookup::Unknown;
+        return any().map_or(Lookup::Unknown, Lookup::Found);
     }
     let mut found: Option<Opt> = None;
     for (n, o) in &table.long {
@@ -198,7 +249,7 @@ fn lookup(table: &Compiled, name: &str) -> Lookup {
             }
         }
     }
-    found.map_or(Lookup::Unknown, Lookup::Found)
+    found.or_else(any).map_or(Lookup::Unknown, Lookup::Found)
 }
 
 /// A cluster of short options (`-xvf`, `-ofile`, `-o file`).
@@ -264,7 +315,7 @@ fn with_text(a: &ArgWord, text: &str) -> ArgWord {
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{Effect, Table};
+    use super::super::model::Table;
     use super::*;
 
     fn compiled(style: Style, complete: bool, options: &'static str) -> Compiled {
@@ -300,6 +351,7 @@ mod tests {
         old_tar: false,
         response_files: false,
         numeric: false,
+        negations: false,
     };
 
     #[test]

@@ -208,7 +208,7 @@ fn severity(code: i32) -> u8 {
 }
 
 /// The exit code of a run of several tasks: the most severe present.
-pub(crate) fn combined_exit_code(codes: impl IntoIterator<Item = i32>) -> i32 {
+pub fn combined_exit_code(codes: impl IntoIterator<Item = i32>) -> i32 {
     codes
         .into_iter()
         .max_by_key(|c| (severity(*c), *c))

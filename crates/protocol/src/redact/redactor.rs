@@ -83,7 +83,7 @@ impl Redactor {
     }
 
     /// The (name, value) pairs this redactor holds.
-    pub(super) fn pairs(&self) -> &[(String, String)] {
+    pub fn pairs(&self) -> &[(String, String)] {
         &self.secrets
     }
 
@@ -140,7 +140,7 @@ impl Redactor {
     }
 
     /// Whether any secret, in any form, occurs in `bytes`.
-    pub(crate) fn occurs_in(&self, bytes: &[u8]) -> bool {
+    pub fn occurs_in(&self, bytes: &[u8]) -> bool {
         self.matcher.as_ref().is_some_and(|m| m.occurs_in(bytes))
     }
 

@@ -190,7 +190,7 @@ impl Serialize for ContentBlock {
 }
 
 /// `{"type":"ephemeral"}`: an Anthropic prompt-cache breakpoint's `cache_control`.
-pub(crate) struct Ephemeral;
+pub struct Ephemeral;
 
 impl Serialize for Ephemeral {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -204,7 +204,7 @@ impl Serialize for Ephemeral {
 /// Serialize `block` as [`ContentBlock::to_value`] does; with `cache_control`, add
 /// `"cache_control":{"type":"ephemeral"}` as the last key (an unknown block that is an object
 /// has its own `cache_control` replaced; one that is not an object is written unchanged).
-pub(crate) fn serialize_block<S: Serializer>(
+pub fn serialize_block<S: Serializer>(
     block: &ContentBlock,
     cache_control: bool,
     s: S,
@@ -347,7 +347,7 @@ pub struct Usage {
 /// The most tokens one response's usage field may count. Context windows hold a few million
 /// tokens at most, so a server reporting more than this (2^32) is broken, and its usage is a
 /// protocol error rather than a figure to add up ([`Usage::implausible`]).
-pub(crate) const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 32;
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 1 << 32;
 
 impl Usage {
     /// input + cache write + cache read + output: what `max_total_tokens` counts. Saturates
