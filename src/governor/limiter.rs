@@ -169,10 +169,10 @@ impl Governor {
 
     fn blocked_until(&self, st: &State, now: Instant) -> Blocked {
         let mut until = st.paused_until.filter(|at| *at > now);
-        if self.enabled {
-            if let Some(next) = st.next_start.filter(|at| *at > now && st.pace.is_some()) {
-                until = Some(until.map_or(next, |u| u.max(next)));
-            }
+        if self.enabled
+            && let Some(next) = st.next_start.filter(|at| *at > now && st.pace.is_some())
+        {
+            until = Some(until.map_or(next, |u| u.max(next)));
         }
         if let Some(at) = until {
             return Blocked::Until(at);
