@@ -486,21 +486,41 @@ fn without_namespaces_runner_still_stops_what_a_command_leaves_behind() {
     }
 }
 
+/// A probe that serves a Unix socket in the workdir and connects to it, by absolute and (from
+/// a subdirectory) relative path, then to the daemon's socket (argument 1) directly and
+/// through a link planted in the workdir; one line per attempt: `connected` or the errno.
+const UNIX_PROBE: &str = r#"import os, socket, errno, sys
+daemon = sys.argv[1]
+def connect(path):
+    try:
+        socket.socket(socket.AF_UNIX).connect(path)
+        return "connected"
+    except OSError as e:
+        return errno.errorcode.get(e.errno)
+server = socket.socket(socket.AF_UNIX)
+server.bind("own.sock")
+server.listen(8)
+os.makedirs("sub", exist_ok=True)
+os.symlink(daemon, "link.sock")
+print("own", connect(os.path.abspath("own.sock")))
+os.chdir("sub")
+print("relative", connect("../own.sock"))
+print("daemon", connect(daemon))
+print("link", connect("../link.sock"))
+print("agent=" + os.environ.get("SSH_AUTH_SOCK", "none"))
+"#;
+
 #[test]
-fn unix_sockets_are_out_of_reach_unless_the_spec_lists_them() {
+fn unix_sockets_reach_the_workdir_and_the_listed_ones_only() {
     if !confinable() || which_python().is_none() {
         return;
     }
     let out = OutDir::new();
-    // A daemon's socket, as /var/run/docker.sock or $SSH_AUTH_SOCK would be.
-    let sock = out.path().join("daemon.sock");
+    // A daemon's socket outside the roots, as /var/run/docker.sock or $SSH_AUTH_SOCK would be.
+    let sock = out.path().join("docker.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    let probe = format!(
-        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('CONNECTED')\"\n\
-         echo \"agent=${{SSH_AUTH_SOCK:-none}}\"\n",
-        sock.display()
-    );
-    for (extra, reached) in [
+    let supervised = runner::sandbox::support().unix_notify;
+    for (extra, listed) in [
         (String::new(), false),
         (
             format!(
@@ -511,9 +531,13 @@ fn unix_sockets_are_out_of_reach_unless_the_spec_lists_them() {
         ),
     ] {
         let repo = TestRepo::new();
-        repo.write("probe.sh", &probe);
+        repo.write("probe.py", UNIX_PROBE);
         let mock = MockAnthropic::start(vec![
-            tool_turn("t1", "Bash", json!({"command": "bash probe.sh"})),
+            tool_turn(
+                "t1",
+                "Bash",
+                json!({"command": format!("python3 probe.py {}", sock.display())}),
+            ),
             text_turn("done"),
         ]);
         let spec_path = write_spec(
@@ -527,15 +551,37 @@ fn unix_sockets_are_out_of_reach_unless_the_spec_lists_them() {
             .run();
         run.expect_code(0);
         let text = mock.request(1).tool_result_text("t1").unwrap();
-        assert_eq!(text.contains("CONNECTED"), reached, "{text}");
+        let outside = if listed { "connected" } else { "EACCES" };
+        let expected: Vec<String> = if supervised {
+            vec![
+                "own connected".into(),
+                "relative connected".into(),
+                format!("daemon {outside}"),
+                format!("link {outside}"),
+            ]
+        } else if listed {
+            // No user notifications: listing a socket opens every one.
+            ["own", "relative", "daemon", "link"]
+                .map(|w| format!("{w} connected"))
+                .to_vec()
+        } else {
+            vec!["own EPERM".into()]
+        };
+        for line in &expected {
+            assert!(text.contains(line.as_str()), "{line}: {text}");
+        }
         // The agent's variable is passed only for a listed socket.
         assert_eq!(
             text.contains(&format!("agent={}", sock.display())),
-            reached,
+            listed,
             "{text}"
         );
-        if reached {
-            assert!(run.stderr.contains("reach ANY socket"), "{}", run.stderr);
+        if listed {
+            assert!(
+                run.stderr.contains("sandbox.unix_sockets: "),
+                "{}",
+                run.stderr
+            );
             assert_eq!(
                 run.result()["runner_sandbox"]["unix_sockets"],
                 json!([sock.display().to_string()])
@@ -544,6 +590,85 @@ fn unix_sockets_are_out_of_reach_unless_the_spec_lists_them() {
         mock.assert_clean();
     }
     drop(listener);
+}
+
+/// A probe of the channels Landlock alone leaves open: credentials the home directory's
+/// allow list does not name, metadata outside the roots, stream protocols other than TCP, a
+/// UDP socket, and resource limits set on another process. One line per attempt.
+const CHANNELS_PROBE: &str = r#"import os, socket, errno, resource, sys
+def attempt(name, f):
+    try:
+        f()
+        print(name, "done")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno))
+home = os.path.expanduser("~")
+attempt("pgpass", lambda: open(os.path.join(home, ".pgpass")).read())
+attempt("toolchain", lambda: open(os.path.join(home, ".cargo/config.toml")).read())
+attempt("chmod", lambda: os.chmod(sys.argv[1], 0o644))
+attempt("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
+attempt("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0))
+attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+attempt("prlimit", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (0, 0)))
+"#;
+
+#[test]
+fn credentials_off_the_list_metadata_other_protocols_and_other_processes_are_refused() {
+    if !confinable() || which_python().is_none() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let out = OutDir::new();
+    let outside = out.path().join("id_rsa");
+    std::fs::write(&outside, "key").unwrap();
+    std::fs::set_permissions(
+        &outside,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    repo.write("probe.py", CHANNELS_PROBE);
+    let mock = MockAnthropic::start(vec![
+        tool_turn(
+            "t1",
+            "Bash",
+            json!({"command": format!("python3 probe.py {}", outside.display())}),
+        ),
+        text_turn("done"),
+    ]);
+    let spec_path = write_spec(
+        repo.path(),
+        &spec("permissions:\n  mode: bypassPermissions\nsandbox:\n  network: [\"crates.io\"]\n"),
+    );
+    let home = home_with_credentials(&out);
+    std::fs::write(home.join(".pgpass"), "db:5432:*:me:hunter2").unwrap();
+    std::fs::create_dir_all(home.join(".cargo")).unwrap();
+    std::fs::write(home.join(".cargo/config.toml"), "[build]").unwrap();
+    let run = exec(&mock, &repo, &out)
+        .json()
+        .arg(&spec_path)
+        .env("HOME", &home)
+        .run();
+    // runner outlives the attempt on its limits and reports.
+    run.expect_code(0);
+    let text = mock.request(1).tool_result_text("t1").unwrap();
+    let support = runner::sandbox::support();
+    let mut expected = vec!["pgpass EACCES", "toolchain done", "prlimit EPERM"];
+    if support.landlock_net() {
+        expected.extend(["mptcp EPERM", "tcp done", "udp EPERM"]);
+    }
+    if support.namespaces.is_some() {
+        expected.push("chmod EROFS");
+    }
+    for line in expected {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    if support.namespaces.is_some() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert!(!text.contains("hunter2"), "{text}");
+    mock.assert_clean();
 }
 
 fn which_python() -> Option<std::path::PathBuf> {

@@ -52,7 +52,7 @@ pub trait ModelServer {
 /// `RUNNER_STREAM_IDLE_TIMEOUT_MS` = [`TEST_STREAM_IDLE_TIMEOUT_MS`]; `NO_COLOR=1`;
 /// `NO_PROXY=127.0.0.1,localhost`; stdin null.
 pub fn runner_std_cmd() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_runner"));
+    let mut cmd = Command::new(runner_binary());
     for (k, _) in std::env::vars_os() {
         let Some(k) = k.to_str() else { continue };
         if SCRUBBED_PREFIXES.iter().any(|p| k.starts_with(p)) || SCRUBBED_VARS.contains(&k) {
@@ -70,7 +70,19 @@ pub fn runner_std_cmd() -> Command {
         .env("NO_PROXY", "127.0.0.1,localhost")
         .env("no_proxy", "127.0.0.1,localhost")
         .stdin(Stdio::null());
+    // A Landlock ABI cap set for the whole test run (`.ci/run` runs the sandbox tests again as
+    // on GitHub's hosted runners, ABI 4) reaches the binary too.
+    if let Some(abi) = std::env::var_os("RUNNER_TEST_LANDLOCK_ABI") {
+        cmd.env("RUNNER_TEST_LANDLOCK_ABI", abi);
+    }
     cmd
+}
+
+/// The binary under test: the one cargo built, or `RUNNER_IT_BINARY` when set (`.ci/run`
+/// runs the sandbox tests again as an unprivileged user, with copies of both binaries that
+/// user can reach).
+pub fn runner_binary() -> std::ffi::OsString {
+    std::env::var_os("RUNNER_IT_BINARY").unwrap_or_else(|| env!("CARGO_BIN_EXE_runner").into())
 }
 
 /// A `runner` command line being put together ([`runner_std_cmd`]'s environment), run with

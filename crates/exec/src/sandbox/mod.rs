@@ -14,8 +14,8 @@
 //!   attempt;
 //! - cannot regain privileges (`no_new_privs`: `sudo` and setuid programs do not lift it),
 //!   keeps no capability even as root ([`caps`]), cannot trace or read other processes'
-//!   memory, signal processes outside the sandbox, or make Unix sockets unless the spec opts
-//!   them in;
+//!   memory, or signal processes outside the sandbox, and connects only to the Unix sockets
+//!   inside its writable roots and those the spec lists ([`unix_sockets`]);
 //! - where runner can make them ([`namespace`]), runs in PID and mount namespaces of its own:
 //!   no other process in sight, nothing left running after it ends, and every mount read-only
 //!   but the writable roots.
@@ -50,7 +50,11 @@ pub mod proxy;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod settings;
+#[cfg(target_os = "linux")]
+mod socket_paths;
 pub mod support;
+#[cfg(target_os = "linux")]
+mod unix_sockets;
 
 #[cfg(test)]
 mod tests;
@@ -117,8 +121,9 @@ pub struct SandboxReport {
     /// namespaces; null: it does not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespaces: Option<String>,
-    /// The Unix sockets the spec opted in (`sandbox.unix_sockets`): commands may then make
-    /// Unix sockets, and reach any socket they can name.
+    /// The Unix sockets the spec opted in (`sandbox.unix_sockets`): commands may connect to
+    /// them besides the sockets inside the writable roots (where the kernel cannot check the
+    /// path, to any socket they can name: `missing` then has `unix-socket-paths`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unix_sockets: Vec<PathBuf>,
     /// The protections this kernel cannot give confined commands (see [`Missing`]); mode
@@ -148,6 +153,10 @@ pub enum Missing {
     /// No Landlock network rules (ABI < 4): with a host list, confined commands get no network
     /// at all instead of the proxy.
     TcpPorts,
+    /// No seccomp user notifications: runner cannot check the path of a Unix socket a command
+    /// connects to, so with `sandbox.unix_sockets` set every socket a command can name is
+    /// reachable (without it, Unix sockets are refused).
+    UnixSocketPaths,
 }
 
 impl Missing {
@@ -157,11 +166,13 @@ impl Missing {
             Missing::PidNamespace => "pid-namespace",
             Missing::ReadOnlyMounts => "read-only-mounts",
             Missing::TcpPorts => "tcp-ports",
+            Missing::UnixSocketPaths => "unix-socket-paths",
         }
     }
 
-    /// What is missing for commands confined with `network` on a kernel with `sup`.
-    pub fn of(sup: &Support, network: &NetworkSetting) -> Vec<Missing> {
+    /// What is missing for commands confined with `network` on a kernel with `sup`;
+    /// `unix_sockets`: whether the spec lists sockets.
+    pub fn of(sup: &Support, network: &NetworkSetting, unix_sockets: bool) -> Vec<Missing> {
         let mut m = Vec::new();
         if sup.namespaces.is_none() {
             m.push(Missing::PidNamespace);
@@ -169,6 +180,9 @@ impl Missing {
         }
         if matches!(network, NetworkSetting::Hosts(_)) && !sup.landlock_net() {
             m.push(Missing::TcpPorts);
+        }
+        if unix_sockets && !sup.unix_notify {
+            m.push(Missing::UnixSocketPaths);
         }
         m
     }
@@ -220,7 +234,8 @@ pub struct SandboxRequest<'a> {
     pub write: Vec<PathBuf>,
     /// Extra unreadable paths (absolute).
     pub read_deny: Vec<PathBuf>,
-    /// Unix sockets the spec opts in (absolute): commands may then make Unix sockets.
+    /// Unix sockets (or directories of sockets) the spec opts in (absolute): commands may
+    /// connect to them besides those in the writable roots.
     pub unix_sockets: Vec<PathBuf>,
     /// Paths under the home directory that stay readable (absolute; the spec's
     /// `sandbox.read`).
@@ -248,6 +263,10 @@ pub struct Sandbox {
     gitconfig: Option<PathBuf>,
     #[cfg(target_os = "linux")]
     compiled: Option<Compiled>,
+    /// The thread that checks the commands' Unix socket connections (with user
+    /// notifications).
+    #[cfg(target_os = "linux")]
+    _unix: Option<unix_sockets::Supervisor>,
 }
 
 /// The rulesets and filter of a confining sandbox, built once per task.
@@ -262,6 +281,8 @@ struct Compiled {
     namespaces: Option<[Arc<namespace::Namespaces>; 2]>,
     /// With namespaces: the grants, opened once, that each command's own ruleset is made of.
     grants: Option<landlock::GrantFds>,
+    /// How each command passes its `connect` supervisor's listener to runner.
+    unix: Option<Arc<unix_sockets::Handoff>>,
 }
 
 impl Sandbox {
@@ -291,6 +312,8 @@ impl Sandbox {
             gitconfig: None,
             #[cfg(target_os = "linux")]
             compiled: None,
+            #[cfg(target_os = "linux")]
+            _unix: None,
         }
     }
 
@@ -347,7 +370,7 @@ impl Sandbox {
         };
         let mut writable = vec![req.workdir.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(req.write.iter().cloned());
-        let missing: Vec<String> = Missing::of(&sup, req.network)
+        let missing: Vec<String> = Missing::of(&sup, req.network, !req.unix_sockets.is_empty())
             .into_iter()
             .map(|m| m.as_str().to_string())
             .collect();
@@ -361,10 +384,23 @@ impl Sandbox {
             );
         }
         if !req.unix_sockets.is_empty() {
-            tracing::warn!(
-                sockets = %req.unix_sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
-                "sandbox.unix_sockets: commands may make Unix sockets and reach ANY socket they can name, not only the listed ones"
-            );
+            let sockets = req
+                .unix_sockets
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            if sup.unix_notify {
+                tracing::warn!(
+                    sockets = %sockets,
+                    "sandbox.unix_sockets: commands may connect to these sockets, with whatever the daemon behind them grants (the Docker socket is root on the machine)"
+                );
+            } else {
+                tracing::warn!(
+                    sockets = %sockets,
+                    "sandbox.unix_sockets: this kernel cannot check socket paths (no seccomp user notifications): commands may reach ANY Unix socket they can name, not only the listed ones"
+                );
+            }
         }
         let runner_temp = std::env::var_os("RUNNER_TEMP")
             .map(PathBuf::from)
@@ -378,6 +414,26 @@ impl Sandbox {
             network,
         });
         #[cfg(target_os = "linux")]
+        let unix = if sup.unix_notify {
+            let rules = socket_paths::SocketRules::new(
+                &plan.writable,
+                &req.unix_sockets,
+                sup.landlock_scope(),
+            );
+            Some(
+                unix_sockets::Supervisor::start(rules)
+                    .map_err(|e| SandboxError::Setup(format!("Unix socket supervisor: {e}")))?,
+            )
+        } else {
+            None
+        };
+        #[cfg(target_os = "linux")]
+        let unix_mode = match (&unix, req.unix_sockets.is_empty()) {
+            (Some(_), _) => seccomp::UnixSockets::Supervised,
+            (None, true) => seccomp::UnixSockets::Refused,
+            (None, false) => seccomp::UnixSockets::Any,
+        };
+        #[cfg(target_os = "linux")]
         let compiled = Some(Compiled {
             read_only: landlock::ruleset(&plan, Scope::ReadOnly, &sup)?,
             write: landlock::ruleset(&plan, Scope::Write, &sup)?,
@@ -385,7 +441,7 @@ impl Sandbox {
                 &plan.network,
                 &sup,
                 &protect::protected_pids(),
-                !req.unix_sockets.is_empty(),
+                unix_mode,
             )?),
             namespaces: sup.namespaces.map(|kind| {
                 let user = kind == NamespaceKind::User;
@@ -397,6 +453,7 @@ impl Sandbox {
                 ]
             }),
             grants: sup.namespaces.map(|_| landlock::GrantFds::open(&plan)),
+            unix: unix.as_ref().map(unix_sockets::Supervisor::handoff),
         });
         let gitconfig = match (&req.home, std::env::var_os("GIT_CONFIG_GLOBAL")) {
             (Some(home), None) => home::kept_gitconfig(home, tmp.path()),
@@ -441,6 +498,8 @@ impl Sandbox {
             gitconfig,
             #[cfg(target_os = "linux")]
             compiled,
+            #[cfg(target_os = "linux")]
+            _unix: unix,
         })
     }
 
@@ -524,6 +583,7 @@ impl Sandbox {
                     Scope::ReadOnly => read_only.clone(),
                     Scope::Write => write.clone(),
                 }),
+                unix: c.unix.clone(),
             }))
         }
         #[cfg(not(target_os = "linux"))]
@@ -587,12 +647,15 @@ pub struct Confinement {
     filter: Arc<seccompiler::BpfProgram>,
     #[cfg(target_os = "linux")]
     namespaces: Option<Arc<namespace::Namespaces>>,
+    /// The `connect` supervisor's filter and the way to its thread.
+    #[cfg(target_os = "linux")]
+    unix: Option<Arc<unix_sockets::Handoff>>,
 }
 
 impl Confinement {
     /// Restrict the calling process: namespaces of its own (where the kernel lets runner make
     /// them), no capabilities, Landlock (which also sets `no_new_privs`), then the seccomp
-    /// filter. Meant for the child after `fork`: it allocates nothing.
+    /// filter and the filter that sends `connect` to runner's supervisor. Meant for the child after `fork`: it allocates nothing.
     pub fn enter(&mut self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
@@ -613,6 +676,9 @@ impl Confinement {
             }
             if seccompiler::apply_filter(self.filter.as_slice()).is_err() {
                 return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+            }
+            if let Some(unix) = &self.unix {
+                unix.enter()?;
             }
         }
         Ok(())

@@ -131,7 +131,26 @@ impl Namespaces {
     }
 
     /// Map runner's uid and gid onto themselves in the new user namespace.
+    ///
+    /// runner makes itself undumpable ([`super::protect`]), and an undumpable process's
+    /// `/proc/self` files belong to root, which an unprivileged runner cannot write: the flag
+    /// is lifted for the moment the maps take, then put back.
     fn map_ids(&self) -> io::Result<()> {
+        // SAFETY: PR_GET_DUMPABLE and PR_SET_DUMPABLE take no pointers.
+        let dumpable = unsafe { libc::prctl(libc::PR_GET_DUMPABLE, 0, 0, 0, 0) };
+        if dumpable == 0 {
+            // SAFETY: as above.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0) };
+        }
+        let written = self.write_maps();
+        if dumpable == 0 {
+            // SAFETY: as above.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        }
+        written
+    }
+
+    fn write_maps(&self) -> io::Result<()> {
         let f = &self.fixed;
         write_file(&f.setgroups, b"deny")?;
         let mut buf = [0u8; 48];

@@ -7,10 +7,12 @@
 //!
 //! Unix sockets: Landlock does not check `connect` on a socket file, so a command could reach
 //! the Docker daemon (`/var/run/docker.sock`, root on the machine), the SSH agent or the
-//! session bus whatever its file rules. A filter cannot see the path `connect` is given, so
-//! `socket(AF_UNIX)` is refused altogether unless the spec opts sockets in
-//! (`sandbox.unix_sockets`); `socketpair`, which makes an unnamed, already-connected pair,
-//! stays allowed.
+//! session bus whatever its file rules. A filter cannot see the path `connect` is given:
+//! where the kernel has seccomp user notifications, runner's supervisor checks it
+//! ([`super::unix_sockets`]) and this filter refuses only datagram Unix sockets (which name a
+//! peer in every send); elsewhere `socket(AF_UNIX)` is refused altogether unless the spec
+//! opts sockets in (`sandbox.unix_sockets`). `socketpair`, which makes an unnamed,
+//! already-connected pair, stays allowed for stream and seqpacket sockets.
 //!
 //! It also keeps commands from acting on other processes where Landlock's scopes do not reach
 //! (signal scoping needs Landlock ABI 6; resource limits and priorities have no scope at all):
@@ -30,14 +32,25 @@ use super::SandboxError;
 use super::plan::Network;
 use super::support::Support;
 
+/// What confined commands may do with Unix sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum UnixSockets {
+    /// No `socket(AF_UNIX)`; `socketpair` for stream and seqpacket pairs only.
+    Refused,
+    /// Stream and seqpacket sockets, whose `connect` runner's supervisor checks; no datagram
+    /// Unix socket.
+    Supervised,
+    /// Any Unix socket (the spec lists sockets and the kernel cannot supervise `connect`).
+    Any,
+}
+
 /// The filter for commands with network `network`; `protected`: the processes no command may
 /// signal (runner, its ancestors, and a negative process group id for runner's group).
-/// `unix_sockets`: whether `socket(AF_UNIX)` is allowed.
 pub(super) fn program(
     network: &Network,
     support: &Support,
     protected: &[i32],
-    unix_sockets: bool,
+    unix_sockets: UnixSockets,
 ) -> Result<BpfProgram, SandboxError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
@@ -49,7 +62,7 @@ fn build(
     network: &Network,
     support: &Support,
     protected: &[i32],
-    unix_sockets: bool,
+    unix_sockets: UnixSockets,
     arch: TargetArch,
 ) -> Result<BpfProgram, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -88,6 +101,9 @@ fn build(
     if !socket.is_empty() {
         rules.insert(libc::SYS_socket, socket);
     }
+    if unix_sockets != UnixSockets::Any {
+        rules.insert(libc::SYS_socketpair, vec![unix_datagram()?]);
+    }
     if network.restricts() {
         // TCP Fast Open connects inside sendto/sendmsg, past a connect filter.
         let fastopen = libc::MSG_FASTOPEN as u64;
@@ -119,7 +135,26 @@ fn build(
     filter.try_into()
 }
 
-/// `socket(domain, type, protocol)` calls to deny. Unix sockets unless `unix_sockets`; with
+/// `socket(AF_UNIX, SOCK_DGRAM, …)` (the type argument may carry `SOCK_NONBLOCK` and
+/// `SOCK_CLOEXEC`), for `socket` and `socketpair` alike.
+fn unix_datagram() -> Result<SeccompRule, BackendError> {
+    SeccompRule::new(vec![
+        cond(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::AF_UNIX as u64,
+        )?,
+        cond(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(0xf),
+            libc::SOCK_DGRAM as u64,
+        )?,
+    ])
+}
+
+/// `socket(domain, type, protocol)` calls to deny. Unix sockets as `unix_sockets` says; with
 /// the network restricted, every other family too — but with an egress proxy (and Landlock
 /// able to limit TCP to its port), IPv4/IPv6 stream sockets of plain TCP stay allowed, and only
 /// those: Landlock's TCP rules do not see other stream protocols (MPTCP, SCTP), so a stream
@@ -127,15 +162,17 @@ fn build(
 fn socket_rules(
     network: &Network,
     support: &Support,
-    unix_sockets: bool,
+    unix_sockets: UnixSockets,
 ) -> Result<Vec<SeccompRule>, BackendError> {
     let domain = |op, v: i32| cond(0, SeccompCmpArgLen::Dword, op, v as u64);
     let mut rules = Vec::new();
-    if !unix_sockets {
-        rules.push(SeccompRule::new(vec![domain(
+    match unix_sockets {
+        UnixSockets::Refused => rules.push(SeccompRule::new(vec![domain(
             SeccompCmpOp::Eq,
             libc::AF_UNIX,
-        )?])?);
+        )?])?),
+        UnixSockets::Supervised => rules.push(unix_datagram()?),
+        UnixSockets::Any => {}
     }
     if !network.restricts() {
         return Ok(rules);

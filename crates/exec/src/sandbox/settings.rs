@@ -149,12 +149,12 @@ pub struct SandboxSettings {
     /// rest of the home directory is unreadable to them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub read: Vec<PathBuf>,
-    /// Unix sockets commands may use (`/var/run/docker.sock`, `$SSH_AUTH_SOCK`'s path). By
-    /// default no command can make a Unix socket at all (only `socketpair`), and
-    /// `SSH_AUTH_SOCK`, `DOCKER_HOST`, `DBUS_*_BUS_ADDRESS` and `XDG_RUNTIME_DIR` are removed
-    /// from every child's environment. Listing a socket lets commands make Unix sockets — the
-    /// kernel then cannot tell one socket path from another, so every socket they can name is
-    /// reachable, which the reports say — and keeps the variables that name a listed socket.
+    /// Unix sockets (or directories of sockets) commands may connect to besides those inside
+    /// the writable roots (`/var/run/docker.sock`, `$SSH_AUTH_SOCK`'s path); every other
+    /// socket is refused. `SSH_AUTH_SOCK`, `DOCKER_HOST`, `DBUS_*_BUS_ADDRESS` and
+    /// `XDG_RUNTIME_DIR` are removed from every child's environment unless they name a listed
+    /// socket. Where the kernel cannot check socket paths (no seccomp user notifications),
+    /// listing any socket makes every socket reachable, which the reports say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unix_sockets: Vec<PathBuf>,
 }

@@ -9,6 +9,10 @@ pub(crate) const TEST_ABI_VAR: &str = "RUNNER_TEST_LANDLOCK_ABI";
 /// Environment variable a test sets (to `1`) to pretend runner cannot make namespaces.
 pub(crate) const TEST_NO_NAMESPACES_VAR: &str = "RUNNER_TEST_NO_NAMESPACES";
 
+/// Environment variable a test sets (to `1`) to pretend the kernel has no seccomp user
+/// notifications: Unix sockets are then refused unless the spec lists some.
+pub(crate) const TEST_NO_UNIX_NOTIFY_VAR: &str = "RUNNER_TEST_NO_UNIX_NOTIFY";
+
 /// How the namespaces are made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamespaceKind {
@@ -28,6 +32,9 @@ pub struct Support {
     pub seccomp: bool,
     /// How commands get PID and mount namespaces of their own (None: they cannot).
     pub namespaces: Option<NamespaceKind>,
+    /// Whether runner can check the path of every Unix socket a command connects to (seccomp
+    /// user notifications); without them Unix sockets are refused, or all reachable.
+    pub unix_notify: bool,
 }
 
 impl Support {
@@ -54,6 +61,9 @@ pub fn support() -> Support {
         let mut probed = probe();
         if std::env::var(TEST_NO_NAMESPACES_VAR).is_ok_and(|v| v == "1") {
             probed.namespaces = None;
+        }
+        if std::env::var(TEST_NO_UNIX_NOTIFY_VAR).is_ok_and(|v| v == "1") {
+            probed.unix_notify = false;
         }
         match std::env::var(TEST_ABI_VAR)
             .ok()
@@ -91,6 +101,7 @@ fn probe() -> Support {
         landlock_abi: u32::try_from(v).ok().filter(|v| *v > 0),
         seccomp,
         namespaces: probe_namespaces(),
+        unix_notify: seccomp && super::unix_sockets::available(),
     }
 }
 
@@ -137,5 +148,6 @@ fn probe() -> Support {
         landlock_abi: None,
         seccomp: false,
         namespaces: None,
+        unix_notify: false,
     }
 }

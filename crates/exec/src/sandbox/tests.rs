@@ -522,6 +522,7 @@ async fn enforce_refuses_where_the_kernel_cannot_confine() {
         landlock_abi: None,
         seccomp: true,
         namespaces: None,
+        unix_notify: false,
     };
     assert!(!sup.can_confine());
     let e = SandboxError::Unsupported(unsupported_reason(&sup));
@@ -612,44 +613,100 @@ async fn confined_spawns_under_load_never_fail() {
     );
 }
 
+/// A python3 probe that connects a Unix stream socket to `path` (after `cd`-ing to `cwd`
+/// when given) and prints `connected` or the errno's name.
+fn unix_connect_probe(path: &str, cwd: Option<&str>) -> String {
+    let cd = cwd.map(|c| format!("cd '{c}' && ")).unwrap_or_default();
+    format!(
+        "{cd}python3 -c \"import socket, errno\ntry:\n    s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('connected')\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno))\""
+    )
+}
+
 #[tokio::test]
-async fn unix_sockets_are_refused_unless_opted_in() {
+async fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
     if !confinable() || which("python3").is_none() {
         return;
     }
     let fx = Fixture::new();
-    // A daemon's socket outside the workdir, as /var/run/docker.sock would be.
-    let path = fx.p("outside/daemon.sock");
-    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    let probe = format!(
-        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')\"",
-        path.display()
-    );
+    // A daemon's socket outside the roots, as /var/run/docker.sock would be; one of the
+    // task's own in the workdir; a link in the workdir to the daemon's.
+    let daemon = fx.p("outside/docker.sock");
+    let own = fx.p("work/own.sock");
+    let _listeners = [&daemon, &own].map(|p| std::os::unix::net::UnixListener::bind(p).unwrap());
+    std::fs::create_dir_all(fx.p("work/sub")).unwrap();
+    std::os::unix::fs::symlink(&daemon, fx.p("work/link.sock")).unwrap();
+    let sub = fx.p("work/sub");
+    let sub = sub.to_str().unwrap();
+    let cases: Vec<(String, &str)> = if support().unix_notify {
+        vec![
+            (unix_connect_probe(own.to_str().unwrap(), None), "connected"),
+            (unix_connect_probe("../own.sock", Some(sub)), "connected"),
+            (unix_connect_probe(daemon.to_str().unwrap(), None), "EACCES"),
+            (
+                unix_connect_probe("../../outside/docker.sock", Some(sub)),
+                "EACCES",
+            ),
+            (unix_connect_probe("link.sock", None), "EACCES"),
+            (
+                unix_connect_probe("/proc/self/cwd/link.sock", None),
+                "EACCES",
+            ),
+        ]
+    } else {
+        vec![(unix_connect_probe(own.to_str().unwrap(), None), "EPERM")]
+    };
     for network in [NetworkSetting::None, NetworkSetting::Allow] {
-        let (sb, _rx) = fx.sandbox(network).await;
-        let (code, out, err) = fx.run(&sb, Scope::Write, &probe).await;
-        assert_ne!(code, 0, "{out}");
-        assert!(err.contains("PermissionError"), "{err}");
-        // An unnamed pair is not a way out, and still works.
+        let (sb, _rx) = fx.sandbox(network.clone()).await;
+        for (probe, want) in &cases {
+            let (code, out, err) = fx.run(&sb, Scope::Write, probe).await;
+            assert_eq!(code, 0, "{err}");
+            assert_eq!(out.trim(), *want, "{network:?}: {probe}: {err}");
+        }
+        // An unnamed stream pair is not a way out, and still works; a datagram socket (which
+        // names its peer in every send) is refused, a pair of them too.
         let (code, out, err) = fx
             .run(
                 &sb,
                 Scope::Write,
-                "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))'",
+                "python3 -c 'import socket\na, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))\nfor f in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)):\n    try:\n        f(); print(\"made\")\n    except PermissionError:\n        print(\"refused\")'",
             )
             .await;
         assert_eq!(code, 0, "{err}");
-        assert!(out.contains("b'x'"), "{out}");
+        assert_eq!(
+            out.split_whitespace().collect::<Vec<_>>(),
+            ["b'x'", "refused", "refused"],
+            "{out}"
+        );
     }
-    // Opted in: commands may make Unix sockets (and the report says which were listed).
+    // TCP connects go past the supervisor untouched.
+    if support().unix_notify {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let (sb, _rx) = fx.sandbox(NetworkSetting::Allow).await;
+        let (code, out, err) = fx
+            .run(
+                &sb,
+                Scope::Write,
+                &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port})); print(\"connected\")'"),
+            )
+            .await;
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), "connected");
+    }
+    // Listed: reachable (and the report says which were listed).
     let (sb, _rx) = fx
-        .sandbox_with(NetworkSetting::None, vec![path.clone()], vec![])
+        .sandbox_with(NetworkSetting::None, vec![daemon.clone()], vec![])
         .await;
-    assert_eq!(sb.report().unix_sockets, vec![path.clone()]);
-    let (code, out, err) = fx.run(&sb, Scope::Write, &probe).await;
+    assert_eq!(sb.report().unix_sockets, vec![daemon.clone()]);
+    let (code, out, err) = fx
+        .run(
+            &sb,
+            Scope::Write,
+            &unix_connect_probe(daemon.to_str().unwrap(), None),
+        )
+        .await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("connected"), "{out}");
-    drop(listener);
+    assert_eq!(out.trim(), "connected", "{err}");
 }
 
 #[test]
@@ -848,20 +905,29 @@ fn what_the_kernel_cannot_give_is_named_and_enforce_refuses_it() {
         landlock_abi: Some(6),
         seccomp: true,
         namespaces: Some(NamespaceKind::User),
+        unix_notify: true,
     };
     let hosts = NetworkSetting::Hosts(vec!["crates.io".into()]);
-    assert!(Missing::of(&full, &hosts).is_empty());
+    assert!(Missing::of(&full, &hosts, true).is_empty());
     let bare = Support {
         landlock_abi: Some(3),
         namespaces: None,
+        unix_notify: false,
         ..full
     };
-    let names: Vec<&str> = Missing::of(&bare, &hosts)
+    let names: Vec<&str> = Missing::of(&bare, &hosts, false)
         .into_iter()
         .map(Missing::as_str)
         .collect();
     assert_eq!(names, ["pid-namespace", "read-only-mounts", "tcp-ports"]);
-    assert_eq!(Missing::of(&bare, &NetworkSetting::None).len(), 2);
+    assert_eq!(Missing::of(&bare, &NetworkSetting::None, false).len(), 2);
+    // Listed sockets on a kernel that cannot check their paths: every socket is reachable.
+    assert_eq!(
+        Missing::of(&bare, &NetworkSetting::None, true)
+            .last()
+            .map(|m| m.as_str()),
+        Some("unix-socket-paths")
+    );
     let e = SandboxError::Missing(names.join(", "));
     assert!(e.to_string().contains("enforce"), "{e}");
     assert!(e.to_string().contains("pid-namespace"), "{e}");
