@@ -246,7 +246,10 @@ impl Permit {
         let r = h.requests;
         match (r.limit, r.remaining) {
             (Some(limit), Some(remaining)) if limit > 0 => {
-                if remaining <= u64::from(st.in_flight) {
+                // Paced while fewer are left than could be sent at once: a burst of that many
+                // would drain the bucket and meet 429s.
+                let at_once = st.limit.floor().max(f64::from(st.in_flight));
+                if (remaining as f64) < at_once {
                     // The bucket refills at `limit` per minute: one start per 60 s / limit.
                     st.pace = Some(Duration::from_secs_f64(60.0 * PACE_MARGIN / limit as f64));
                     if st.next_start.is_none() {
