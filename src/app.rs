@@ -287,6 +287,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
         network: args.sandbox.network.clone(),
         system_prompt: args.system_prompt.clone(),
         system_prompt_append: args.append_system_prompt.clone(),
+        git_base: args.base,
     }
 }
 
@@ -510,10 +511,21 @@ fn plan_git(
     let mut errors: Problems = Vec::new();
     let mut branches: HashMap<String, String> = HashMap::new();
     let mut planner = crate::git::Planner::default();
+    // The batch's own spec files are read from disk, not from a worktree: their uncommitted
+    // changes are a warning, not a dirty tree.
+    planner.tolerate(tasks.iter().map(|p| p.loaded.path.clone()));
+    let mut dirty_said: Vec<String> = Vec::new();
     for p in tasks.iter_mut() {
         match planner.plan(&p.loaded, several, &outputs.patch_dir, &outputs.dirs) {
             Ok(g) => p.git = g,
-            Err(e) => errors.push(e.into()),
+            // A dirty working tree is said once per repository, not once per spec.
+            Err(crate::git::GitError::Dirty { repo, .. }) if dirty_said.contains(&repo) => {}
+            Err(e) => {
+                if let crate::git::GitError::Dirty { repo, .. } = &e {
+                    dirty_said.push(repo.clone());
+                }
+                errors.push(e.into())
+            }
         }
         if let Some(b) = &p.git.branch
             && let Some(other) = branches.insert(b.clone(), p.loaded.spec.name.clone())

@@ -45,14 +45,16 @@ The run appends to the same transcript and keeps its session id. Exit codes as f
 2 if the transcript cannot be resumed (nothing ran).";
 
 /// `runner --version`: the version, the git commit and the target the binary was built for
-/// (both set by build.rs; the commit is `unknown` for a build outside git).
+/// (both set by build.rs; the commit is `unknown` for a build outside git), and the repository
+/// it is published from.
 pub(crate) const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("RUNNER_GIT_COMMIT"),
     ", ",
     env!("RUNNER_BUILD_TARGET"),
-    ")"
+    ")\nsource: ",
+    env!("CARGO_PKG_REPOSITORY")
 );
 
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
@@ -260,6 +262,11 @@ pub struct ExecArgs {
     /// Sandbox settings that replace the spec's.
     #[command(flatten)]
     pub sandbox: SandboxArgs,
+    /// What isolated tasks start from (replaces every spec's `git.base`): `head` (the HEAD
+    /// commit; uncommitted changes to tracked files are an error) or `working-tree` (the
+    /// working tree as it is, uncommitted and untracked files included).
+    #[arg(long, value_name = "head|working-tree", value_parser = parse_git_base)]
+    pub base: Option<crate::spec::GitBase>,
     /// Permission mode (replaces the spec's).
     #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub permission_mode: Option<PermissionMode>,
@@ -335,6 +342,16 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
         "openai" => Ok(ProviderKind::Openai),
         _ => Err(format!(
             "unknown provider `{s}` (expected anthropic or openai; replay runs with --replay FILE)"
+        )),
+    }
+}
+
+fn parse_git_base(s: &str) -> Result<crate::spec::GitBase, String> {
+    match s {
+        "head" => Ok(crate::spec::GitBase::Head),
+        "working-tree" => Ok(crate::spec::GitBase::WorkingTree),
+        _ => Err(format!(
+            "unknown base `{s}` (expected head or working-tree)"
         )),
     }
 }

@@ -18,8 +18,16 @@ const EXIT_INVALID: i32 = 2;
 
 /// Where editors fetch the task spec JSON Schema from: the file attached to the latest
 /// release, so the `# yaml-language-server: $schema=…` line works in any repository.
-pub(crate) const SCHEMA_URL: &str =
-    "https://github.com/your-org/runner/releases/latest/download/task.schema.json";
+pub(crate) const SCHEMA_URL: &str = concat!(
+    env!("CARGO_PKG_REPOSITORY"),
+    "/releases/latest/download/task.schema.json"
+);
+
+/// The action's `owner/name` on GitHub: the package's `repository` without the host.
+fn action_repository() -> &'static str {
+    let url = env!("CARGO_PKG_REPOSITORY");
+    url.strip_prefix("https://github.com/").unwrap_or(url)
+}
 
 /// The line `runner init` adds to `.gitignore`: runner's default output directory.
 const GITIGNORE_LINE: &str = ".runner/";
@@ -202,7 +210,9 @@ fn starter_spec(name: &str) -> String {
 
 /// The example workflow, pinned to the release of this runner.
 fn workflow_text() -> String {
-    WORKFLOW.replace("{version}", crate::VERSION)
+    WORKFLOW
+        .replace("{repository}", action_repository())
+        .replace("{version}", crate::VERSION)
 }
 
 const STARTER_SPEC: &str = r#"# yaml-language-server: $schema={schema_url}
@@ -255,7 +265,7 @@ jobs:
     steps:
       - uses: actions/checkout@v4
       - id: runner
-        uses: your-org/runner@v{version}
+        uses: {repository}@v{version}
         env:
           ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
         with:

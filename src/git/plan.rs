@@ -114,9 +114,35 @@ pub fn resumed_plan(
 pub struct Planner {
     /// Dirty paths by repository root and excluded directories.
     dirty: HashMap<(PathBuf, Vec<PathBuf>), Vec<String>>,
+    /// Files whose uncommitted changes are a warning, not a dirty tree (absolute).
+    tolerated: Vec<PathBuf>,
+    /// Repositories whose tolerated changes were already warned about.
+    warned: Vec<PathBuf>,
 }
 
 impl Planner {
+    /// Let `files` (the run's own spec files, which runner reads from disk) differ from HEAD:
+    /// their uncommitted changes are logged as a warning, once per repository.
+    pub fn tolerate(&mut self, files: impl IntoIterator<Item = PathBuf>) {
+        self.tolerated
+            .extend(files.into_iter().map(|f| absolute(&f)));
+    }
+
+    /// `dirty` (paths relative to `root`) without the tolerated files, warning about those.
+    fn untolerated(&mut self, root: &Path, dirty: Vec<String>) -> Vec<String> {
+        let (tolerated, rest): (Vec<String>, Vec<String>) = dirty
+            .into_iter()
+            .partition(|p| self.tolerated.contains(&absolute(&root.join(p))));
+        if !tolerated.is_empty() && !self.warned.iter().any(|w| w == root) {
+            self.warned.push(root.to_path_buf());
+            tracing::warn!(
+                "spec files of this run have uncommitted changes ({}); runner reads them as they are on disk, while isolated tasks start from HEAD",
+                tolerated.join(", ")
+            );
+        }
+        rest
+    }
+
     /// [`plan`] for one task of the run.
     pub fn plan(
         &mut self,
@@ -197,6 +223,7 @@ impl Planner {
                     d
                 }
             };
+            let dirty = self.untolerated(&root, dirty);
             if !dirty.is_empty() {
                 let mut paths = dirty
                     .iter()

@@ -65,6 +65,8 @@ pub struct Overrides {
     pub system_prompt: Option<String>,
     /// `--append-system-prompt` (replaces the spec's `system_prompt_append`).
     pub system_prompt_append: Option<String>,
+    /// `--base head|working-tree` (replaces the spec's `git.base`).
+    pub git_base: Option<crate::spec::GitBase>,
 }
 
 impl Overrides {
@@ -84,6 +86,7 @@ impl Overrides {
             "sandbox.mode" => set(self.sandbox.is_some(), "--sandbox"),
             "sandbox.network" => set(self.network.is_some(), "--network"),
             "system_prompt" => set(self.system_prompt.is_some(), "--system-prompt"),
+            "git.base" => set(self.git_base.is_some(), "--base"),
             "system_prompt_append" => set(
                 self.system_prompt_append.is_some(),
                 "--append-system-prompt",
@@ -163,6 +166,9 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     }
     if let Some(a) = &o.system_prompt_append {
         spec.system_prompt_append = Some(a.clone());
+    }
+    if let Some(b) = o.git_base {
+        spec.git.base = b;
     }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;

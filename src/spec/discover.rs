@@ -22,10 +22,17 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SpecError> {
             let e = SpecError::file(path, why);
             // `runner exec "fix the tests"`: a prompt given where a spec path goes.
             let text = path.to_string_lossy();
-            if e.message.starts_with("no such file") && text.contains(' ') {
+            if !e.message.starts_with("no such file") {
+                return e;
+            }
+            if text.contains(' ') {
                 e.with_help(format!(
                     "to run a prompt without a spec file, use `runner exec -p {text:?}`"
                 ))
+            } else if let Some(near) = super::closest::closest_existing(path) {
+                e.with_help(format!("did you mean `{}`?", near.display()))
+            } else if text.contains(['*', '?']) {
+                e.with_help("the pattern matched no file (the shell passed it on as written)")
             } else {
                 e
             }

@@ -179,8 +179,16 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
         }
     }
     if found.is_empty() {
+        let closest = super::closest::closest_existing(&anchor.join(&below))
+            .and_then(|p| {
+                p.strip_prefix(&anchor)
+                    .ok()
+                    .map(|r| format!("{prefix}{}", r.to_string_lossy()))
+            })
+            .map(|p| format!(" (the closest existing path: `{p}`)"))
+            .unwrap_or_default();
         return Err(format!(
-            "glob {pattern:?} matched nothing under {}; expected at least one path",
+            "glob {pattern:?} matched nothing under {}; expected at least one path{closest}",
             anchor.display()
         ));
     }

@@ -1,5 +1,6 @@
 //! Task specs: types, loading with positioned errors, defaults, validation, schema.
 
+mod closest;
 pub mod discover;
 pub mod duration;
 pub mod errors;

@@ -2,10 +2,12 @@
 
 use super::types::TaskSpec;
 
-/// The schema's `$id`: where every release publishes it (`your-org` stands for the GitHub
-/// owner the project is published under), so editors can fetch it by this URL.
-pub(crate) const SCHEMA_ID: &str =
-    "https://github.com/your-org/runner/releases/latest/download/task.schema.json";
+/// The schema's `$id`: where every release publishes it (under the package's `repository`), so
+/// editors can fetch it by this URL.
+pub(crate) const SCHEMA_ID: &str = concat!(
+    env!("CARGO_PKG_REPOSITORY"),
+    "/releases/latest/download/task.schema.json"
+);
 
 /// The JSON Schema (draft 2020-12) of a task spec, generated from [`TaskSpec`]; `$schema`,
 /// `$id`, `title` and `description` come first.

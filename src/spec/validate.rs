@@ -502,12 +502,13 @@ impl LoadedSpec {
             }
         }
 
-        self.check_output(info)
+        self.check_output(info, &mut errs);
+        errs
     }
 
     /// The checks of the output cap: `max_tokens` against the model's, and the thinking budget
     /// below the cap per request.
-    fn check_output(&self, info: Option<table::ModelInfo>) -> Result<(), SpecError> {
+    fn check_output(&self, info: Option<table::ModelInfo>, errs: &mut Vec<SpecError>) {
         let spec = &self.spec;
         let at = |key: &str, msg: String| SpecError::at(self, key, msg);
         let cap = info.map(|i| i.max_output_tokens);
@@ -556,6 +557,5 @@ impl LoadedSpec {
                 ));
             }
         }
-        errs
     }
 }

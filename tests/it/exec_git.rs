@@ -284,10 +284,56 @@ fn dirty_tree_is_an_error_for_isolated_tasks_and_nothing_runs() {
         "{}",
         run.stderr
     );
+    // Said once, not once per spec.
+    assert_eq!(
+        run.stderr
+            .matches("uncommitted changes (README.md)")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
     assert_eq!(mock.requests().len(), 0);
     // One task edits in place: no error.
     let mock = MockAnthropic::start(vec![text_turn("ok")]);
     exec(&mock, &repo, &out).arg(&a).run().expect_code(0);
+    mock.assert_clean();
+}
+
+#[test]
+fn edited_batch_specs_are_a_warning_and_base_working_tree_is_a_flag() {
+    let repo = TestRepo::new();
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", ""));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", ""));
+    repo.commit_all("specs");
+    // The specs just edited: a warning; the batch runs from HEAD.
+    std::fs::write(&a, named_task("alpha", "limits:\n  max_turns: 5\n")).unwrap();
+    let mock = MockAnthropic::start(vec![text_turn("ok"), text_turn("ok")]);
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .contains("spec files of this run have uncommitted changes (a.yaml)"),
+        "{}",
+        run.stderr
+    );
+    mock.assert_clean();
+    // Another file edited: `--base working-tree` on the command line takes it along.
+    repo.write("README.md", "# uncommitted edit\n");
+    let mock = MockAnthropic::start(vec![text_turn("ok"), text_turn("ok")]);
+    let run = exec(&mock, &repo, &out).arg(&a).arg(&b).run();
+    run.expect_code(2);
+    let run = exec(&mock, &repo, &out)
+        .args(["--base", "working-tree", "--json"])
+        .arg(&a)
+        .arg(&b)
+        .run();
+    run.expect_code(0);
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    for (_, r) in by_task(&run) {
+        assert_ne!(r["runner_git"]["base_commit"].as_str().unwrap(), head);
+    }
     mock.assert_clean();
 }
 

@@ -117,7 +117,11 @@ fn workflow_runs_the_tasks_directory_with_a_pinned_action() {
         .expect("a runner step");
     assert_eq!(
         step["uses"],
-        json!(format!("your-org/runner@v{}", env!("CARGO_PKG_VERSION")))
+        json!(format!(
+            "{}@v{}",
+            env!("CARGO_PKG_REPOSITORY").trim_start_matches("https://github.com/"),
+            env!("CARGO_PKG_VERSION")
+        ))
     );
     assert_eq!(step["with"]["tasks"], json!("tasks/"));
     assert_eq!(

@@ -114,7 +114,15 @@ fn built_version() -> (String, String) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", describe(&out));
-    let line = text(&out.stdout).trim().to_string();
+    let all = text(&out.stdout);
+    let mut lines = all.lines();
+    let line = lines.next().unwrap_or_default().to_string();
+    // The second line names the source the binary is published from.
+    assert_eq!(
+        lines.next(),
+        Some(concat!("source: ", env!("CARGO_PKG_REPOSITORY"))),
+        "{all}"
+    );
     let target = line
         .strip_suffix(')')
         .and_then(|l| l.rsplit_once(", "))
@@ -366,7 +374,10 @@ fn package_script_writes_the_archive_and_checksums_for_the_host_target() {
         0o755
     );
     let ran = Command::new(&bin).arg("--version").output().unwrap();
-    assert_eq!(text(&ran.stdout).trim(), version_line);
+    assert_eq!(
+        text(&ran.stdout).lines().next(),
+        Some(version_line.as_str())
+    );
 }
 
 #[test]

@@ -225,3 +225,40 @@ fn validate_lists_every_error_within_a_file() {
     assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
     assert!(out.matches('^').count() >= 10, "{out}");
 }
+
+#[test]
+fn paths_and_globs_that_match_nothing_name_the_closest_existing_path() {
+    let repo = TestRepo::new();
+    std::fs::create_dir_all(repo.path().join("crates/core")).unwrap();
+    let tasks = repo.path().join("tasks");
+    std::fs::create_dir(&tasks).unwrap();
+    write_spec_named(
+        &tasks,
+        "per-crate.yaml",
+        "name: \"lint-{{basename}}\"\nprompt: hi\nmatrix:\n  glob: \"../crate/*\"\n",
+    );
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["validate", "tasks/per-crate.yaml"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("matched nothing under")
+            && run
+                .stderr
+                .contains("(the closest existing path: `../crates/*`)"),
+        "{}",
+        run.stderr
+    );
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .args(["validate", "task/per-crate.yml"])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr
+            .contains("help: did you mean `tasks/per-crate.yaml`?"),
+        "{}",
+        run.stderr
+    );
+}
