@@ -22,6 +22,8 @@ const DECREASE: f64 = 0.5;
 /// Paced starts are this much further apart than the bucket's refill rate, so that a request
 /// does not reach the API just before its token does.
 const PACE_MARGIN: f64 = 1.03;
+/// How many paced starts a late start may make up for.
+const CATCH_UP: u32 = 2;
 
 /// What a governor has seen and where it stands, for reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -136,7 +138,11 @@ impl Governor {
                         st.in_flight += 1;
                         st.snapshot.requests += 1;
                         if let Some(pace) = st.pace.filter(|_| self.enabled) {
-                            st.next_start = Some(st.next_start.map_or(now, |n| n.max(now)) + pace);
+                            // On schedule, not from now: a start woken late (a busy machine)
+                            // leaves the next one less to wait, up to `CATCH_UP` starts.
+                            let floor = now.checked_sub(pace * CATCH_UP).unwrap_or(now);
+                            st.next_start =
+                                Some(st.next_start.map_or(now, |n| n.max(floor)) + pace);
                         }
                         let wait = if waited {
                             now.saturating_duration_since(t0)
