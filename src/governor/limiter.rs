@@ -203,6 +203,10 @@ impl Governor {
         if st.paused_until.is_none_or(|cur| cur < at) {
             st.paused_until = Some(at);
         }
+        // Paced starts resume one at a time after the pause, not all the ones it held back.
+        if st.next_start.is_some_and(|n| n < at) {
+            st.next_start = Some(at);
+        }
         drop(st);
         self.changed.notify_waiters();
     }
