@@ -304,7 +304,10 @@ fn governed_retry(
         || !gov.governs()
         || !matches!(retry::classify(err), retry::Class::Retryable { .. })
     {
-        if retry::overloaded(err) {
+        // Counted for the reports; a governor that is off neither lowers nor pauses here.
+        if rate_limited {
+            gov.rate_limited(permit, None);
+        } else if retry::overloaded(err) {
             gov.overloaded(permit);
         }
         return Governed::No;

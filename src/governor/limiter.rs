@@ -22,6 +22,8 @@ const DECREASE: f64 = 0.5;
 /// Paced starts are this much further apart than the bucket's refill rate, so that a request
 /// does not reach the API just before its token does.
 const PACE_MARGIN: f64 = 1.03;
+/// How many paced starts a late start may make up for.
+const CATCH_UP: u32 = 2;
 
 /// What a governor has seen and where it stands, for reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -136,7 +138,11 @@ impl Governor {
                         st.in_flight += 1;
                         st.snapshot.requests += 1;
                         if let Some(pace) = st.pace.filter(|_| self.enabled) {
-                            st.next_start = Some(st.next_start.map_or(now, |n| n.max(now)) + pace);
+                            // On schedule, not from now: a start woken late (a busy machine)
+                            // leaves the next one less to wait, up to `CATCH_UP` starts.
+                            let floor = now.checked_sub(pace * CATCH_UP).unwrap_or(now);
+                            st.next_start =
+                                Some(st.next_start.map_or(now, |n| n.max(floor)) + pace);
                         }
                         let wait = if waited {
                             now.saturating_duration_since(t0)
@@ -197,6 +203,10 @@ impl Governor {
         if st.paused_until.is_none_or(|cur| cur < at) {
             st.paused_until = Some(at);
         }
+        // Paced starts resume one at a time after the pause, not all the ones it held back.
+        if st.next_start.is_some_and(|n| n < at) {
+            st.next_start = Some(at);
+        }
         drop(st);
         self.changed.notify_waiters();
     }
@@ -246,7 +256,10 @@ impl Permit {
         let r = h.requests;
         match (r.limit, r.remaining) {
             (Some(limit), Some(remaining)) if limit > 0 => {
-                if remaining <= u64::from(st.in_flight) {
+                // Paced while fewer are left than could be sent at once: a burst of that many
+                // would drain the bucket and meet 429s.
+                let at_once = st.limit.floor().max(f64::from(st.in_flight));
+                if (remaining as f64) < at_once {
                     // The bucket refills at `limit` per minute: one start per 60 s / limit.
                     st.pace = Some(Duration::from_secs_f64(60.0 * PACE_MARGIN / limit as f64));
                     if st.next_start.is_none() {

@@ -7,7 +7,8 @@
 //!   `--jobs`.
 //! - A 429's `retry-after` holds back every task's next request, and the requests limit's
 //!   headers (`anthropic-ratelimit-requests-*`, `x-ratelimit-*-requests`) pace request starts
-//!   at the bucket's refill rate once it runs low; an exhausted token limit pauses everyone.
+//!   at the bucket's refill rate once fewer are left than the limit would start at once; an
+//!   exhausted token limit pauses everyone.
 //! - A task is not charged for the governor: its waits do not count against `retry.budget` or
 //!   `limits.timeout`, and its 429s not against `retry.max_retries` (see [`TaskGovernor`]).
 //!

@@ -194,7 +194,7 @@ fn waiting_on_the_governor_is_not_charged_to_the_tasks_budgets() {
     assert_eq!(r["runner_outcome"], "success");
     assert_eq!(r["num_turns"], 1);
     let wait_ms = r["runner_rate_limit"]["wait_ms"].as_u64().unwrap();
-    assert!(wait_ms >= 2500, "{r}");
+    assert!(wait_ms >= 2000, "{r}");
     assert!(
         r["duration_ms"].as_u64().unwrap() > 2000,
         "ran past its 2 s timeout, the governor's wait left out: {r}"
