@@ -199,7 +199,10 @@ fn job_templates_use_the_projects_own_commands_and_validate() {
         );
         let review = std::fs::read_to_string(dir.path().join("tasks/review.yaml")).unwrap();
         assert!(review.contains("Do not change any file"), "{review}");
-        assert!(review.contains("tools: [Read, Glob, Grep, Bash]"), "{review}");
+        assert!(
+            review.contains("tools: [Read, Glob, Grep, Bash]"),
+            "{review}"
+        );
         if test != "cargo test" {
             for f in ["fix-tests", "fix-lint", "review", "docs"] {
                 let spec = std::fs::read_to_string(dir.path().join(format!("tasks/{f}.yaml")));
