@@ -959,6 +959,23 @@ fn action_installs_release_tags_and_builds_commits_with_a_cache_key_per_lockfile
         assert!(text(&out.stdout).contains("installing release 1.2.3"));
     }
 
+    // A major tag (`@v1`, moved by the release workflow): the release its source is, from the
+    // checkout's Cargo.toml, not the latest of all releases.
+    let major = action_checkout(root.path(), "acme", "runner", "v1", "lock A");
+    std::fs::write(
+        major.join("Cargo.toml"),
+        "[workspace]\nmembers = []\n\n[package]\nname = \"runner\"\nversion = \"1.4.2\"\n",
+    )
+    .unwrap();
+    let (out, got) = action_plan(&major, &[]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(got[1], ("version".into(), "1.4.2".into()));
+    assert!(
+        text(&out.stdout).contains("used at v1, whose newest release is 1.4.2"),
+        "{}",
+        describe(&out)
+    );
+
     // `version:` wins over the ref; RUNNER_RELEASE_BASE_URL points at a mirror.
     let (out, got) = action_plan(
         &tagged,
