@@ -1,9 +1,10 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|all]`
+//! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|ratelimit|all]`
 //! (default: all; `gitcost` is the batch's git cost per task alone; `filerules` is Grep and
-//! Glob with and without the sandbox's file rules).
+//! Glob with and without the sandbox's file rules; `ratelimit` is 1,000 tasks against a
+//! token-bucket rate limit, with the rate-limit governor on and off, and runs only when named).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -44,6 +45,8 @@
 mod batch;
 #[path = "common/mod.rs"]
 mod common;
+#[path = "macro/ratelimit.rs"]
+mod ratelimit;
 #[path = "macro/tree.rs"]
 mod tree;
 // The benchmarks use a part of the integration tests' support code.
@@ -97,6 +100,9 @@ fn main() {
     }
     if which == "gitcost" {
         batch::bench_git_cost();
+    }
+    if which == "ratelimit" {
+        ratelimit::bench_rate_limit();
     }
     if all || which == "sandbox" {
         bench_sandbox(runs);

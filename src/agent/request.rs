@@ -283,7 +283,7 @@ enum Governed {
 /// Hand the failure `err` of the request of `permit` to the governor: a 429 (or a
 /// `rate_limit_error` event) is the governor's while it is on, the server's `retry-after` is
 /// within `retry.max_wait`, and some request through the governor succeeded within
-/// `retry.budget`; a 529 lowers its limit and is left to the retry policy.
+/// [`crate::governor::STALLED_AFTER`]; a 529 lowers its limit and is left to the retry policy.
 fn governed_retry(
     agent: &Agent,
     retries: &RetryState,
@@ -316,13 +316,12 @@ fn governed_retry(
         return Governed::No;
     }
     let stalled = gov.since_success();
-    if stalled > p.budget {
+    if stalled > crate::governor::STALLED_AFTER {
         gov.rate_limited(permit, None);
         return Governed::GiveUp(format!(
-            "{} (rate limited, and no request with this API key has succeeded for {}s, longer than retry.budget {}s)",
+            "{} (rate limited, and no request with this API key has succeeded for {} min: the limit does not clear by waiting)",
             retry::describe(err),
-            stalled.as_secs(),
-            p.budget.as_secs()
+            stalled.as_secs() / 60
         ));
     }
     let pause = retry_after.unwrap_or(p.base_delay);

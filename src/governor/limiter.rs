@@ -19,6 +19,9 @@ const MAX_PAUSE: Duration = Duration::from_secs(365 * 24 * 3600);
 const MAX_TOKENS_PAUSE: Duration = Duration::from_secs(10);
 /// The factor a 429 or 529 multiplies the in-flight limit by.
 const DECREASE: f64 = 0.5;
+/// Paced starts are this much further apart than the bucket's refill rate, so that a request
+/// does not reach the API just before its token does.
+const PACE_MARGIN: f64 = 1.03;
 
 /// What a governor has seen and where it stands, for reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -135,7 +138,11 @@ impl Governor {
                         if let Some(pace) = st.pace.filter(|_| self.enabled) {
                             st.next_start = Some(st.next_start.map_or(now, |n| n.max(now)) + pace);
                         }
-                        let wait = now.saturating_duration_since(t0);
+                        let wait = if waited {
+                            now.saturating_duration_since(t0)
+                        } else {
+                            Duration::ZERO
+                        };
                         if waited {
                             st.snapshot.waits += 1;
                             st.snapshot.wait += wait;
@@ -169,10 +176,10 @@ impl Governor {
 
     fn blocked_until(&self, st: &State, now: Instant) -> Blocked {
         let mut until = st.paused_until.filter(|at| *at > now);
-        if self.enabled {
-            if let Some(next) = st.next_start.filter(|at| *at > now && st.pace.is_some()) {
-                until = Some(until.map_or(next, |u| u.max(next)));
-            }
+        if self.enabled
+            && let Some(next) = st.next_start.filter(|at| *at > now && st.pace.is_some())
+        {
+            until = Some(until.map_or(next, |u| u.max(next)));
         }
         if let Some(at) = until {
             return Blocked::Until(at);
@@ -241,8 +248,7 @@ impl Permit {
             (Some(limit), Some(remaining)) if limit > 0 => {
                 if remaining <= u64::from(st.in_flight) {
                     // The bucket refills at `limit` per minute: one start per 60 s / limit.
-                    st.pace =
-                        Some(Duration::from_secs(60) / u32::try_from(limit).unwrap_or(u32::MAX));
+                    st.pace = Some(Duration::from_secs_f64(60.0 * PACE_MARGIN / limit as f64));
                     if st.next_start.is_none() {
                         st.next_start = Some(self.started + st.pace.unwrap_or_default());
                     }

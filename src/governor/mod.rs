@@ -27,6 +27,10 @@ pub(crate) use limiter::{Governor, Permit};
 pub use task::RateLimitTally;
 pub(crate) use task::{TaskGovernor, sleep_excluding};
 
+/// A task gives up on a rate limit when no request through its governor has succeeded for
+/// this long: a limit that does not clear by waiting.
+pub(crate) const STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
 /// The environment variable that switches the governor off (`off`, `0` or `false`).
 pub const ENV_GOVERNOR: &str = "RUNNER_RATE_GOVERNOR";
 

@@ -51,11 +51,10 @@ impl WaitCredit {
         c.1.get_or_insert_with(Instant::now);
     }
 
-    fn end(&self) -> Duration {
+    fn end(&self) {
         let mut c = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let waited = c.1.take().map_or(Duration::ZERO, |at| at.elapsed());
         c.0 += waited;
-        waited
     }
 
     /// All the time waited so far.
@@ -116,14 +115,12 @@ impl TaskGovernor {
         self.tally.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn charge_wait(&self, waited: Duration, counted: bool) {
+    fn charge_wait(&self, waited: Duration) {
         if waited.is_zero() {
             return;
         }
         let mut t = self.tally_mut();
-        if counted {
-            t.waits += 1;
-        }
+        t.waits += 1;
         t.wait_ms = t
             .wait_ms
             .saturating_add(u64::try_from(waited.as_millis()).unwrap_or(u64::MAX));
@@ -133,9 +130,10 @@ impl TaskGovernor {
     pub(crate) async fn acquire(&self, cancel: &CancellationToken) -> Option<Permit> {
         self.credit.begin();
         let got = self.governor.acquire(cancel).await;
-        let waited = self.credit.end();
-        self.charge_wait(waited, got.is_some());
-        got.map(|(permit, _)| permit)
+        self.credit.end();
+        let (permit, waited) = got?;
+        self.charge_wait(waited);
+        Some(permit)
     }
 
     /// The request of `permit` was rate limited (429).

@@ -61,6 +61,7 @@ mod permissions_e2e;
 mod policy_e2e;
 mod prompt_caching;
 mod provider_fixtures;
+mod rate_limit;
 mod redact_forms;
 mod reliability;
 mod replay_strict;

@@ -332,3 +332,56 @@ fn benign_commands_keep_their_risks_as_they_were() {
     let w = wrappers::unwrap(&words(&["stdbuf", "-oL", "cargo", "test"]));
     assert_eq!(w.map(|u| (u.start, u.writes)), Ok((2, vec![])));
 }
+
+#[test]
+fn every_complete_table_refuses_an_option_it_does_not_list() {
+    let mut tried = 0;
+    for (c, before, after) in tables_with_commands() {
+        if !c.table.complete {
+            continue;
+        }
+        let unknown = if c.table.style.single_dash_long {
+            "-zz-unknown"
+        } else {
+            "--zz-unknown"
+        };
+        let mut argv = before.clone();
+        argv.push(unknown);
+        argv.extend(after.iter().copied());
+        tried += 1;
+        let k = kinds(&argv);
+        assert!(
+            k.iter().any(|x| x == &format!("exec {unknown}")),
+            "{argv:?}: {k:?}"
+        );
+    }
+    assert!(tried >= 15, "only {tried} complete tables");
+}
+
+#[test]
+fn negations_turn_flags_off_and_take_no_value() {
+    for (argv, want) in [
+        (
+            &["curl", "--no-progress-meter", "https://example.com/x"][..],
+            vec![],
+        ),
+        (
+            &["curl", "--no-location", "-s", "https://example.com/x"],
+            vec![],
+        ),
+        (
+            &["curl", "--no-output=x", "https://example.com/x"],
+            vec!["exec --no-output=x"],
+        ),
+        (
+            &["wget", "--no-check-cert", "-O-", "https://example.com/x"],
+            vec![],
+        ),
+        (
+            &["wget", "--no-frobnicate", "-O-", "https://example.com/x"],
+            vec!["exec --no-frobnicate"],
+        ),
+    ] {
+        assert_eq!(kinds(argv), want, "{argv:?}");
+    }
+}

@@ -297,8 +297,12 @@ fn init_loop(command: libc::pid_t, status_end: libc::c_int) -> ! {
                 break;
             }
         }
-        // kill(-1) from a namespace's init reaches every other process of the namespace.
-        libc::kill(-1, libc::SIGKILL);
+        // kill(-1) from a namespace's init reaches every other process of the namespace; from
+        // any other process it would reach every process the caller may signal, on the whole
+        // machine for root: only pid 1 of a namespace sends it.
+        if libc::getpid() == 1 {
+            libc::kill(-1, libc::SIGKILL);
+        }
         let mut left: u32 = 0;
         loop {
             let r = libc::waitpid(-1, std::ptr::null_mut(), 0);
