@@ -660,11 +660,14 @@ fn bench_file_rules(runs: usize) {
             attempts: tx,
         }))
         .unwrap();
-    let mut ruled = plain.clone();
-    ruled.env = Arc::new(runner::process::ChildPolicy {
-        sandbox: Some(Arc::new(sandbox)),
-        ..runner::process::ChildPolicy::default()
-    });
+    let ruled = runner::tools::ToolContext::new(
+        plain.session.roots.clone(),
+        runner::process::ChildPolicy {
+            sandbox: Some(Arc::new(sandbox)),
+            ..runner::process::ChildPolicy::default()
+        },
+        tokio_util::sync::CancellationToken::new(),
+    );
     let mut t = Table::new(&[
         "file rules on the tree",
         "no rules",

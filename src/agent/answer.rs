@@ -24,7 +24,7 @@ pub(super) async fn answer_calls(
 ) -> Result<(), Outcome> {
     let outcomes = if run {
         match early
-            .finish(calls, &agent.registry, &agent.policy, &agent.tool_ctx)
+            .finish(calls, &agent.run.registry, &agent.policy, &agent.tool_ctx)
             .await
         {
             Ok(o) => o,

@@ -23,7 +23,7 @@ pub(super) async fn prepare_context(
     state: &mut State,
     tools: &[crate::model::ToolSpec],
 ) -> Result<Vec<Message>, Outcome> {
-    let window = agent.model_info.map(|m| m.context_window);
+    let window = agent.run.model_info.map(|m| m.context_window);
     let policy = agent.config.context;
     let fixed = || {
         context::text_tokens(&agent.config.system)
@@ -79,7 +79,7 @@ pub(super) async fn compact_after_overflow(
 ) -> Result<(), Outcome> {
     tracing::warn!("the request does not fit the model's context window: {error}");
     let mut last = error.to_string();
-    let tools = agent.registry.specs();
+    let tools = agent.run.registry.specs();
     let size = context::Rejected::new(
         error,
         context::request_estimate(&agent.config.system, &tools, &state.messages),
@@ -126,20 +126,20 @@ pub(super) async fn compact(
     let share = RENDER_WINDOW_SHARE
         [(state.context.compact_failures as usize).min(RENDER_WINDOW_SHARE.len() - 1)];
     let full = render_conversation(&state.messages, usize::MAX);
-    let budget = match agent.model_info.map(|m| m.context_window) {
+    let budget = match agent.run.model_info.map(|m| m.context_window) {
         Some(w) => (w as f64 * share * 4.0) as usize,
         // Unknown window: halve the text per failure.
         None => full.len() >> state.context.compact_failures.min(8),
     };
     let rendered = render_conversation(&state.messages, budget.max(1_000));
     let request = ModelRequest {
-        model: agent.model.clone(),
+        model: agent.run.model.clone(),
         system: COMPACT_SYSTEM.to_string(),
         messages: vec![Message::user_text(format!(
             "<conversation>\n{rendered}\n</conversation>\n\n{COMPACT_INSTRUCTION}"
         ))],
         tools: Default::default(),
-        max_tokens: agent.max_tokens.min(COMPACT_MAX_TOKENS),
+        max_tokens: agent.run.max_tokens.min(COMPACT_MAX_TOKENS),
         thinking: None,
     };
     tracing::info!(

@@ -20,7 +20,7 @@ use crate::permissions::Policy;
 use crate::retry::RetryPolicy;
 use crate::sandbox::NetworkAttempt;
 use crate::tools::structured_output::StructuredOutputHandle;
-use crate::tools::{Registry, ToolContext};
+use crate::tools::{Registry, ToolContext, ToolSession};
 
 /// The `agent_error` outcome for a hook that stopped the run (`continue: false`).
 pub fn hook_stopped(reason: impl Into<String>) -> Outcome {
@@ -49,7 +49,7 @@ pub struct LoopConfig {
     pub model_info: Option<ModelInfo>,
     /// Exact system prompt.
     pub system: String,
-    /// Output cap per request at the start (see [`Agent::max_tokens`]).
+    /// Output cap per request at the start (see [`Running::max_tokens`]).
     pub max_tokens: u32,
     /// The cap a `max_tokens` stop escalates to, once (None: no escalation, e.g. the spec set
     /// `max_tokens` itself).
@@ -66,47 +66,83 @@ pub struct LoopConfig {
     pub fallback: Option<(String, Option<ModelInfo>)>,
 }
 
-/// What the loop works with for one task. Built once per task run by the session.
+/// What the loop works with for one task: built once per task run by the session (with
+/// [`super::builder::AgentBuilder`]); what it is given never changes after, and what the run
+/// changes (the tools offered, the model, the output cap, the clock) is its [`Running`] part.
 pub struct Agent {
     /// Fixed settings.
-    pub(crate) config: LoopConfig,
+    pub(super) config: LoopConfig,
     /// The model backend.
-    pub(crate) provider: Arc<dyn Provider>,
-    /// Tools offered.
-    pub(crate) registry: Registry,
+    pub(super) provider: Arc<dyn Provider>,
     /// Permission policy.
-    pub(crate) policy: Arc<Policy>,
-    /// Tool context (roots, read state, hooks, cancellation).
-    pub(crate) tool_ctx: ToolContext,
+    pub(super) policy: Arc<Policy>,
+    /// The base context of the task's tool calls: the shared [`ToolSession`] (roots, read
+    /// state, hooks), read-only, cancelled with the run; each call gets its own from it.
+    pub(super) tool_ctx: ToolContext,
     /// The task's handle on the rate-limit governor it shares with the other tasks.
-    pub(crate) governor: TaskGovernor,
+    pub(super) governor: TaskGovernor,
     /// Where events go.
-    pub(crate) sinks: Sinks,
+    pub(super) sinks: Sinks,
     /// Stop requests (signals, timeout).
-    pub(crate) stopper: Stopper,
+    pub(super) stopper: Stopper,
     /// The `StructuredOutput` state when the spec sets `output:` (see [`super::structured`]).
-    pub(crate) structured: Option<StructuredOutputHandle>,
+    pub(super) structured: Option<StructuredOutputHandle>,
+    /// The task's MCP servers (their tools are listed again between turns when they change).
+    pub(super) mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// What the run changes.
+    pub(super) run: Running,
+}
+
+/// The part of an [`Agent`] the run changes as it goes.
+pub(super) struct Running {
+    /// Tools offered (an MCP server's are replaced when it lists them again).
+    pub(super) registry: Registry,
     /// Output cap of the next request: lowered after a context error, raised once after a
     /// `max_tokens` stop.
-    pub(crate) max_tokens: u32,
+    pub(super) max_tokens: u32,
     /// The escalation still available (taken when used).
-    pub(crate) escalate_max_tokens_to: Option<u32>,
+    pub(super) escalate_max_tokens_to: Option<u32>,
     /// Connection attempts the sandbox's egress proxy reports.
-    pub(crate) network: Option<UnboundedReceiver<NetworkAttempt>>,
+    pub(super) network: Option<UnboundedReceiver<NetworkAttempt>>,
     /// The attempts recorded so far.
-    pub(crate) network_tally: NetworkTally,
+    pub(super) network_tally: NetworkTally,
     /// The model requests go to: the spec's, or the fallback once switched to.
-    pub(crate) model: String,
-    /// The model table entry of [`Agent::model`] (prices, window, output cap).
-    pub(crate) model_info: Option<ModelInfo>,
+    pub(super) model: String,
+    /// The model table entry of [`Running::model`] (prices, window, output cap).
+    pub(super) model_info: Option<ModelInfo>,
     /// The fallback model, until it is switched to.
-    pub(crate) fallback: Option<super::fallback::Fallback>,
-    /// The task's MCP servers (their tools are listed again between turns when they change).
-    pub(crate) mcp: Option<Arc<crate::mcp::McpServers>>,
+    pub(super) fallback: Option<super::fallback::Fallback>,
     /// The current turn's clock.
-    pub(crate) clock: super::timing::TurnClock,
+    pub(super) clock: super::timing::TurnClock,
     /// Distinct errors of the sinks (a transcript that cannot be written), for the result.
-    output_errors: Vec<String>,
+    pub(super) output_errors: Vec<String>,
+}
+
+impl Running {
+    /// The start of a run with `config`, offering `registry`, hearing of connection
+    /// attempts on `network`; its turn clock counts the time `busy` reports.
+    pub(super) fn start(
+        config: &LoopConfig,
+        registry: Registry,
+        network: Option<UnboundedReceiver<NetworkAttempt>>,
+        busy: Arc<crate::hooks::busy::BusyClock>,
+    ) -> Running {
+        Running {
+            registry,
+            max_tokens: config.max_tokens,
+            escalate_max_tokens_to: config.escalate_max_tokens_to,
+            network,
+            network_tally: NetworkTally::default(),
+            model: config.model.clone(),
+            model_info: config.model_info,
+            fallback: config
+                .fallback
+                .clone()
+                .map(|(model, info)| super::fallback::Fallback { model, info }),
+            clock: super::timing::TurnClock::new(busy),
+            output_errors: Vec::new(),
+        }
+    }
 }
 
 /// What starts or resumes the loop.
@@ -119,57 +155,17 @@ pub enum Input {
 }
 
 impl Agent {
-    /// An agent for one task.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        config: LoopConfig,
-        provider: Arc<dyn Provider>,
-        registry: Registry,
-        policy: Arc<Policy>,
-        tool_ctx: ToolContext,
-        governor: TaskGovernor,
-        sinks: Sinks,
-        stopper: Stopper,
-        structured: Option<StructuredOutputHandle>,
-    ) -> Agent {
-        let clock = super::timing::TurnClock::new(tool_ctx.hooks.busy());
-        Agent {
-            max_tokens: config.max_tokens,
-            escalate_max_tokens_to: config.escalate_max_tokens_to,
-            model: config.model.clone(),
-            model_info: config.model_info,
-            fallback: config
-                .fallback
-                .clone()
-                .map(|(model, info)| super::fallback::Fallback { model, info }),
-            mcp: None,
-            clock,
-            config,
-            provider,
-            registry,
-            policy,
-            tool_ctx,
-            governor,
-            sinks,
-            stopper,
-            structured,
-            network: None,
-            network_tally: NetworkTally::default(),
-            output_errors: Vec::new(),
-        }
-    }
-
     /// Record the connection attempts the egress proxy reported since the last call (each a
     /// `runner_network` event), and count them.
     pub(crate) fn drain_network(&mut self) {
         let mut attempts = Vec::new();
-        if let Some(rx) = self.network.as_mut() {
+        if let Some(rx) = self.run.network.as_mut() {
             while let Ok(a) = rx.try_recv() {
                 attempts.push(a);
             }
         }
         for attempt in attempts {
-            self.network_tally.add(&attempt);
+            self.run.network_tally.add(&attempt);
             self.emit(RunEvent::Network {
                 uuid: new_uuid(),
                 attempt,
@@ -177,9 +173,25 @@ impl Agent {
         }
     }
 
-    /// The tool context (roots, hooks, environment policy) calls run with.
-    pub fn tool_ctx(&self) -> &ToolContext {
-        &self.tool_ctx
+    /// What the task's tool calls share (roots, hooks, environment policy, the commands run).
+    pub fn tools(&self) -> &ToolSession {
+        &self.tool_ctx.session
+    }
+
+    /// The task's handle on the rate-limit governor (what it held the task back, for the
+    /// result).
+    pub(crate) fn governor(&self) -> &TaskGovernor {
+        &self.governor
+    }
+
+    /// The stop requests the run answers.
+    pub(crate) fn stopper(&self) -> &Stopper {
+        &self.stopper
+    }
+
+    /// The connection attempts recorded so far.
+    pub(crate) fn network_tally(&self) -> NetworkTally {
+        self.run.network_tally
     }
 
     /// Send an event to every sink (output errors are logged and kept for the result, not
@@ -187,21 +199,21 @@ impl Agent {
     pub fn emit(&mut self, ev: RunEvent) {
         if let Err(e) = self.sinks.emit(&ev) {
             let e = e.to_string();
-            if !self.output_errors.contains(&e) {
+            if !self.run.output_errors.contains(&e) {
                 tracing::error!("writing run output failed: {e}");
-                self.output_errors.push(e);
+                self.run.output_errors.push(e);
             }
         }
     }
 
     /// The output errors since the last call (each distinct message once).
     pub(crate) fn take_output_errors(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.output_errors)
+        std::mem::take(&mut self.run.output_errors)
     }
 
     pub(crate) fn push_user_text(&mut self, state: &mut State, text: String) {
         // Hook context and feedback may quote a secret; the model sees none.
-        let text = self.tool_ctx.redactor.redact(&text).into_owned();
+        let text = self.tool_ctx.session.redactor.redact(&text).into_owned();
         let uuid = new_uuid();
         self.emit(RunEvent::UserText {
             uuid: uuid.clone(),
@@ -274,7 +286,7 @@ impl Agent {
     /// answered, when it is priced) to the run's totals: main turns and compaction calls alike
     /// count toward the budgets.
     pub(crate) fn record_usage(&self, state: &mut State, response: &ModelResponse) {
-        let info = self.model_info.as_ref();
+        let info = self.run.model_info.as_ref();
         let cost = info.and_then(|m| m.cost_usd(&response.usage));
         let window = info.map(|m| (m.context_window, m.max_output_tokens));
         state.record_usage(&response.model, &response.usage, cost, window);
@@ -286,17 +298,17 @@ impl Agent {
     /// `runner_model_fallback` event), mark the thinking so far as the other model's, and use
     /// the fallback's limits. False when there is no fallback (left).
     pub(crate) fn fall_back(&mut self, state: &mut State, error: &str) -> bool {
-        let Some(f) = self.fallback.take() else {
+        let Some(f) = self.run.fallback.take() else {
             return false;
         };
         tracing::warn!(
-            from = %self.model,
+            from = %self.run.model,
             to = %f.model,
             "the model stayed overloaded; continuing with the fallback model: {error}"
         );
         self.emit(RunEvent::ModelFallback {
             uuid: new_uuid(),
-            from: self.model.clone(),
+            from: self.run.model.clone(),
             to: f.model.clone(),
             error: error.to_string(),
         });
@@ -304,10 +316,10 @@ impl Agent {
             .foreign_thinking
             .extend(super::fallback::thinking_keys(&state.messages));
         if let Some(cap) = f.info.map(|i| i.max_output_tokens) {
-            self.max_tokens = self.max_tokens.min(cap);
+            self.run.max_tokens = self.run.max_tokens.min(cap);
         }
-        self.model = f.model;
-        self.model_info = f.info;
+        self.run.model = f.model;
+        self.run.model_info = f.info;
         true
     }
 }

@@ -1,6 +1,7 @@
 //! The agent loop, its state, and how a run ends.
 //!
-//! - [`core`]: the [`Agent`] (fixed [`LoopConfig`], provider, tools, sinks) and shared steps.
+//! - [`core`]: the [`Agent`] (fixed [`LoopConfig`], provider, tools, sinks) and shared steps;
+//!   `builder`: the [`AgentBuilder`], the one way to make an agent.
 //! - [`mod@run`]: the loop itself, one iteration per turn.
 //! - [`request`]: one model request with streaming, early tool starts and retries.
 //! - [`answer`]: running a response's tool calls and appending their results.
@@ -11,6 +12,7 @@
 //! - `timing`: where each turn's time goes; `fallback`: the switch to the fallback model.
 
 mod answer;
+mod builder;
 mod compact;
 pub mod context;
 pub mod core;
@@ -24,6 +26,7 @@ pub mod stop;
 pub mod structured;
 pub(crate) mod timing;
 
+pub(crate) use builder::AgentBuilder;
 pub use core::{Agent, Input, LoopConfig, LoopLimits, hook_stopped};
 pub use run::run;
 pub use state::State;

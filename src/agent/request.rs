@@ -62,7 +62,7 @@ impl Agent {
         let provider = self.provider.clone();
         let token = self.stopper.token().clone();
         if show {
-            self.clock.switch(Phase::Ttfb);
+            self.run.clock.switch(Phase::Ttfb);
         }
         let call = tokio::select! {
             r = provider.stream(request) => r.map_err(|e| (e, Vec::new()))?,
@@ -87,7 +87,7 @@ impl Agent {
             };
             let Some(item) = next else { break };
             if show {
-                self.clock.switch(Phase::Stream);
+                self.run.clock.switch(Phase::Stream);
             }
             let ev = item.map_err(|e| (e, streamed.clone()))?;
             if let crate::model::StreamEvent::MessageStart { id, model, usage } = &ev {
@@ -115,7 +115,7 @@ impl Agent {
                     });
                     if let Some(call) = call {
                         early
-                            .offer(&call, &self.registry, &self.policy, &self.tool_ctx)
+                            .offer(&call, &self.run.registry, &self.policy, &self.tool_ctx)
                             .await;
                     }
                 }
@@ -160,7 +160,7 @@ pub(crate) async fn request_with_retries(
             Err(e) => e,
         };
         if show {
-            agent.clock.attempt_failed();
+            agent.run.clock.attempt_failed();
         }
         if agent.stopper.cause().is_some() {
             if !streamed.is_empty() {
@@ -205,8 +205,8 @@ pub(crate) async fn request_with_retries(
         match retries.decide(&err) {
             Decision::GiveUp(msg) if retry::overloaded(&err) && agent.fall_back(state, &msg) => {
                 // The same attempt on the fallback model, with retries of its own.
-                request.model = agent.model.clone();
-                request.max_tokens = request.max_tokens.min(agent.max_tokens);
+                request.model = agent.run.model.clone();
+                request.max_tokens = request.max_tokens.min(agent.run.max_tokens);
                 super::fallback::drop_foreign_thinking(
                     &mut request.messages,
                     &state.foreign_thinking,
@@ -237,7 +237,7 @@ pub(crate) async fn request_with_retries(
                     to = n,
                     "the request's max_tokens does not fit; retrying with a lower max_tokens"
                 );
-                agent.max_tokens = n;
+                agent.run.max_tokens = n;
                 request.max_tokens = n;
             }
             Decision::Retry { attempt, delay } => {

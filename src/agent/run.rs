@@ -50,7 +50,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
     super::structured::on_entry(agent.structured.as_ref());
     let mut pause_resends = 0u32;
     let mut retries = RetryState::new(agent.config.retry);
-    agent.clock.restart();
+    agent.run.clock.restart();
     loop {
         if let Some(o) = limit_reached(agent, &state) {
             return (o, state);
@@ -85,7 +85,7 @@ pub async fn run(agent: &mut Agent, mut state: State, input: Input) -> (Outcome,
         }
         pause_resends = 0;
         state.turns += 1;
-        agent.clock.switch(Phase::Tools);
+        agent.run.clock.switch(Phase::Tools);
         let step = if calls.is_empty() {
             end_without_calls(agent, &mut state, &response).await
         } else {
@@ -122,16 +122,16 @@ async fn refresh_tools(agent: &mut Agent) {
         return;
     };
     if mcp.changed() {
-        let refreshed = mcp.refresh(&mut agent.registry).await;
+        let refreshed = mcp.refresh(&mut agent.run.registry).await;
         if !refreshed.is_empty() {
-            tracing::info!(servers = ?refreshed, tools = ?agent.registry.names(), "tools offered from now on");
+            tracing::info!(servers = ?refreshed, tools = ?agent.run.registry.names(), "tools offered from now on");
         }
     }
 }
 
 /// End the turn's clock: its `runner_timing` event, and the totals.
 fn record_timing(agent: &mut Agent, state: &mut State) {
-    let (wall_ms, phases) = agent.clock.finish();
+    let (wall_ms, phases) = agent.run.clock.finish();
     state.timing.add(wall_ms, &phases);
     agent.emit(RunEvent::Timing {
         uuid: new_uuid(),
@@ -148,15 +148,15 @@ async fn request_turn(
     state: &mut State,
     retries: &mut RetryState,
 ) -> Result<Option<Attempt>, Outcome> {
-    let tools = agent.registry.specs();
+    let tools = agent.run.registry.specs();
     let mut messages = prepare_context(agent, state, &tools).await?;
     super::fallback::drop_foreign_thinking(&mut messages, &state.foreign_thinking);
     let request = ModelRequest {
-        model: agent.model.clone(),
+        model: agent.run.model.clone(),
         system: agent.config.system.clone(),
         messages,
         tools,
-        max_tokens: agent.max_tokens,
+        max_tokens: agent.run.max_tokens,
         thinking: agent.config.thinking.clone(),
     };
     match super::request::request_with_retries(agent, state, retries, request, true).await {
@@ -182,14 +182,14 @@ fn escalate_max_tokens(agent: &mut Agent, response: &ModelResponse, streamed: &[
     {
         return false;
     }
-    let Some(cap) = agent.escalate_max_tokens_to.take() else {
+    let Some(cap) = agent.run.escalate_max_tokens_to.take() else {
         return false;
     };
-    if cap <= agent.max_tokens {
+    if cap <= agent.run.max_tokens {
         return false;
     }
     tracing::warn!(
-        from = agent.max_tokens,
+        from = agent.run.max_tokens,
         to = cap,
         "response hit max_tokens; retrying once with the model's output cap"
     );
@@ -198,11 +198,11 @@ fn escalate_max_tokens(agent: &mut Agent, response: &ModelResponse, streamed: &[
         attempt: 1,
         error: format!(
             "stop_reason max_tokens at max_tokens {}; retrying with max_tokens {cap}",
-            agent.max_tokens
+            agent.run.max_tokens
         ),
         streamed_uuids: streamed.to_vec(),
     });
-    agent.max_tokens = cap;
+    agent.run.max_tokens = cap;
     true
 }
 
@@ -315,7 +315,7 @@ fn continue_cut_response(agent: &mut Agent, state: &mut State, response: &ModelR
             OutcomeKind::AgentError,
             format!(
                 "the response hit the output token limit ({}) {} times in a row",
-                agent.max_tokens, state.max_tokens_streak
+                agent.run.max_tokens, state.max_tokens_streak
             ),
         ));
     }
@@ -331,7 +331,7 @@ fn continue_cut_response(agent: &mut Agent, state: &mut State, response: &ModelR
 /// The model is done: the Stop hooks may end the run (`continue: false`), make it go on
 /// (up to [`STOP_HOOK_BLOCK_LIMIT`] times in a row), or let it succeed.
 async fn stop_hooks(agent: &mut Agent, state: &mut State) -> Step {
-    let hooks = agent.tool_ctx.hooks.clone();
+    let hooks = agent.tool_ctx.session.hooks.clone();
     let last = state.final_text();
     let active = state.stop_blocks > 0;
     match hooks.stop(active, Some(&last)).await {
@@ -387,7 +387,7 @@ async fn answer_turn(
     if let Err(fatal) = answer_calls(agent, state, calls, tool_use_uuids, early, true).await {
         return Step::End(fatal);
     }
-    if let Some(why) = agent.tool_ctx.hooks.halted() {
+    if let Some(why) = agent.tool_ctx.session.hooks.halted() {
         return Step::End(hook_stopped(why));
     }
     if agent.stopper.cause().is_some() {

@@ -46,6 +46,17 @@ pub(crate) struct McpServers {
     _start_dir: Option<tempfile::TempDir>,
 }
 
+/// Why the task's MCP servers cannot serve it: the task does not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum McpStartError {
+    /// The empty directory servers start in by default could not be made.
+    #[error("cannot make the MCP servers' empty directory: {0}")]
+    EmptyDir(std::io::Error),
+    /// A `required` server did not start (each failure, joined).
+    #[error("{0} (the server is `required`)")]
+    Required(String),
+}
+
 /// What starting a task's servers gave: the servers and the tools they offer.
 pub(crate) type Started = (McpServers, Vec<Arc<dyn DynTool>>);
 
@@ -61,7 +72,7 @@ impl McpServers {
         policy: &ChildPolicy,
         removed: Vec<String>,
         cancel: &CancellationToken,
-    ) -> Result<Started, String> {
+    ) -> Result<Started, McpStartError> {
         let mut all = McpServers {
             removed,
             ..McpServers::default()
@@ -69,8 +80,7 @@ impl McpServers {
         if specs.is_empty() {
             return Ok((all, Vec::new()));
         }
-        let start_dir = crate::hooks::isolation::empty_dir()
-            .map_err(|e| format!("cannot make the MCP servers' empty directory: {e}"))?;
+        let start_dir = crate::hooks::isolation::empty_dir().map_err(McpStartError::EmptyDir)?;
         let default_cwd = start_dir.path().to_path_buf();
         all._start_dir = Some(start_dir);
         let starts = specs.iter().map(|(name, spec)| {
@@ -112,10 +122,7 @@ impl McpServers {
         }
         if !required_failed.is_empty() {
             all.stop().await;
-            return Err(format!(
-                "{} (the server is `required`)",
-                required_failed.join("; ")
-            ));
+            return Err(McpStartError::Required(required_failed.join("; ")));
         }
         Ok((all, tools))
     }

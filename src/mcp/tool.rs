@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::server::Server;
 use crate::model::ToolSpec;
-use crate::tools::{Access, CheckedCall, DynTool, ToolContext, ToolFatal, ToolOutput};
+use crate::tools::{Access, CallError, CheckedCall, DynTool, ToolContext, ToolFatal, ToolOutput};
 
 /// Longest tool name the model APIs accept.
 const MAX_TOOL_NAME: usize = 64;
@@ -72,13 +72,13 @@ impl DynTool for McpTool {
         self.spec.clone()
     }
 
-    fn parse(&self, input: &Value, _ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+    fn parse(&self, input: &Value, _ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError> {
         // The server checks its arguments against its schema; runner only needs an object.
         let Value::Object(arguments) = input else {
-            return Err(format!(
+            return Err(CallError(format!(
                 "the input for {} must be a JSON object, got {input}",
                 self.name
-            ));
+            )));
         };
         Ok(Box::new(McpCall {
             server: self.server.clone(),

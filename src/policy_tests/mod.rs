@@ -112,6 +112,7 @@ impl Fixture {
         );
         t.parse(&self.input(tool, arg), &ctx)
             .map(|c| c.access().clone())
+            .map_err(String::from)
     }
 
     fn input(&self, tool: &str, arg: &str) -> serde_json::Value {

@@ -32,7 +32,9 @@ use std::time::Instant;
 
 use chrono::{DateTime, Local};
 
-use crate::agent::{self, Agent, Input, LoopConfig, LoopLimits, State, StopCause, Stopper};
+use crate::agent::{
+    self, Agent, AgentBuilder, Input, LoopConfig, LoopLimits, State, StopCause, Stopper,
+};
 use crate::events::{InitInfo, RunEvent, RunResult, Sinks, new_uuid};
 use crate::governor::{Governors, TaskGovernor};
 use crate::hooks::{HookSession, Hooks};
@@ -45,7 +47,7 @@ use crate::report::SharedOut;
 use crate::report::stream_json::StreamJsonSink;
 use crate::roots::SessionRoots;
 use crate::spec::LoadedSpec;
-use crate::tools::ToolContext;
+use crate::tools::ToolSession;
 use crate::tools::journal::Journal;
 use crate::tools::structured_output::StructuredOutputHandle;
 use crate::transcript::TranscriptSink;
@@ -161,7 +163,6 @@ impl Session {
         now: DateTime<Local>,
     ) -> Result<Session, Outcome> {
         let started = Instant::now();
-        let agent_error = |m: String| Outcome::new(OutcomeKind::AgentError, m);
         // A signal before anything of the task was made: it never starts.
         if stopper.cause().is_some() {
             return Err(git::not_started(&stopper));
@@ -176,127 +177,58 @@ impl Session {
             resume.as_ref().map(|r| r.transcript_path.as_path()),
         )
         .map_err(agent_error)?;
-        let repo = crate::git::repo_info(&task.loaded.workdir);
-        partial.git = match GitGuard::start(&task, &session_id, &paths.dir, &stopper).await {
-            Ok(g) => g,
-            Err(o) => {
-                if o.kind == OutcomeKind::NotStarted {
-                    // Nothing of the task was written: its output directory goes too (when
-                    // it is still empty).
-                    let _ = std::fs::remove_dir(&paths.dir);
-                }
-                return Err(o);
-            }
-        };
-        let (git_branch, git_commit) = match partial.git.task() {
-            // An isolated task works in its worktree: every path below resolves through it.
-            Some(g) if g.worktree_path().is_some() => {
-                task.loaded.workdir = g.workdir.clone();
-                (Some("HEAD".to_string()), Some(g.base_commit.to_string()))
-            }
-            Some(g) => (repo.branch.clone(), Some(g.base_commit.to_string())),
-            None => (repo.branch.clone(), repo.commit.clone()),
-        };
-        let roots = Arc::new(session_roots(&task, &partial.git, repo.root, &paths.dir));
+        let place = isolate(&mut task, &session_id, &paths.dir, &stopper, partial).await?;
+        let roots = place.roots.clone();
         // After git's own set-up, before the task's first command (its MCP servers).
         let guard = integrity::start(&task.loaded.workdir, &task.policy, &roots)?;
         let names = secret_names(&task.loaded);
-        let credentials = roots
-            .repo_root
-            .as_deref()
-            .map(crate::redact::git_credentials)
-            .unwrap_or_default()
-            .into_iter()
-            // The checkout credential taken out of the configuration for the run.
-            .chain(crate::git::credential::secrets())
-            .collect();
-        let redactor = Arc::new(Redactor::from_env_and(&names, credentials));
-        crate::redact::register_for_logs(&redactor);
+        let redactor = redactor(&names, &roots);
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
-        let sandbox = sandbox::start(
-            &task,
-            &roots,
-            partial.git.task().and_then(|g| g.worktree_path()),
-            attempts,
-        )
-        .await
-        .map_err(|e| agent_error(e.to_string()))?;
-        let sandbox = Arc::new(sandbox);
-        let env = ChildPolicy {
-            remove: names,
-            sandbox: Some(sandbox.clone()),
-            git_workspace: Some(
-                roots
-                    .repo_root
-                    .clone()
-                    .unwrap_or_else(|| roots.workdir.clone()),
-            ),
-        };
-        let starting = crate::integrity::around(Some(&guard), || "the MCP servers' start".into());
-        let (mcp, mcp_tools) = McpServers::start(
-            &task.loaded.spec.mcp_servers,
-            &task.loaded.workdir,
-            &env,
-            task.policy.removed_tools(),
-            stopper.token(),
-        )
-        .await
-        .map_err(agent_error)?;
-        drop(starting);
+        let worktree = partial.git.task().and_then(|g| g.worktree_path());
+        let sandbox = sandbox::start(&task, &roots, worktree, attempts)
+            .await
+            .map(Arc::new)
+            .map_err(agent_error)?;
+        let env = child_policy(names, &sandbox, &roots);
+        let (mcp, mcp_tools) = start_mcp(&task, &env, &guard, &stopper).await?;
         let mcp = Arc::new(mcp);
         partial.mcp = Some(mcp.clone());
-        let mut tool_ctx = ToolContext::new(roots.clone(), env.clone(), stopper.token().clone());
         let hooks = Arc::new(
             task.hooks
                 .clone()
                 .with_session(
-                    HookSession {
-                        session_id: session_id.clone(),
-                        transcript_path: paths.transcript.clone(),
-                        permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
-                        workdir: task.loaded.workdir.clone(),
-                        stop: stopper.token().clone(),
-                    },
-                    env,
+                    hook_session(&task, &session_id, &paths.transcript, &stopper),
+                    env.clone(),
                 )
                 .with_integrity(guard.clone()),
         );
-        tool_ctx.hooks = hooks.clone();
-        tool_ctx.integrity = Some(guard.clone());
-        tool_ctx.redactor = redactor.clone();
+        let tools = ToolSession::new(roots.clone(), env, stopper.token().clone())
+            .with_hooks(hooks.clone())
+            .with_integrity(guard.clone())
+            .with_redactor(redactor.clone());
         let (registry, structured) = tools::registry(
             &task.loaded,
             &task.policy,
             mcp_tools,
             resume.as_deref(),
-            &tool_ctx,
+            &tools,
         )
         .map_err(agent_error)?;
         // Read once, for a fresh run (a resumed one has them in its conversation already).
         let instructions = match resume {
             Some(_) => None,
-            None => {
-                let names = task.loaded.spec.instructions.file_names();
-                let root = roots.repo_root.as_deref();
-                (!names.is_empty())
-                    .then(|| {
-                        let readable = |p: &std::path::Path| sandbox.files().may_read(p).is_ok();
-                        instructions::load(&names, &task.loaded.workdir, root, &readable)
-                    })
-                    .flatten()
-            }
+            None => project_instructions(&task, &roots, &sandbox),
         };
-        let system = system_prompt(
-            &task.loaded,
-            &registry.names(),
-            &now,
-            roots.repo_root.is_some(),
-            structured.is_some(),
-        );
-        // A resumed run sends exactly the system prompt the run started with.
         let system = match resume.as_ref().and_then(|r| r.system_prompt.clone()) {
+            // A resumed run sends exactly the system prompt the run started with.
             Some(recorded) => recorded,
-            None => system,
+            None => system_prompt(
+                &task.loaded,
+                &registry.names(),
+                &now,
+                roots.repo_root.is_some(),
+                structured.is_some(),
+            ),
         };
         let (provider, governor_key) = provider::build_provider(&task, &redactor, opts)
             .map_err(|m| Outcome::new(OutcomeKind::ApiError, m))?;
@@ -320,52 +252,33 @@ impl Session {
             provider: spec.provider.as_str().to_string(),
             permission_mode: spec.permissions.mode.as_str().to_string(),
             cwd: task.loaded.workdir.clone(),
-            git_branch,
-            git_base_commit: git_commit.clone(),
+            git_branch: place.git_branch,
+            git_base_commit: place.git_commit.clone(),
             version: crate::VERSION.to_string(),
             sandbox: Some(sandbox.report().clone()),
             mcp_servers: mcp.statuses().to_vec(),
         };
-        let config = loop_config(&task, system);
-        tool_ctx.journal = Some(Journal::new(sinks.clone()));
+        let tools = Arc::new(tools.with_journal(Journal::new(sinks.clone())));
         integrity::report_to(&guard, sinks.clone(), stopper.clone());
-        let mut agent = Agent::new(
-            config,
+        let mut agent = AgentBuilder::new(
+            loop_config(&task, system),
             provider,
-            registry,
-            task.policy.clone(),
-            tool_ctx,
             governor.clone(),
-            sinks,
-            stopper.clone(),
-            structured.clone(),
-        );
-        agent.network = Some(network);
-        agent.mcp = Some(mcp.clone());
-        agent.emit(RunEvent::Init(Box::new(init)));
-        if let Some(g) = partial.git.task()
-            && let Some(path) = g.worktree_path()
-        {
-            agent.emit(RunEvent::Worktree {
-                path: path.to_path_buf(),
-                repo_root: g.repo_root().to_path_buf(),
-                base_commit: g.base_commit.to_string(),
-            });
-        }
-        if let Some(i) = &instructions {
-            agent.emit(RunEvent::Instructions {
-                uuid: new_uuid(),
-                files: i.files.clone(),
-            });
-        }
-        let timer = spec.limits.timeout.map(|t| {
-            let s = stopper.clone();
-            let credit = governor.credit();
-            tokio::spawn(async move {
-                crate::governor::sleep_excluding(t.0, &credit).await;
-                s.stop(StopCause::Timeout);
-            })
-        });
+            task.policy.clone(),
+            tools,
+        )
+        .registry(registry)
+        .sinks(sinks)
+        .stopper(stopper.clone())
+        .structured(structured.clone())
+        .network(network)
+        .mcp(mcp.clone())
+        .build();
+        announce(&mut agent, init, &partial.git, instructions.as_ref());
+        let timer = spec
+            .limits
+            .timeout
+            .map(|t| end_at(t.0, stopper.clone(), &governor));
         tracing::info!(task = %spec.name, model = %spec.model, workdir = %task.loaded.workdir.display(), "task started");
         Ok(Session {
             agent,
@@ -380,7 +293,7 @@ impl Session {
             resume,
             structured,
             digest,
-            base_commit: git_commit,
+            base_commit: place.git_commit,
             timer,
             sandbox,
             mcp,
@@ -465,17 +378,17 @@ impl Session {
         result.stop_reason = state.last_stop_reason.clone();
         result.result_text = state.final_text();
         result.structured_output = self.structured.as_ref().and_then(|h| h.value());
-        result.network = self.agent.network_tally;
+        result.network = self.agent.network_tally();
         result.commands = std::mem::take(
             &mut *self
                 .agent
-                .tool_ctx()
+                .tools()
                 .commands
                 .lock()
                 .unwrap_or_else(|p| p.into_inner()),
         );
         result.timing = state.timing;
-        result.rate_limit = self.agent.governor.tally();
+        result.rate_limit = self.agent.governor().tally();
         result.sandbox = Some(self.sandbox.report().clone());
         std::mem::take(&mut self.git).finish(result).await;
         if let Some(o) = denied::every_write_denied(result, &state.messages) {
@@ -590,6 +503,190 @@ fn log_finished(r: &RunResult) {
     }
 }
 
+/// The `agent_error` outcome for `e`.
+fn agent_error(e: impl std::fmt::Display) -> Outcome {
+    Outcome::new(OutcomeKind::AgentError, e.to_string())
+}
+
+/// Start the task's MCP servers (inside its sandbox, with `env`), checking the files that
+/// steer git and CI around their start: the servers and the tools they offer.
+async fn start_mcp(
+    task: &PreparedTask,
+    env: &ChildPolicy,
+    guard: &Arc<crate::integrity::Integrity>,
+    stopper: &Stopper,
+) -> Result<crate::mcp::Started, Outcome> {
+    let starting = crate::integrity::around(Some(guard), || "the MCP servers' start".into());
+    let started = McpServers::start(
+        &task.loaded.spec.mcp_servers,
+        &task.loaded.workdir,
+        env,
+        task.policy.removed_tools(),
+        stopper.token(),
+    )
+    .await
+    .map_err(agent_error);
+    drop(starting);
+    started
+}
+
+/// How the task's commands start: without the secrets `names`, inside `sandbox`, with git's
+/// workspace the repository (or the workdir outside one).
+fn child_policy(
+    names: Vec<String>,
+    sandbox: &Arc<crate::sandbox::Sandbox>,
+    roots: &SessionRoots,
+) -> ChildPolicy {
+    ChildPolicy {
+        remove: names,
+        sandbox: Some(sandbox.clone()),
+        git_workspace: Some(
+            roots
+                .repo_root
+                .clone()
+                .unwrap_or_else(|| roots.workdir.clone()),
+        ),
+    }
+}
+
+/// The timer that ends the task after `limit` (not counting the time the rate-limit governor
+/// held its requests back, as `governor` counts it).
+fn end_at(
+    limit: std::time::Duration,
+    stopper: Stopper,
+    governor: &TaskGovernor,
+) -> tokio::task::JoinHandle<()> {
+    let credit = governor.credit();
+    tokio::spawn(async move {
+        crate::governor::sleep_excluding(limit, &credit).await;
+        stopper.stop(StopCause::Timeout);
+    })
+}
+
+/// Where a task works, once git has set it up: its roots, and the branch and commit the
+/// `init` record names.
+struct Place {
+    roots: Arc<SessionRoots>,
+    git_branch: Option<String>,
+    git_commit: Option<String>,
+}
+
+/// Start the task's git isolation (held in `partial`) and point `task` at its worktree when
+/// it has one. A task that never started leaves no output directory `run_dir` behind (when it
+/// is still empty).
+async fn isolate(
+    task: &mut PreparedTask,
+    session_id: &str,
+    run_dir: &std::path::Path,
+    stopper: &Stopper,
+    partial: &mut Partial,
+) -> Result<Place, Outcome> {
+    let repo = crate::git::repo_info(&task.loaded.workdir);
+    partial.git = match GitGuard::start(task, session_id, run_dir, stopper).await {
+        Ok(g) => g,
+        Err(o) => {
+            if o.kind == OutcomeKind::NotStarted {
+                let _ = std::fs::remove_dir(run_dir);
+            }
+            return Err(o);
+        }
+    };
+    let (git_branch, git_commit) = match partial.git.task() {
+        // An isolated task works in its worktree: every path below resolves through it.
+        Some(g) if g.worktree_path().is_some() => {
+            task.loaded.workdir = g.workdir.clone();
+            (Some("HEAD".to_string()), Some(g.base_commit.to_string()))
+        }
+        Some(g) => (repo.branch.clone(), Some(g.base_commit.to_string())),
+        None => (repo.branch.clone(), repo.commit.clone()),
+    };
+    let roots = Arc::new(session_roots(task, &partial.git, repo.root, run_dir));
+    Ok(Place {
+        roots,
+        git_branch,
+        git_commit,
+    })
+}
+
+/// The task's redactor: the secrets named by `names` in the environment, the repository's
+/// git credentials, and the checkout credential taken out of the configuration for the run;
+/// registered for the logs too.
+fn redactor(names: &[String], roots: &SessionRoots) -> Arc<Redactor> {
+    let credentials = roots
+        .repo_root
+        .as_deref()
+        .map(crate::redact::git_credentials)
+        .unwrap_or_default()
+        .into_iter()
+        .chain(crate::git::credential::secrets())
+        .collect();
+    let redactor = Arc::new(Redactor::from_env_and(names, credentials));
+    crate::redact::register_for_logs(&redactor);
+    redactor
+}
+
+/// What the task's hooks are told about its session.
+fn hook_session(
+    task: &PreparedTask,
+    session_id: &str,
+    transcript: &std::path::Path,
+    stopper: &Stopper,
+) -> HookSession {
+    HookSession {
+        session_id: session_id.to_string(),
+        transcript_path: transcript.to_path_buf(),
+        permission_mode: task.loaded.spec.permissions.mode.as_str().to_string(),
+        workdir: task.loaded.workdir.clone(),
+        stop: stopper.token().clone(),
+    }
+}
+
+/// The project instruction files of a fresh run (those the sandbox lets the task read), when
+/// the spec names any.
+fn project_instructions(
+    task: &PreparedTask,
+    roots: &SessionRoots,
+    sandbox: &crate::sandbox::Sandbox,
+) -> Option<instructions::Instructions> {
+    let names = task.loaded.spec.instructions.file_names();
+    if names.is_empty() {
+        return None;
+    }
+    let readable = |p: &std::path::Path| sandbox.files().may_read(p).is_ok();
+    instructions::load(
+        &names,
+        &task.loaded.workdir,
+        roots.repo_root.as_deref(),
+        &readable,
+    )
+}
+
+/// The records a task starts with: `init`, its worktree when it has one, and its project
+/// instructions when they were read.
+fn announce(
+    agent: &mut Agent,
+    init: InitInfo,
+    git: &GitGuard,
+    instructions: Option<&instructions::Instructions>,
+) {
+    agent.emit(RunEvent::Init(Box::new(init)));
+    if let Some(g) = git.task()
+        && let Some(path) = g.worktree_path()
+    {
+        agent.emit(RunEvent::Worktree {
+            path: path.to_path_buf(),
+            repo_root: g.repo_root().to_path_buf(),
+            base_commit: g.base_commit.to_string(),
+        });
+    }
+    if let Some(i) = instructions {
+        agent.emit(RunEvent::Instructions {
+            uuid: new_uuid(),
+            files: i.files.clone(),
+        });
+    }
+}
+
 /// The roots of the task's paths: the spec's directories, mapped into the worktree when the
 /// task is isolated.
 fn session_roots(
@@ -645,10 +742,14 @@ fn sinks(
     redactor: &Arc<Redactor>,
     transcript: &std::path::Path,
     resume: Option<&Resume>,
-) -> Result<Sinks, String> {
+) -> Result<Sinks, output::OutputError> {
     let sinks = Sinks::default();
-    let sink = TranscriptSink::create(transcript, redactor.clone())
-        .map_err(|e| format!("cannot create the transcript {}: {e}", transcript.display()))?;
+    let sink = TranscriptSink::create(transcript, redactor.clone()).map_err(|source| {
+        output::OutputError::Transcript {
+            path: transcript.to_path_buf(),
+            source,
+        }
+    })?;
     let sink = match resume {
         Some(r) => sink.with_builder(
             crate::transcript::RecordBuilder::new().resuming(r.state.last_uuid.clone()),

@@ -42,6 +42,27 @@ pub(crate) struct RunPaths {
     pub(crate) transcript: PathBuf,
 }
 
+/// A run's own outputs that cannot be made: the task does not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OutputError {
+    /// The run's output directory.
+    #[error("cannot create the output directory {}: {source}", dir.display())]
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The run's transcript.
+    #[error("cannot create the transcript {}: {source}", path.display())]
+    Transcript {
+        /// The transcript's path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Create the output directory of a run: `TRANSCRIPT_DIR/NAME-TIME-SESSION8/` for a new run;
 /// a resumed run appends to its transcript and keeps its directory.
 pub(crate) fn create_run_dir(
@@ -50,7 +71,7 @@ pub(crate) fn create_run_dir(
     session_id: &str,
     now: &DateTime<Local>,
     resumed_transcript: Option<&Path>,
-) -> Result<RunPaths, String> {
+) -> Result<RunPaths, OutputError> {
     let dir = match resumed_transcript.and_then(Path::parent) {
         Some(dir) => dir.to_path_buf(),
         None => transcript_dir.join(format!(
@@ -65,11 +86,8 @@ pub(crate) fn create_run_dir(
     } else {
         prepare_output_root(transcript_dir).and_then(|_| std::fs::create_dir_all(&dir))
     };
-    if let Err(e) = made {
-        return Err(format!(
-            "cannot create the output directory {}: {e}",
-            dir.display()
-        ));
+    if let Err(source) = made {
+        return Err(OutputError::Dir { dir, source });
     }
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let transcript = match resumed_transcript {

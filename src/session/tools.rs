@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::permissions::Policy;
 use crate::spec::LoadedSpec;
 use crate::tools::structured_output::{StructuredOutputHandle, StructuredOutputTool};
-use crate::tools::{DynTool, Erased, Registry, ToolContext};
+use crate::tools::{DynTool, Erased, Registry, ToolSession};
 use crate::transcript::resume::Resume;
 
 /// The registry for `loaded` under `policy` with the MCP servers' tools `mcp`, and the
@@ -19,7 +19,7 @@ pub(crate) fn registry(
     policy: &Policy,
     mcp: Vec<Arc<dyn DynTool>>,
     resume: Option<&Resume>,
-    ctx: &ToolContext,
+    ctx: &ToolSession,
 ) -> Result<(Registry, Option<StructuredOutputHandle>), String> {
     let mut registry = Registry::from_names(&loaded.spec.tools)?;
     for t in policy.removed_tools() {
@@ -44,7 +44,7 @@ pub(crate) fn registry(
 
 /// Restore what a resumed run's tools knew: read-before-write state, todos, and the tool
 /// schemas that were sent (kept when the same tools are offered).
-fn resume_tool_state(r: &Resume, ctx: &ToolContext, registry: &mut Registry) {
+fn resume_tool_state(r: &Resume, ctx: &ToolSession, registry: &mut Registry) {
     if let Ok(mut state) = ctx.read_state.lock() {
         for (path, record) in &r.read_files {
             state.record(path.clone(), record.clone());
@@ -73,5 +73,7 @@ fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutput
         return Ok(None);
     };
     let handle = StructuredOutputHandle::new(out.max_retries);
-    StructuredOutputTool::new(schema.clone(), handle).map(Some)
+    StructuredOutputTool::new(schema.clone(), handle)
+        .map(Some)
+        .map_err(String::from)
 }

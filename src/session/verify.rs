@@ -28,7 +28,7 @@ impl Session {
                 | OutcomeKind::ContextExhausted => true,
                 _ => break,
             };
-            let ctx = self.agent.tool_ctx();
+            let ctx = self.agent.tools();
             let checks = verify::run_checks(
                 &spec.verify,
                 &self.loaded.workdir,
@@ -46,7 +46,7 @@ impl Session {
                 results: checks.clone(),
             });
             let failed: Vec<&CheckResult> = checks.iter().filter(|c| !c.passed).collect();
-            let stopped = self.agent.stopper.cause().is_some();
+            let stopped = self.agent.stopper().cause().is_some();
             if !report_only && !failed.is_empty() && !stopped && attempt < spec.attempts {
                 let feedback = self
                     .redactor

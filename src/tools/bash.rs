@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::util;
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::process::capture::Captured;
 use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
 
@@ -70,20 +70,20 @@ pub(crate) struct Parsed {
 }
 
 impl BashTool {
-    fn parse(&self, raw: BashInput) -> Result<Parsed, String> {
+    fn parse(&self, raw: BashInput) -> Result<Parsed, CallError> {
         if raw.command.trim().is_empty() {
-            return Err("`command` must not be empty".to_string());
+            return Err("`command` must not be empty".into());
         }
         if raw.run_in_background == Some(true) {
             return Err(
                 "`run_in_background` is not supported by this runner; run the command in the \
                  foreground (with a `timeout` up to 600000 ms)"
-                    .to_string(),
+                    .into(),
             );
         }
         let ms = raw.timeout.unwrap_or(DEFAULT_TIMEOUT_MS);
         if ms == 0 || ms > MAX_TIMEOUT_MS {
-            return Err(format!(
+            return Err(call_error!(
                 "`timeout` must be between 1 and {MAX_TIMEOUT_MS} ms, got {ms}"
             ));
         }
@@ -138,7 +138,7 @@ impl Tool for BashTool {
         })
     }
 
-    fn check(&self, input: BashInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: BashInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input)
     }
 
@@ -159,8 +159,9 @@ fn fatal(message: String) -> ToolFatal {
 }
 
 async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
-    let workdir = ctx.roots.workdir.clone();
+    let workdir = ctx.session.roots.workdir.clone();
     let mut cwd = ctx
+        .session
         .bash_cwd
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -180,11 +181,11 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     let done = run_shell(ShellRun {
         script: &script,
         cwd: &cwd,
-        env: &ctx.env,
+        env: &ctx.session.env,
         extra_env: &[],
         timeout: p.timeout,
         cancel: &ctx.cancel,
-        spill_dir: &ctx.spill_dir,
+        spill_dir: &ctx.session.spill_dir,
         spill_name: &format!("bash-{id}"),
         scope: ctx.scope,
         report: true,
@@ -212,8 +213,12 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     let mut cwd_note = None;
     if let Some(text) = report {
         let new_cwd = PathBuf::from(text.lines().last().unwrap_or_default());
-        let mut state = ctx.bash_cwd.lock().unwrap_or_else(|e| e.into_inner());
-        if new_cwd.is_absolute() && ctx.roots.is_inside_workspace(&new_cwd) {
+        let mut state = ctx
+            .session
+            .bash_cwd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if new_cwd.is_absolute() && ctx.session.roots.is_inside_workspace(&new_cwd) {
             *state = new_cwd;
         } else {
             *state = workdir.clone();
@@ -222,6 +227,7 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
     }
 
     let hint = ctx
+        .session
         .env
         .sandbox
         .as_ref()
@@ -405,7 +411,7 @@ mod tests {
         let (_d, ctx) = ctx();
         let out = bash(&ctx, json!({"command": "pwd; echo err >&2"})).await;
         assert!(!out.is_error, "{}", out.content);
-        let w = ctx.roots.workdir.display().to_string();
+        let w = ctx.session.roots.workdir.display().to_string();
         assert_eq!(out.content, format!("{w}\nerr"));
         let s = out.structured.unwrap();
         assert_eq!(s["stdout"], w);
@@ -447,7 +453,7 @@ mod tests {
     #[tokio::test]
     async fn cwd_persists_inside_workdir_and_env_does_not() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         std::fs::create_dir_all(w.join("sub")).unwrap();
         bash(&ctx, json!({"command": "cd sub && export FOO=bar"})).await;
         let out = bash(&ctx, json!({"command": "pwd; echo \"[$FOO]\""})).await;
@@ -464,7 +470,7 @@ mod tests {
 
         // `exit` still records the directory.
         bash(&ctx, json!({"command": "cd sub; exit 0"})).await;
-        assert_eq!(*ctx.bash_cwd.lock().unwrap(), w.join("sub"));
+        assert_eq!(*ctx.session.bash_cwd.lock().unwrap(), w.join("sub"));
     }
 
     #[tokio::test]
@@ -473,10 +479,11 @@ mod tests {
         assert!(std::env::var_os("HOME").is_some(), "test needs HOME set");
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:+set}]\""})).await;
         assert_eq!(out.content, "[set]");
-        ctx.env = std::sync::Arc::new(crate::process::ChildPolicy {
-            remove: vec!["HOME".into()],
-            ..Default::default()
-        });
+        std::sync::Arc::get_mut(&mut ctx.session).unwrap().env =
+            std::sync::Arc::new(crate::process::ChildPolicy {
+                remove: vec!["HOME".into()],
+                ..Default::default()
+            });
         let out = bash(&ctx, json!({"command": "echo \"[${HOME:-unset}]\""})).await;
         assert_eq!(out.content, "[unset]");
     }
@@ -573,7 +580,7 @@ mod tests {
         assert!(stdout.contains("characters truncated] ..."));
         assert!(stdout.chars().count() < MAX_OUTPUT_CHARS + 100);
         let path = s["persistedOutputPath"].as_str().unwrap();
-        assert!(path.starts_with(&*ctx.spill_dir.to_string_lossy()));
+        assert!(path.starts_with(&*ctx.session.spill_dir.to_string_lossy()));
         assert!(out.content.contains(path));
         let full = std::fs::read_to_string(path).unwrap();
         let expected: String = std::iter::once("START".to_string())

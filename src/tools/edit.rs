@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::file_rules;
 use super::util::{self, absolute_path};
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Edit tool.
 #[derive(Clone, Copy)]
@@ -49,11 +49,11 @@ unique or use replace_all to change every instance of old_string.
 - Use replace_all for replacing and renaming strings across the file.";
 
 impl EditTool {
-    fn parse(&self, raw: EditInput) -> Result<Parsed, String> {
+    fn parse(&self, raw: EditInput) -> Result<Parsed, CallError> {
         let path = absolute_path("file_path", &raw.file_path)?;
         if raw.old_string == raw.new_string {
             return Err(
-                "No changes to make: old_string and new_string are exactly the same.".to_string(),
+                "No changes to make: old_string and new_string are exactly the same.".into(),
             );
         }
         Ok(Parsed {
@@ -106,7 +106,7 @@ impl Tool for EditTool {
         })
     }
 
-    fn check(&self, input: EditInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: EditInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input)
     }
 
@@ -122,12 +122,12 @@ impl Tool for EditTool {
     }
 }
 
-fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, String> {
+fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, CallError> {
     let path = &p.path;
     file_rules::may_write(ctx, path)?;
     let shown = path.display();
     let original = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(format!("{shown} is a directory, not a file.")),
+        Ok(m) if m.is_dir() => return Err(call_error!("{shown} is a directory, not a file.")),
         Ok(_) => {
             let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
             Some(String::from_utf8(bytes).map_err(|_| {
@@ -135,7 +135,7 @@ fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, String> {
             })?)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("Cannot access {shown}: {e}")),
+        Err(e) => return Err(call_error!("Cannot access {shown}: {e}")),
     };
 
     let updated = match &original {
@@ -147,14 +147,14 @@ fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, String> {
             p.new.clone()
         }
         None => {
-            return Err(format!(
+            return Err(call_error!(
                 "File does not exist: {shown}. To create a new file, use an empty old_string \
                  or the Write tool."
             ));
         }
         Some(existing) if p.old.is_empty() => {
             if !existing.trim().is_empty() {
-                return Err(format!(
+                return Err(call_error!(
                     "Cannot create new file - file already exists: {shown}. Read it and use a \
                      non-empty old_string to edit it."
                 ));
@@ -192,7 +192,7 @@ fn edit_file(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, String> {
 
 /// Replace `old` by `new` in `content` under the uniqueness rule. When the file uses CRLF and
 /// the model sent LF, match on the LF-normalized text and restore CRLF afterwards.
-fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result<String, String> {
+fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result<String, CallError> {
     let exact = content.matches(old).count();
     if exact > 0 {
         return apply(content, old, new, replace_all, exact);
@@ -205,7 +205,7 @@ fn replace(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Str
             return Ok(util::to_crlf(&updated));
         }
     }
-    Err(format!(
+    Err(call_error!(
         "String to replace not found in file (0 matches). Check the exact text, including \
          whitespace and indentation, and include enough surrounding context; Read the file \
          again if unsure.\nString: {old}"
@@ -218,9 +218,9 @@ fn apply(
     new: &str,
     replace_all: bool,
     count: usize,
-) -> Result<String, String> {
+) -> Result<String, CallError> {
     if count > 1 && !replace_all {
-        return Err(format!(
+        return Err(call_error!(
             "Found {count} matches of the string to replace, but replace_all is false. To \
              replace all occurrences, set replace_all to true. To replace only one occurrence, \
              provide more surrounding context to uniquely identify the instance.\nString: {old}"
@@ -254,7 +254,7 @@ mod tests {
     #[tokio::test]
     async fn unique_replacement_with_patch() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("a.rs");
+        let f = ctx.session.roots.workdir.join("a.rs");
         std::fs::write(&f, "fn a() {}\nfn b() {}\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -286,7 +286,7 @@ mod tests {
     #[tokio::test]
     async fn counts_matches_in_errors() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("m.txt");
+        let f = ctx.session.roots.workdir.join("m.txt");
         std::fs::write(&f, "x = 1\nx = 1\ny\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -314,7 +314,7 @@ mod tests {
     #[tokio::test]
     async fn read_before_edit() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("r.txt");
+        let f = ctx.session.roots.workdir.join("r.txt");
         std::fs::write(&f, "abc").unwrap();
         let out = edit(
             &ctx,
@@ -328,7 +328,7 @@ mod tests {
     #[tokio::test]
     async fn crlf_and_trailing_newline_preserved() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("c.txt");
+        let f = ctx.session.roots.workdir.join("c.txt");
         std::fs::write(&f, "one\r\ntwo\r\nthree\r\n").unwrap();
         read(&ctx, &f).await;
         let out = edit(
@@ -342,7 +342,7 @@ mod tests {
             "one\r\n2\r\nmore\r\nthree\r\n"
         );
 
-        let g = ctx.roots.workdir.join("nonl.txt");
+        let g = ctx.session.roots.workdir.join("nonl.txt");
         std::fs::write(&g, "a\nb").unwrap();
         read(&ctx, &g).await;
         edit(
@@ -356,7 +356,7 @@ mod tests {
     #[tokio::test]
     async fn empty_old_string_creates() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("sub/new.txt");
+        let f = ctx.session.roots.workdir.join("sub/new.txt");
         let out = edit(
             &ctx,
             json!({"file_path": f, "old_string": "", "new_string": "hello\n"}),

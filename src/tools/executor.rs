@@ -79,7 +79,8 @@ fn denied(call: &PendingCall, input: &Value, reason: String, write: bool) -> Pre
 }
 
 pub(super) fn bash_cwd(ctx: &ToolContext) -> std::path::PathBuf {
-    ctx.bash_cwd
+    ctx.session
+        .bash_cwd
         .lock()
         .map(|c| c.clone())
         .unwrap_or_else(|p| p.into_inner().clone())
@@ -100,7 +101,7 @@ fn concurrency_safe(
     ctx: &ToolContext,
 ) -> bool {
     match call.access() {
-        Access::Exec(cmd) => policy.is_read_only_bash(cmd, cwd, &ctx.roots),
+        Access::Exec(cmd) => policy.is_read_only_bash(cmd, cwd, &ctx.session.roots),
         _ => call.concurrency_safe(),
     }
 }
@@ -153,6 +154,7 @@ pub(super) async fn prepare(
     }
     let cwd = bash_cwd(ctx);
     let hook = ctx
+        .session
         .hooks
         .pre_tool_use(&call.name, &call.input, &call.id, &cwd)
         .await;
@@ -198,8 +200,8 @@ pub(super) async fn prepare(
                 false,
             );
         }
-        Some(HookDecision::Allow) => policy.decide_hook_allowed(&tc, &ctx.roots),
-        None => policy.decide(&tc, &ctx.roots),
+        Some(HookDecision::Allow) => policy.decide_hook_allowed(&tc, &ctx.session.roots),
+        None => policy.decide(&tc, &ctx.session.roots),
     };
     if let Decision::Allow { .. } = decision
         && let Err((reason, write)) = super::file_rules::check_access(ctx, checked.access())
@@ -245,7 +247,7 @@ async fn run_one(
     };
     // A call allowed to write is on record before it acts: a command once its shell runs
     // (with its process group), any other call now.
-    let start = match &ctx.journal {
+    let start = match &ctx.session.journal {
         Some(j) if scope == Scope::Write => Some(j.call(&call.id, &call.name)),
         _ => None,
     };
@@ -269,7 +271,7 @@ async fn run_one(
     let started = std::time::Instant::now();
     let integrity = match checked.access() {
         Access::Read(_) | Access::Internal => None,
-        _ => ctx.integrity.as_ref(),
+        _ => ctx.session.integrity.as_ref(),
     };
     let check = crate::integrity::around(integrity, || call_label(call, command_line.as_deref()));
     let mut out = checked.run(ctx).await?;
@@ -283,7 +285,7 @@ async fn run_one(
         .unwrap_or_else(|| Value::String(out.content.clone()));
     let (cwd, took) = (bash_cwd(ctx), started.elapsed());
     // An error result goes to the PostToolUseFailure hooks instead.
-    let hooks = &ctx.hooks;
+    let hooks = &ctx.session.hooks;
     let post = if out.is_error {
         let err = out.content.clone();
         hooks
@@ -343,7 +345,8 @@ fn log_command(ctx: &ToolContext, command: String, out: &ToolOutput, took: std::
         duration_ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
         timed_out: end.timed_out,
     };
-    ctx.commands
+    ctx.session
+        .commands
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(run);
@@ -408,9 +411,9 @@ pub(super) async fn execute_from(
     // Before anything keeps them: no secret reaches the model (a third party, and a model can
     // copy what it sees into a file), the transcript or the spill file of a large result.
     for o in &mut outcomes {
-        o.output.content = ctx.redactor.redact(&o.output.content).into_owned();
+        o.output.content = ctx.session.redactor.redact(&o.output.content).into_owned();
         if let Some(s) = o.output.structured.as_mut() {
-            ctx.redactor.redact_value(s);
+            ctx.session.redactor.redact_value(s);
         }
     }
     budget_results(&mut outcomes, ctx).await;
@@ -418,7 +421,7 @@ pub(super) async fn execute_from(
 }
 
 /// Largest tool result content, in characters, sent as is. A longer one is replaced by its
-/// first [`PREVIEW_CHARS`] characters and the path of the full text under `ctx.spill_dir`.
+/// first [`PREVIEW_CHARS`] characters and the path of the full text under `ctx.session.spill_dir`.
 pub(crate) const MAX_RESULT_CHARS: usize = 50_000;
 /// Largest total content, in characters, of one message's tool results. Over it, the largest
 /// results are replaced by previews first, until the total fits.
@@ -459,7 +462,7 @@ async fn budget_results(outcomes: &mut [CallOutcome], ctx: &ToolContext) {
     }
 }
 
-/// Save the full content of `o` under `ctx.spill_dir` and replace it by a preview and the path.
+/// Save the full content of `o` under `ctx.session.spill_dir` and replace it by a preview and the path.
 async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx: &ToolContext) {
     let name: String =
         o.id.chars()
@@ -471,9 +474,12 @@ async fn replace_with_preview(o: &mut CallOutcome, chars: usize, why: &str, ctx:
                 }
             })
             .collect();
-    let path = ctx.spill_dir.join(format!("tool-result-{name}.txt"));
+    let path = ctx
+        .session
+        .spill_dir
+        .join(format!("tool-result-{name}.txt"));
     let saved = async {
-        tokio::fs::create_dir_all(&ctx.spill_dir).await?;
+        tokio::fs::create_dir_all(&ctx.session.spill_dir).await?;
         tokio::fs::write(&path, o.output.content.as_bytes()).await
     }
     .await;
@@ -651,7 +657,11 @@ pub(super) mod tests {
         fn input_schema(&self) -> Value {
             json!({"type": "object"})
         }
-        fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+        fn check(
+            &self,
+            input: Value,
+            _ctx: &ToolContext,
+        ) -> Result<Value, crate::tools::CallError> {
             Ok(input)
         }
         /// A `Bash` probe runs its `command`; the others read or write `file_path`.
@@ -855,7 +865,7 @@ pub(super) mod tests {
     #[tokio::test]
     async fn real_bash_failure_stops_a_running_read_only_sibling() {
         let (_d, ctx) = ctx();
-        let work = ctx.roots.workdir.clone();
+        let work = ctx.session.roots.workdir.clone();
         std::fs::write(work.join("log.txt"), "line\n").unwrap();
         let registry = Registry::from_names(&["Bash"]).unwrap();
         let policy = Policy::new(PermissionMode::Default, &[], &[]).unwrap();
@@ -897,7 +907,7 @@ pub(super) mod tests {
             c.contains(&format!("{} characters", MAX_RESULT_CHARS + 1)),
             "{c}"
         );
-        let path = ctx.spill_dir.join("tool-result-id-big.txt");
+        let path = ctx.session.spill_dir.join("tool-result-id-big.txt");
         assert!(c.contains(&path.display().to_string()), "{c}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), big);
     }
@@ -923,6 +933,6 @@ pub(super) mod tests {
         assert_eq!(replaced, [false, true, false, false, false]);
         let total: usize = out.iter().map(|o| o.output.content.chars().count()).sum();
         assert!(total <= MAX_MESSAGE_CHARS);
-        assert!(ctx.spill_dir.join("tool-result-id-r1.txt").exists());
+        assert!(ctx.session.spill_dir.join("tool-result-id-r1.txt").exists());
     }
 }

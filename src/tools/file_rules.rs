@@ -10,12 +10,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Access, ToolContext};
+use super::{Access, CallError, ToolContext};
 use crate::sandbox::files::{FileRules, resolve};
 
 /// The task's file rules, when it has a sandbox.
 fn rules(ctx: &ToolContext) -> Option<&FileRules> {
-    ctx.env.sandbox.as_ref().map(|s| s.files())
+    ctx.session.env.sandbox.as_ref().map(|s| s.files())
 }
 
 /// Whether the sandbox lets a file tool touch what `access` declares; `Err` carries the
@@ -25,27 +25,27 @@ pub(crate) fn check_access(ctx: &ToolContext, access: &Access) -> Result<(), (St
         Access::Read(paths) => paths
             .iter()
             .try_for_each(|p| may_read(ctx, p))
-            .map_err(|e| (e, false)),
+            .map_err(|e| (e.0, false)),
         Access::Write(paths) => paths
             .iter()
             .try_for_each(|p| may_write(ctx, p))
-            .map_err(|e| (e, true)),
+            .map_err(|e| (e.0, true)),
         Access::Exec(_) | Access::Other | Access::Internal => Ok(()),
     }
 }
 
 /// Whether a file tool may read `path`: `Err` names the rule that denies it.
-pub(crate) fn may_read(ctx: &ToolContext, path: &Path) -> Result<(), String> {
+pub(crate) fn may_read(ctx: &ToolContext, path: &Path) -> Result<(), CallError> {
     match rules(ctx) {
-        Some(r) => r.may_read(path).map_err(|e| e.to_string()),
+        Some(r) => r.may_read(path).map_err(|e| CallError(e.to_string())),
         None => Ok(()),
     }
 }
 
 /// Whether a file tool may write `path`: `Err` names the rule that denies it.
-pub(crate) fn may_write(ctx: &ToolContext, path: &Path) -> Result<(), String> {
+pub(crate) fn may_write(ctx: &ToolContext, path: &Path) -> Result<(), CallError> {
     match rules(ctx) {
-        Some(r) => r.may_write(path).map_err(|e| e.to_string()),
+        Some(r) => r.may_write(path).map_err(|e| CallError(e.to_string())),
         None => Ok(()),
     }
 }
@@ -71,7 +71,7 @@ struct Inner {
 
 impl WalkFilter {
     /// The filter of a walk from `root`; `Err` (the reason) when `root` itself is denied.
-    pub(crate) fn new(ctx: &ToolContext, root: &Path) -> Result<WalkFilter, String> {
+    pub(crate) fn new(ctx: &ToolContext, root: &Path) -> Result<WalkFilter, CallError> {
         let Some(all) = rules(ctx) else {
             return Ok(WalkFilter { inner: None });
         };
@@ -129,7 +129,7 @@ mod tests {
     /// and the credential locations of `home`.
     async fn sandboxed(deny: &[&str], home: &Path) -> (tempfile::TempDir, ToolContext) {
         let (d, mut ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let sb = Sandbox::start(SandboxRequest {
             mode: SandboxMode::Off,
@@ -144,7 +144,7 @@ mod tests {
         })
         .await
         .unwrap();
-        ctx.env = Arc::new(ChildPolicy {
+        Arc::get_mut(&mut ctx.session).unwrap().env = Arc::new(ChildPolicy {
             sandbox: Some(Arc::new(sb)),
             ..ChildPolicy::default()
         });
@@ -158,7 +158,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".ssh")).unwrap();
         std::fs::write(home.join(".ssh/id_rsa"), "needle KEY\n").unwrap();
         let (_d, ctx) = sandboxed(&["secret.txt", "vault"], &home).await;
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         std::fs::write(w.join("secret.txt"), "needle\n").unwrap();
         std::fs::create_dir_all(w.join("vault/deep")).unwrap();
         std::fs::write(w.join("vault/deep/k.txt"), "needle\n").unwrap();
@@ -215,7 +215,7 @@ mod tests {
         std::fs::create_dir_all(home.join(".aws")).unwrap();
         std::fs::write(home.join(".aws/credentials"), "aws_secret=1\n").unwrap();
         let (_d, ctx) = sandboxed(&[".env"], &home).await;
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         std::fs::write(w.join(".env"), "TOKEN=1\n").unwrap();
         std::os::unix::fs::symlink(home.join(".aws/credentials"), w.join("c")).unwrap();
         for p in [w.join(".env"), w.join("c"), home.join(".aws/credentials")] {
@@ -269,12 +269,18 @@ mod tests {
     async fn declared_access_is_checked_and_says_whether_a_write_was_refused() {
         let home = tempfile::tempdir().unwrap();
         let (_d, ctx) = sandboxed(&["s"], home.path()).await;
-        let s = ctx.roots.workdir.join("s");
+        let s = ctx.session.roots.workdir.join("s");
         let (_, write) = check_access(&ctx, &Access::Write(vec![s.clone()])).unwrap_err();
         assert!(write);
         let (why, write) = check_access(&ctx, &Access::Read(vec![s])).unwrap_err();
         assert!(!write && why.contains("sandbox.read_deny"), "{why}");
         assert!(check_access(&ctx, &Access::Exec("cat s".into())).is_ok());
-        assert!(check_access(&ctx, &Access::Read(vec![ctx.roots.workdir.join("t")])).is_ok());
+        assert!(
+            check_access(
+                &ctx,
+                &Access::Read(vec![ctx.session.roots.workdir.join("t")])
+            )
+            .is_ok()
+        );
     }
 }

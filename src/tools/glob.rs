@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::file_rules::WalkFilter;
 use super::util;
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 use crate::roots::normalize_lexically;
 
 /// Most file names one call returns.
@@ -73,9 +73,9 @@ impl Parsed {
 }
 
 impl GlobTool {
-    fn parse(&self, raw: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn parse(&self, raw: GlobInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         if raw.pattern.trim().is_empty() {
-            return Err("`pattern` must not be empty".to_string());
+            return Err("`pattern` must not be empty".into());
         }
         let root = util::search_root(ctx, raw.path.as_deref());
         let mut pattern = raw.pattern.trim().to_string();
@@ -140,7 +140,7 @@ impl Tool for GlobTool {
         })
     }
 
-    fn check(&self, input: GlobInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: GlobInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input, ctx)
     }
 
@@ -274,7 +274,7 @@ mod tests {
     #[tokio::test]
     async fn newest_first_absolute_and_ignores_gitignore() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         touch(&w.join("old.rs"), 100);
         touch(&w.join("src/new.rs"), 1);
         touch(&w.join("src/b.rs"), 50);
@@ -315,7 +315,7 @@ mod tests {
     async fn caps_at_one_hundred() {
         let (_d, ctx) = ctx();
         for i in 0..120 {
-            std::fs::write(ctx.roots.workdir.join(format!("f{i:03}.txt")), "").unwrap();
+            std::fs::write(ctx.session.roots.workdir.join(format!("f{i:03}.txt")), "").unwrap();
         }
         let out = glob(&ctx, json!({"pattern": "*.txt"})).await;
         let s = out.structured.unwrap();

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use super::file_rules::WalkFilter;
 use super::util;
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Entries returned when the call gives no `head_limit`.
 pub(crate) const DEFAULT_HEAD_LIMIT: usize = 250;
@@ -118,16 +118,16 @@ lines.
 - Respects .gitignore; hidden and binary files are skipped.";
 
 impl GrepTool {
-    fn parse(&self, raw: GrepInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn parse(&self, raw: GrepInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         if raw.pattern.is_empty() {
-            return Err("`pattern` must not be empty".to_string());
+            return Err("`pattern` must not be empty".into());
         }
         let mode = match raw.output_mode.as_deref() {
             None | Some("files_with_matches") => Mode::Files,
             Some("content") => Mode::Content,
             Some("count") => Mode::Count,
             Some(other) => {
-                return Err(format!(
+                return Err(call_error!(
                     "`output_mode` must be content, files_with_matches or count, got `{other}`"
                 ));
             }
@@ -259,7 +259,7 @@ impl Tool for GrepTool {
         })
     }
 
-    fn check(&self, input: GrepInput, ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: GrepInput, ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input, ctx)
     }
 
@@ -299,7 +299,7 @@ struct FileHits {
     entries: Vec<Entry>,
 }
 
-fn build_matcher(p: &Parsed) -> Result<RegexMatcher, String> {
+fn build_matcher(p: &Parsed) -> Result<RegexMatcher, CallError> {
     let mut b = RegexMatcherBuilder::new();
     b.case_insensitive(p.case_insensitive);
     if p.multiline {
@@ -308,14 +308,14 @@ fn build_matcher(p: &Parsed) -> Result<RegexMatcher, String> {
         b.line_terminator(Some(b'\n'));
     }
     b.build(&p.pattern)
-        .map_err(|e| format!("Invalid regex `{}`: {e}", p.pattern))
+        .map_err(|e| call_error!("Invalid regex `{}`: {e}", p.pattern))
 }
 
 fn search(
     p: &Parsed,
     filter: &WalkFilter,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<ToolOutput, String> {
+) -> Result<ToolOutput, CallError> {
     let matcher = build_matcher(p)?;
     let meta = std::fs::metadata(&p.root)
         .map_err(|_| format!("Path does not exist: {}", p.root.display()))?;
@@ -631,7 +631,7 @@ mod tests {
     #[tokio::test]
     async fn files_with_matches_newest_first_respecting_ignores() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let a = put(&w, "src/a.rs", "fn needle() {}\n", 50);
         let b = put(&w, "src/b.rs", "let needle = 1;\n", 5);
         put(&w, "src/c.rs", "nothing here\n", 1);
@@ -668,7 +668,7 @@ mod tests {
     #[tokio::test]
     async fn content_mode_with_context_and_numbers() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let f = put(&w, "x.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\n", 1);
         let out = grep(
             &ctx,
@@ -702,7 +702,7 @@ mod tests {
     #[tokio::test]
     async fn count_mode_and_multiline() {
         let (_d, ctx) = ctx();
-        let w = ctx.roots.workdir.clone();
+        let w = ctx.session.roots.workdir.clone();
         let a = put(&w, "a.txt", "x\nx\ny\n", 1);
         let b = put(&w, "b.txt", "x\n", 1);
         let out = grep(&ctx, json!({"pattern": "x", "output_mode": "count"})).await;

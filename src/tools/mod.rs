@@ -9,6 +9,13 @@
 //! call's access → run → PostToolUse hooks → tool_result. Every failure short of a
 //! [`ToolFatal`] becomes an `is_error` tool_result for the model.
 
+/// A [`CallError`] whose message is made by `format!`.
+macro_rules! call_error {
+    ($($arg:tt)*) => {
+        $crate::tools::CallError(format!($($arg)*))
+    };
+}
+
 pub mod bash;
 pub mod builtin;
 pub mod edit;
@@ -85,6 +92,40 @@ impl ToolOutput {
     }
 }
 
+/// A call a tool cannot make as asked (an input the schema or the tool's own rules refuse, a
+/// file not read before it is edited, a pattern that does not compile, a path the sandbox
+/// keeps out): the message goes back to the model as an error result, so it can correct the
+/// call. Reads as its message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CallError(pub String);
+
+impl From<String> for CallError {
+    fn from(message: String) -> Self {
+        CallError(message)
+    }
+}
+
+impl From<&str> for CallError {
+    fn from(message: &str) -> Self {
+        CallError(message.to_string())
+    }
+}
+
+impl From<CallError> for String {
+    fn from(e: CallError) -> String {
+        e.0
+    }
+}
+
+impl std::ops::Deref for CallError {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A failure that must end the run rather than be reported to the model
 /// (e.g. the output directory cannot be written).
 #[derive(Debug, thiserror::Error)]
@@ -123,63 +164,117 @@ impl ReadFileState {
     }
 }
 
-/// Everything a tool call may use. Cheap to clone; shared across concurrent calls.
-#[derive(Debug, Clone)]
-pub struct ToolContext {
+/// What every tool call of one task shares: its roots, the state the tools keep between
+/// calls, the environment and sandbox of its commands, hooks, redaction and records. Built once
+/// by the session ([`ToolSession::new`] and the `with_*` steps), then shared read-only behind
+/// an `Arc` (the state calls change is behind its own lock).
+#[derive(Debug)]
+pub struct ToolSession {
     /// Session roots (workdir, additional dirs, output dir).
     pub roots: Arc<SessionRoots>,
     /// Read-file state shared by Read/Edit/Write.
-    pub read_state: Arc<Mutex<ReadFileState>>,
+    pub read_state: Mutex<ReadFileState>,
     /// Directory for spilled large outputs.
     pub spill_dir: PathBuf,
     /// Environment policy for child processes.
     pub env: Arc<ChildPolicy>,
-    /// Cancelled when the run is interrupted; long calls must stop promptly.
+    /// Cancelled when the run is interrupted.
     pub cancel: CancellationToken,
     /// Bash's persistent working directory (stays inside the workdir).
-    pub bash_cwd: Arc<Mutex<PathBuf>>,
+    pub bash_cwd: Mutex<PathBuf>,
     /// The task's todo list (TodoWrite).
-    pub todos: Arc<Mutex<Vec<todo::Todo>>>,
+    pub todos: Mutex<Vec<todo::Todo>>,
     /// PreToolUse/PostToolUse hooks (none unless the spec or a settings file configures them).
     pub hooks: Arc<crate::hooks::Hooks>,
-    /// What the current call may do (set per call from the permission decision): a command
-    /// runs confined to it.
-    pub scope: Scope,
     /// The commands the task ran, in order (the result's `runner_commands`).
-    pub commands: Arc<Mutex<Vec<crate::events::CommandRun>>>,
+    pub commands: Mutex<Vec<crate::events::CommandRun>>,
     /// The task's secrets: tool results are redacted with it before the model sees them.
     pub redactor: Arc<crate::redact::Redactor>,
     /// Where side-effecting calls announce their start (None: not recorded, e.g. in tests).
     pub(crate) journal: Option<journal::Journal>,
-    /// The current call's announcement, when it is a command allowed to write: the command
-    /// makes it as soon as its shell runs, with its process group.
-    pub(crate) started: Option<journal::CallStart>,
     /// Checks the files that steer git and CI before and after each call that may change
     /// something (None: not checked, e.g. in tests).
     pub integrity: Option<Arc<crate::integrity::Integrity>>,
 }
 
-impl ToolContext {
-    /// A context for `roots` with fresh state.
+impl ToolSession {
+    /// The shared part for `roots`, with fresh state, no hooks, no redaction, no journal and
+    /// no integrity check.
     pub fn new(roots: Arc<SessionRoots>, env: ChildPolicy, cancel: CancellationToken) -> Self {
         let spill_dir = roots.output_dir.join("tool-results");
         let cwd = roots.workdir.clone();
-        ToolContext {
+        ToolSession {
             roots,
-            read_state: Arc::new(Mutex::new(ReadFileState::default())),
+            read_state: Mutex::new(ReadFileState::default()),
             spill_dir,
             env: Arc::new(env),
             cancel,
-            bash_cwd: Arc::new(Mutex::new(cwd)),
-            todos: Arc::new(Mutex::new(Vec::new())),
+            bash_cwd: Mutex::new(cwd),
+            todos: Mutex::new(Vec::new()),
             hooks: Arc::new(crate::hooks::Hooks::default()),
-            scope: Scope::ReadOnly,
-            commands: Arc::default(),
+            commands: Mutex::default(),
             redactor: Arc::default(),
             journal: None,
-            started: None,
             integrity: None,
         }
+    }
+
+    /// Run the calls' hooks.
+    pub fn with_hooks(mut self, hooks: Arc<crate::hooks::Hooks>) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Redact tool results with `redactor`.
+    pub fn with_redactor(mut self, redactor: Arc<crate::redact::Redactor>) -> Self {
+        self.redactor = redactor;
+        self
+    }
+
+    /// Check the files that steer git and CI around the calls that may change something.
+    pub fn with_integrity(mut self, integrity: Arc<crate::integrity::Integrity>) -> Self {
+        self.integrity = Some(integrity);
+        self
+    }
+
+    /// Announce side-effecting calls in `journal` before they act.
+    pub(crate) fn with_journal(mut self, journal: journal::Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+}
+
+/// One tool call's context: the task's shared [`ToolSession`] and what belongs to the call
+/// alone. Cheap to clone (an `Arc`, a token and a scope), once per call.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// What every call of the task shares.
+    pub session: Arc<ToolSession>,
+    /// What this call may do (from its permission decision): a command runs confined to it.
+    pub scope: Scope,
+    /// Cancelled when the run is interrupted or a sibling call failed; long calls stop
+    /// promptly.
+    pub cancel: CancellationToken,
+    /// The call's announcement, when it is a command allowed to write: the command makes it
+    /// as soon as its shell runs, with its process group.
+    pub(crate) started: Option<journal::CallStart>,
+}
+
+impl ToolContext {
+    /// A read-only call context of `session`, cancelled with the run.
+    pub fn of(session: Arc<ToolSession>) -> Self {
+        let cancel = session.cancel.clone();
+        ToolContext {
+            session,
+            scope: Scope::ReadOnly,
+            cancel,
+            started: None,
+        }
+    }
+
+    /// A call context for `roots` with a fresh session (tests, benches).
+    pub fn new(roots: Arc<SessionRoots>, env: ChildPolicy, cancel: CancellationToken) -> Self {
+        Self::of(Arc::new(ToolSession::new(roots, env, cancel)))
     }
 }
 
@@ -204,7 +299,7 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The tool's own rules beyond the schema (absolute paths, ranges, valid patterns); `Err`
     /// is an input error sent to the model.
-    fn check(&self, input: Self::Input, ctx: &ToolContext) -> Result<Self::Call, String>;
+    fn check(&self, input: Self::Input, ctx: &ToolContext) -> Result<Self::Call, CallError>;
 
     /// What the call touches; the permission policy decides on this.
     fn access(&self, call: &Self::Call) -> Access;
@@ -236,7 +331,7 @@ pub trait DynTool: Send + Sync {
     fn spec(&self) -> ToolSpec;
 
     /// Parse and check one call's input; `Err` is an input error for the model.
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String>;
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError>;
 
     /// The JSON Schema derived from the typed input (tests hold it to [`DynTool::spec`]'s).
     fn typed_schema(&self) -> Value;
@@ -271,7 +366,7 @@ impl<T: Tool> DynTool for Erased<T> {
         }
     }
 
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError> {
         let raw: T::Input = if self.0.validates_own_input() {
             serde_json::from_value(input.clone()).map_err(|e| format!("invalid input: {e}"))?
         } else {
@@ -415,7 +510,7 @@ impl DynTool for RecordedSpec {
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
     }
-    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, String> {
+    fn parse(&self, input: &Value, ctx: &ToolContext) -> Result<Box<dyn CheckedCall>, CallError> {
         self.inner.parse(input, ctx)
     }
     fn typed_schema(&self) -> Value {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::file_rules;
 use super::util::{self, absolute_path};
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// Lines returned when no `limit` is given.
 pub(crate) const DEFAULT_LIMIT: usize = 2000;
@@ -48,10 +48,10 @@ pub(crate) struct Parsed {
 }
 
 impl ReadTool {
-    fn parse(&self, raw: ReadInput) -> Result<Parsed, String> {
+    fn parse(&self, raw: ReadInput) -> Result<Parsed, CallError> {
         let path = absolute_path("file_path", &raw.file_path)?;
         if raw.limit == Some(0) {
-            return Err("`limit` must be at least 1".to_string());
+            return Err("`limit` must be at least 1".into());
         }
         Ok(Parsed {
             path,
@@ -111,7 +111,7 @@ impl Tool for ReadTool {
         })
     }
 
-    fn check(&self, input: ReadInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: ReadInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         self.parse(input)
     }
 
@@ -174,18 +174,18 @@ impl Window {
     }
 }
 
-fn read_window(p: &Parsed) -> Result<Window, String> {
+fn read_window(p: &Parsed) -> Result<Window, CallError> {
     let path = &p.path;
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("File does not exist: {shown}"));
+            return Err(call_error!("File does not exist: {shown}"));
         }
-        Err(e) => return Err(format!("Cannot read {shown}: {e}")),
+        Err(e) => return Err(call_error!("Cannot read {shown}: {e}")),
     };
     if meta.is_dir() {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} is a directory, not a file. Use the Glob tool or `ls` in Bash to list it."
         ));
     }
@@ -195,7 +195,7 @@ fn read_window(p: &Parsed) -> Result<Window, String> {
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
     if NON_TEXT_EXTENSIONS.contains(&ext.as_str()) {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} is a .{ext} file; this runner's Read tool supports text files only \
              (images, PDFs and notebooks are not supported)."
         ));
@@ -205,7 +205,7 @@ fn read_window(p: &Parsed) -> Result<Window, String> {
 
     let head = sniff(&mut reader).map_err(|e| format!("Cannot read {shown}: {e}"))?;
     if looks_binary(&head) {
-        return Err(format!(
+        return Err(call_error!(
             "{shown} appears to be a binary file (it contains NUL bytes or invalid UTF-8); \
              Read supports text files only."
         ));
@@ -343,7 +343,7 @@ mod tests {
     #[tokio::test]
     async fn numbers_lines_and_records_the_read() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("a.txt");
+        let f = ctx.session.roots.workdir.join("a.txt");
         std::fs::write(&f, "one\r\ntwo\nthree").unwrap();
         let out = read(&ctx, json!({"file_path": f})).await;
         assert!(!out.is_error, "{}", out.content);
@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(s["type"], "text");
         assert_eq!(s["file"]["totalLines"], 3);
         assert_eq!(s["file"]["content"], "one\ntwo\nthree");
-        let state = ctx.read_state.lock().unwrap();
+        let state = ctx.session.read_state.lock().unwrap();
         let rec = state.get(&f).unwrap();
         assert!(rec.full);
         assert_eq!(rec.mtime, util::mtime(&f));
@@ -361,13 +361,13 @@ mod tests {
     #[tokio::test]
     async fn offset_and_limit_window() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("n.txt");
+        let f = ctx.session.roots.workdir.join("n.txt");
         let body: String = (1..=10).map(|i| format!("l{i}\n")).collect();
         std::fs::write(&f, body).unwrap();
         let out = read(&ctx, json!({"file_path": f, "offset": 4, "limit": 2})).await;
         assert_eq!(out.content, "     4\tl4\n     5\tl5");
         assert_eq!(out.structured.unwrap()["file"]["startLine"], 4);
-        assert!(!ctx.read_state.lock().unwrap().get(&f).unwrap().full);
+        assert!(!ctx.session.read_state.lock().unwrap().get(&f).unwrap().full);
 
         let out = read(&ctx, json!({"file_path": f, "offset": 50})).await;
         assert!(!out.is_error);
@@ -396,7 +396,7 @@ mod tests {
     #[tokio::test]
     async fn refuses_dirs_missing_binary_and_images() {
         let (_d, ctx) = ctx();
-        let w = &ctx.roots.workdir;
+        let w = &ctx.session.roots.workdir;
         let out = read(&ctx, json!({"file_path": w})).await;
         assert!(out.is_error && out.content.contains("directory"));
         let out = read(&ctx, json!({"file_path": w.join("nope")})).await;
@@ -415,7 +415,8 @@ mod tests {
         let out = read(&ctx, json!({"file_path": w.join("p.png")})).await;
         assert!(out.is_error && out.content.contains("text files only"));
         assert!(
-            ctx.read_state
+            ctx.session
+                .read_state
                 .lock()
                 .unwrap()
                 .get(&w.join("b.bin"))
@@ -426,18 +427,18 @@ mod tests {
     #[tokio::test]
     async fn empty_file_says_so() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("e.txt");
+        let f = ctx.session.roots.workdir.join("e.txt");
         std::fs::write(&f, "").unwrap();
         let out = read(&ctx, json!({"file_path": f})).await;
         assert!(!out.is_error);
         assert!(out.content.contains("contents are empty"));
-        assert!(ctx.read_state.lock().unwrap().get(&f).is_some());
+        assert!(ctx.session.read_state.lock().unwrap().get(&f).is_some());
     }
 
     #[tokio::test]
     async fn long_lines_and_large_files_are_capped() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("long.txt");
+        let f = ctx.session.roots.workdir.join("long.txt");
         std::fs::write(&f, format!("{}\nshort\n", "é".repeat(3000))).unwrap();
         let out = read(&ctx, json!({"file_path": f})).await;
         assert!(
@@ -446,7 +447,7 @@ mod tests {
         );
         assert!(out.content.ends_with("     2\tshort"));
 
-        let big = ctx.roots.workdir.join("big.txt");
+        let big = ctx.session.roots.workdir.join("big.txt");
         let line = "x".repeat(199);
         let body: String = (0..1500).map(|_| format!("{line}\n")).collect();
         std::fs::write(&big, body).unwrap();
@@ -458,9 +459,17 @@ mod tests {
             "{}",
             &out.content[..100]
         );
-        assert!(!ctx.read_state.lock().unwrap().get(&big).unwrap().full);
+        assert!(
+            !ctx.session
+                .read_state
+                .lock()
+                .unwrap()
+                .get(&big)
+                .unwrap()
+                .full
+        );
 
-        let many = ctx.roots.workdir.join("many.txt");
+        let many = ctx.session.roots.workdir.join("many.txt");
         let body: String = (1..=2500).map(|i| format!("{i}\n")).collect();
         std::fs::write(&many, body).unwrap();
         let out = read(&ctx, json!({"file_path": many})).await;

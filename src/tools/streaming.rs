@@ -77,6 +77,7 @@ impl StreamingExecutor {
             return;
         }
         if ctx
+            .session
             .hooks
             .has_tool_hooks(&call.name, &call.input, &bash_cwd(ctx))
         {

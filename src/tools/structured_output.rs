@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The tool's name.
 pub(crate) const STRUCTURED_OUTPUT_TOOL: &str = "StructuredOutput";
@@ -100,7 +100,7 @@ pub(crate) struct StructuredOutputTool {
 impl StructuredOutputTool {
     /// A tool for `schema`, recording into `handle`. Fails when the schema does not compile
     /// (spec loading checks this first, so it only fails on a schema that bypassed it).
-    pub(crate) fn new(schema: Value, handle: StructuredOutputHandle) -> Result<Self, String> {
+    pub(crate) fn new(schema: Value, handle: StructuredOutputHandle) -> Result<Self, CallError> {
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| format!("the output schema is not a usable JSON Schema: {e}"))?;
         Ok(StructuredOutputTool {
@@ -145,7 +145,7 @@ impl Tool for StructuredOutputTool {
         self.schema.clone()
     }
 
-    fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, String> {
+    fn check(&self, input: Value, _ctx: &ToolContext) -> Result<Value, CallError> {
         Ok(input)
     }
 

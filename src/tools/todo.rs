@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// One todo item (Claude Code's shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -72,16 +72,16 @@ impl Tool for TodoWriteTool {
         })
     }
 
-    fn check(&self, parsed: TodoInput, _ctx: &ToolContext) -> Result<TodoInput, String> {
+    fn check(&self, parsed: TodoInput, _ctx: &ToolContext) -> Result<TodoInput, CallError> {
         for (i, t) in parsed.todos.iter().enumerate() {
             if !matches!(t.status.as_str(), "pending" | "in_progress" | "completed") {
-                return Err(format!(
+                return Err(call_error!(
                     "todos[{i}].status must be pending, in_progress or completed, not `{}`",
                     t.status
                 ));
             }
             if t.content.trim().is_empty() {
-                return Err(format!("todos[{i}].content must not be empty"));
+                return Err(call_error!("todos[{i}].content must not be empty"));
             }
         }
         Ok(parsed)
@@ -98,7 +98,7 @@ impl Tool for TodoWriteTool {
 
     async fn call(&self, parsed: TodoInput, ctx: &ToolContext) -> Result<ToolOutput, ToolFatal> {
         let old = {
-            let mut todos = ctx.todos.lock().unwrap_or_else(|e| e.into_inner());
+            let mut todos = ctx.session.todos.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::replace(&mut *todos, parsed.todos.clone())
         };
         let done = parsed
@@ -137,7 +137,7 @@ mod tests {
         let s = out.structured.unwrap();
         assert_eq!(s["oldTodos"][0]["status"], "in_progress");
         assert_eq!(s["newTodos"][0]["status"], "completed");
-        assert_eq!(ctx.todos.lock().unwrap().len(), 1);
+        assert_eq!(ctx.session.todos.lock().unwrap().len(), 1);
         let bad = json!({"todos": [{"content": "a", "status": "maybe", "activeForm": "x"}]});
         assert!(validate(&t, &bad, &ctx).is_err());
         assert!(validate(&t, &json!({}), &ctx).is_err());

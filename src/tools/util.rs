@@ -8,27 +8,30 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
-use super::{ReadRecord, ToolContext};
+use super::{CallError, ReadRecord, ToolContext};
 use crate::roots::normalize_lexically;
 
 /// Parse a tool's input, checking it against the tool's JSON Schema first so that errors name
 /// the offending field (serde alone reports type errors without the field name).
-pub(crate) fn parse_input<T: DeserializeOwned>(schema: &Value, input: &Value) -> Result<T, String> {
+pub(crate) fn parse_input<T: DeserializeOwned>(
+    schema: &Value,
+    input: &Value,
+) -> Result<T, CallError> {
     check_schema(schema, input)?;
-    serde_json::from_value(input.clone()).map_err(|e| format!("invalid input: {e}"))
+    serde_json::from_value(input.clone()).map_err(|e| call_error!("invalid input: {e}"))
 }
 
 /// A shallow JSON Schema check: `input` is an object, `required` fields are present and every
 /// known property has the declared type (or one of the `enum` values). Unknown fields are
 /// ignored on purpose: models sometimes add fields.
-pub(crate) fn check_schema(schema: &Value, input: &Value) -> Result<(), String> {
+pub(crate) fn check_schema(schema: &Value, input: &Value) -> Result<(), CallError> {
     let Some(obj) = input.as_object() else {
-        return Err("the input must be a JSON object".to_string());
+        return Err("the input must be a JSON object".into());
     };
     if let Some(required) = schema.get("required").and_then(Value::as_array) {
         for field in required.iter().filter_map(Value::as_str) {
             if obj.get(field).is_none_or(Value::is_null) {
-                return Err(format!("the required parameter `{field}` is missing"));
+                return Err(call_error!("the required parameter `{field}` is missing"));
             }
         }
     }
@@ -45,7 +48,7 @@ pub(crate) fn check_schema(schema: &Value, input: &Value) -> Result<(), String> 
         if let Some(allowed) = prop.get("enum").and_then(Value::as_array) {
             if !allowed.contains(value) {
                 let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-                return Err(format!(
+                return Err(call_error!(
                     "the parameter `{name}` must be one of {}, got {value}",
                     list.join(", ")
                 ));
@@ -65,7 +68,7 @@ pub(crate) fn check_schema(schema: &Value, input: &Value) -> Result<(), String> 
         };
         if !ok {
             let expected = prop.get("type").and_then(Value::as_str).unwrap_or("?");
-            return Err(format!(
+            return Err(call_error!(
                 "the parameter `{name}` type is expected as `{expected}` but provided as `{}`",
                 json_type(value)
             ));
@@ -122,13 +125,13 @@ pub(crate) fn de_opt_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool
 }
 
 /// An absolute `file_path`, lexically normalized; relative paths are refused.
-pub(crate) fn absolute_path(field: &str, raw: &str) -> Result<PathBuf, String> {
+pub(crate) fn absolute_path(field: &str, raw: &str) -> Result<PathBuf, CallError> {
     if raw.trim().is_empty() {
-        return Err(format!("`{field}` must not be empty"));
+        return Err(call_error!("`{field}` must not be empty"));
     }
     let p = Path::new(raw);
     if !p.is_absolute() {
-        return Err(format!(
+        return Err(call_error!(
             "`{field}` must be an absolute path, not a relative path (got `{raw}`)"
         ));
     }
@@ -139,8 +142,8 @@ pub(crate) fn absolute_path(field: &str, raw: &str) -> Result<PathBuf, String> {
 /// `"null"` mean the workdir itself.
 pub(crate) fn search_root(ctx: &ToolContext, raw: Option<&str>) -> PathBuf {
     match raw.map(str::trim) {
-        None | Some("") | Some("undefined") | Some("null") => ctx.roots.workdir.clone(),
-        Some(p) => ctx.roots.resolve(Path::new(p)),
+        None | Some("") | Some("undefined") | Some("null") => ctx.session.roots.workdir.clone(),
+        Some(p) => ctx.session.roots.resolve(Path::new(p)),
     }
 }
 
@@ -156,6 +159,7 @@ pub(crate) fn record_read(ctx: &ToolContext, path: &Path, full: bool) {
         full,
     };
     let mut state = ctx
+        .session
         .read_state
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -164,22 +168,23 @@ pub(crate) fn record_read(ctx: &ToolContext, path: &Path, full: bool) {
 
 /// The read-before-write rule for an existing file: it must have been Read in this task and
 /// not changed on disk since. `Err` is the message for the model.
-pub(crate) fn check_read_before_write(ctx: &ToolContext, path: &Path) -> Result<(), String> {
+pub(crate) fn check_read_before_write(ctx: &ToolContext, path: &Path) -> Result<(), CallError> {
     let record = {
         let state = ctx
+            .session
             .read_state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         state.get(path).cloned()
     };
     let Some(record) = record else {
-        return Err(format!(
+        return Err(call_error!(
             "File has not been read yet. Read it first before writing to it: {}",
             path.display()
         ));
     };
     if record.mtime != mtime(path) {
-        return Err(format!(
+        return Err(call_error!(
             "File has been modified since read, either by the user or by a linter. \
              Read it again before attempting to write it: {}",
             path.display()
@@ -256,14 +261,14 @@ pub(crate) fn structured_patch(old: &str, new: &str) -> Value {
 }
 
 /// Run blocking work off the async runtime; a panicked worker becomes an error message.
-pub(crate) async fn blocking<T, F>(f: F) -> Result<T, String>
+pub(crate) async fn blocking<T, F>(f: F) -> Result<T, CallError>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| format!("internal error: the tool's worker failed: {e}"))
+        .map_err(|e| call_error!("internal error: the tool's worker failed: {e}"))
 }
 
 #[cfg(test)]
@@ -283,7 +288,7 @@ pub(crate) mod test_support {
         tool: &T,
         input: &Value,
         ctx: &ToolContext,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::tools::CallError> {
         Erased(Arc::new(tool.clone())).parse(input, ctx).map(|_| ())
     }
 

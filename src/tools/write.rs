@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::file_rules;
 use super::util::{self, absolute_path};
-use super::{Access, Tool, ToolContext, ToolFatal, ToolOutput};
+use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
 
 /// The Write tool.
 #[derive(Clone, Copy)]
@@ -70,7 +70,7 @@ impl Tool for WriteTool {
         })
     }
 
-    fn check(&self, input: WriteInput, _ctx: &ToolContext) -> Result<Parsed, String> {
+    fn check(&self, input: WriteInput, _ctx: &ToolContext) -> Result<Parsed, CallError> {
         Ok(Parsed {
             path: absolute_path("file_path", &input.file_path)?,
             content: input.content,
@@ -89,18 +89,18 @@ impl Tool for WriteTool {
     }
 }
 
-fn write_file(ctx: &ToolContext, path: &Path, content: &str) -> Result<ToolOutput, String> {
+fn write_file(ctx: &ToolContext, path: &Path, content: &str) -> Result<ToolOutput, CallError> {
     file_rules::may_write(ctx, path)?;
     let shown = path.display();
     let original = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return Err(format!("{shown} is a directory, not a file.")),
+        Ok(m) if m.is_dir() => return Err(call_error!("{shown} is a directory, not a file.")),
         Ok(_) => {
             util::check_read_before_write(ctx, path)?;
             let bytes = std::fs::read(path).map_err(|e| format!("Cannot read {shown}: {e}"))?;
             Some(String::from_utf8_lossy(&bytes).into_owned())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("Cannot access {shown}: {e}")),
+        Err(e) => return Err(call_error!("Cannot access {shown}: {e}")),
     };
     let to_write = match &original {
         Some(old) if util::uses_crlf(old) => util::to_crlf(content),
@@ -151,7 +151,7 @@ mod tests {
     #[tokio::test]
     async fn creates_with_parents() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("a/b/new.txt");
+        let f = ctx.session.roots.workdir.join("a/b/new.txt");
         let out = write(&ctx, &f, "hi\n").await;
         assert!(!out.is_error, "{}", out.content);
         assert!(out.content.contains("created"));
@@ -169,7 +169,7 @@ mod tests {
     #[tokio::test]
     async fn refuses_unread_and_changed_files() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("x.txt");
+        let f = ctx.session.roots.workdir.join("x.txt");
         std::fs::write(&f, "old\n").unwrap();
         let out = write(&ctx, &f, "new\n").await;
         assert!(out.is_error && out.content.contains("has not been read"));
@@ -207,7 +207,7 @@ mod tests {
     #[tokio::test]
     async fn keeps_crlf_line_endings() {
         let (_d, ctx) = ctx();
-        let f = ctx.roots.workdir.join("w.txt");
+        let f = ctx.session.roots.workdir.join("w.txt");
         std::fs::write(&f, "a\r\nb\r\n").unwrap();
         call(&ReadTool, json!({"file_path": f}), &ctx)
             .await

@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::model::provider::ProviderError;
+use crate::provider::ProviderError;
 
 /// At most this many characters of a non-JSON error body go into the message.
 const MAX_RAW_MESSAGE_CHARS: usize = 2000;

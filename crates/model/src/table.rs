@@ -74,7 +74,7 @@ const fn entry(out: u32, input: f64, output: f64, cache_write: f64, cache_read: 
 }
 
 /// The built-in entries, by canonical id (no date, no `-latest`).
-pub(crate) const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
+pub const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
     ("claude-opus-4-5", entry(64_000, 5.0, 25.0, 6.25, 0.50)),
     ("claude-opus-4-1", entry(32_000, 15.0, 75.0, 18.75, 1.50)),
     ("claude-opus-4", entry(32_000, 15.0, 75.0, 18.75, 1.50)),
@@ -86,7 +86,7 @@ pub(crate) const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
 ];
 
 /// The canonical id of `model`: a trailing `-YYYYMMDD` or `-latest` removed.
-pub(crate) fn canonical_id(model: &str) -> &str {
+pub fn canonical_id(model: &str) -> &str {
     if let Some(base) = model.strip_suffix("-latest") {
         return base;
     }

@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 use super::{ModelRequest, StreamEvent};
 
 /// The cassette format version this build reads and writes.
-pub(crate) const CASSETTE_VERSION: u32 = 1;
+pub const CASSETTE_VERSION: u32 = 1;
 /// Placeholder for the workdir inside cassettes.
-pub(crate) const WORKDIR_TOKEN: &str = "${WORKDIR}";
+pub const WORKDIR_TOKEN: &str = "${WORKDIR}";
 
 /// First line of a cassette.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct CassetteHeader {
+pub struct CassetteHeader {
     /// Always `runner-cassette`.
     pub format: String,
     /// Format version.
@@ -33,7 +33,7 @@ pub(crate) struct CassetteHeader {
 
 /// One recorded request/response pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Exchange {
+pub struct Exchange {
     /// 0-based position.
     pub seq: usize,
     /// sha256 over the normalized request (model, messages, tools, system_append).
@@ -72,14 +72,14 @@ pub enum CassetteError {
 
 /// A cassette read from disk.
 #[derive(Debug, Clone)]
-pub(crate) struct Cassette {
+pub struct Cassette {
     /// Its exchanges, in order.
     pub exchanges: Vec<Exchange>,
 }
 
 impl Cassette {
     /// Read and check a cassette file.
-    pub(crate) fn load(path: &Path) -> Result<Cassette, CassetteError> {
+    pub fn load(path: &Path) -> Result<Cassette, CassetteError> {
         let io = |source| CassetteError::Io {
             path: path.to_path_buf(),
             source,
@@ -136,7 +136,7 @@ impl Cassette {
 /// placed just before the block's `BlockStop` (or before `MessageDelta`/`MessageStop` for a
 /// block that never stopped). Masking the workdir works on whole strings, so a path split
 /// across two fragments would otherwise escape it. The assembled response is unchanged.
-pub(crate) fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+pub fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
     use std::collections::BTreeMap;
     /// Which delta kind a pending string belongs to.
     #[derive(PartialEq, Clone, Copy)]
@@ -205,7 +205,7 @@ pub(crate) fn coalesce_deltas(events: Vec<StreamEvent>) -> Vec<StreamEvent> {
 }
 
 /// Replace every occurrence of `from` with `to` in all strings of `v`.
-pub(crate) fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
+pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     if from.is_empty() {
         return;
     }
@@ -221,7 +221,7 @@ pub(crate) fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
 /// (it carries the date, platform and workdir), the spec's `system_prompt_append` kept as
 /// `system_append` (only when set, so cassettes recorded without one keep their digest),
 /// everything else as sent.
-pub(crate) fn normalize_request(
+pub fn normalize_request(
     request: &ModelRequest,
     workdir: &Path,
     system_append: Option<&str>,
@@ -251,7 +251,7 @@ pub fn digest(normalized: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Message;
+    use crate::Message;
 
     #[test]
     fn normalization_masks_workdir_and_system() {
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn coalesced_deltas_assemble_the_same_and_mask_split_paths() {
-        use crate::model::assembler::Assembler;
+        use crate::assembler::Assembler;
         let events = vec![
             StreamEvent::MessageStart {
                 id: "m".into(),
@@ -308,7 +308,7 @@ mod tests {
             StreamEvent::BlockStop { index: 0 },
             StreamEvent::BlockStop { index: 1 },
             StreamEvent::MessageDelta {
-                stop_reason: Some(crate::model::StopReason::ToolUse),
+                stop_reason: Some(crate::StopReason::ToolUse),
                 stop_sequence: None,
                 usage: Default::default(),
             },

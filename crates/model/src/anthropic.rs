@@ -182,7 +182,7 @@ impl Provider for AnthropicProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::types::{ContentBlock, Message, Role, ToolSpec};
+    use crate::types::{ContentBlock, Message, Role, ToolSpec};
     use serde_json::json;
 
     #[test]

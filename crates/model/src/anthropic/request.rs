@@ -20,7 +20,7 @@
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::Value;
 
-use crate::model::types::{
+use crate::types::{
     ContentBlock, Ephemeral, Message, ModelRequest, Role, ToolSpec, serialize_block,
 };
 

@@ -11,7 +11,7 @@ use super::cassette::{
     normalize_request, replace_in_strings,
 };
 use super::{ModelCall, ModelRequest, Provider, ProviderError, StreamEvent};
-use crate::redact::Redactor;
+use runner_protocol::redact::Redactor;
 
 struct Writer {
     file: std::fs::File,
@@ -19,7 +19,7 @@ struct Writer {
 }
 
 /// A provider that records what another provider answers.
-pub(crate) struct RecordingProvider {
+pub struct RecordingProvider {
     inner: Arc<dyn Provider>,
     writer: Arc<Mutex<Writer>>,
     workdir: PathBuf,
@@ -30,7 +30,7 @@ pub(crate) struct RecordingProvider {
 impl RecordingProvider {
     /// Start a new cassette at `path` (truncating it) for a run in `workdir`.
     /// `system_append` is the spec's `system_prompt_append`, part of each request's digest.
-    pub(crate) fn create(
+    pub fn create(
         inner: Arc<dyn Provider>,
         path: &Path,
         workdir: &Path,

@@ -22,11 +22,11 @@ use super::cassette::{
 use super::cassette_diff;
 use super::settings::ReplayMode;
 use super::{ModelCall, ModelRequest, Provider, ProviderError, ResponseMeta, StreamEvent};
-use crate::model::ContentBlock;
-use crate::redact::Redactor;
+use crate::ContentBlock;
+use runner_protocol::redact::Redactor;
 
 /// Serves recorded responses.
-pub(crate) struct ReplayProvider {
+pub struct ReplayProvider {
     path: PathBuf,
     cassette: Cassette,
     workdir: PathBuf,
@@ -42,7 +42,7 @@ pub(crate) struct ReplayProvider {
 
 impl ReplayProvider {
     /// Open a cassette for lenient replay in `workdir`.
-    pub(crate) fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
+    pub fn open(path: &Path, workdir: &Path) -> Result<Self, CassetteError> {
         Ok(ReplayProvider {
             path: path.to_path_buf(),
             cassette: Cassette::load(path)?,
@@ -57,7 +57,7 @@ impl ReplayProvider {
 
     /// Check requests strictly: normalize them like the recorder did (workdir masked,
     /// `system_append` included, secrets redacted by `redactor`) and compare digests.
-    pub(crate) fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
+    pub fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
         self.mode = ReplayMode::Strict;
         self.redactor = redactor;
         self.system_append = system_append;

@@ -1,5 +1,5 @@
 //! Retry policy for model calls: which provider failures are retried and how long to wait
-//! (the rate limits a batch shares are the governor's: [`crate::governor`]).
+//! (the rate limits a batch shares are the governor's: `runner::governor`).
 //!
 //! What is retried is the whole model response attempt (a failed attempt is recorded as
 //! abandoned in the transcript); the agent loop asks [`RetryState::decide`] after every failed attempt and either waits the returned
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::model::ProviderError;
+use crate::ProviderError;
 
 /// Proportional jitter: a delay is shortened by up to this fraction.
 pub(crate) const JITTER_RATIO: f64 = 0.25;
@@ -71,7 +71,7 @@ impl RetryPolicy {
 
 /// How a provider failure is handled.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Class {
+pub enum Class {
     /// Transient: retry after backoff (`retry_after` from the server is a floor).
     Retryable {
         /// The server's `retry-after`, if it sent one.
@@ -87,7 +87,7 @@ pub(crate) enum Class {
 /// Output tokens kept free below the context limit when lowering `max_tokens`.
 const CONTEXT_MARGIN: u64 = 1_000;
 /// `max_tokens` is never lowered below this; the context is then exhausted.
-pub(crate) const MIN_MAX_TOKENS: u32 = 1_024;
+pub const MIN_MAX_TOKENS: u32 = 1_024;
 
 /// Whether a transport error message describes a TLS certificate failure (never retried:
 /// the next attempt fails the same way).
@@ -97,7 +97,7 @@ fn is_certificate_error(message: &str) -> bool {
 }
 
 /// Classify one failed attempt.
-pub(crate) fn classify(err: &ProviderError) -> Class {
+pub fn classify(err: &ProviderError) -> Class {
     use ProviderError::*;
     match err {
         Http {
@@ -157,7 +157,7 @@ pub(crate) fn classify(err: &ProviderError) -> Class {
 /// `api_error`) when that does not help. Anthropic's `prompt is too long` and `exceed context
 /// limit`, and the OpenAI-compatible wordings (OpenAI `context_length_exceeded`, vLLM
 /// `maximum context length`, llama.cpp `exceeds the available context size`).
-pub(crate) fn context_exhausted(err: &ProviderError) -> bool {
+pub fn context_exhausted(err: &ProviderError) -> bool {
     match err {
         ProviderError::Http {
             status: 400 | 413,
@@ -183,7 +183,7 @@ pub(crate) fn context_exhausted(err: &ProviderError) -> bool {
 
 /// Whether the failure says the model is overloaded (HTTP 529, or an `overloaded_error`
 /// answer or stream event): the failure a fallback model is for.
-pub(crate) fn overloaded(err: &ProviderError) -> bool {
+pub fn overloaded(err: &ProviderError) -> bool {
     match err {
         ProviderError::Http {
             status, error_type, ..
@@ -194,7 +194,7 @@ pub(crate) fn overloaded(err: &ProviderError) -> bool {
 }
 
 /// The HTTP status of a failure, if it was an HTTP error (stream-json `error_status`).
-pub(crate) fn error_status(err: &ProviderError) -> Option<u16> {
+pub fn error_status(err: &ProviderError) -> Option<u16> {
     match err {
         ProviderError::Http { status, .. } => Some(*status),
         _ => None,
@@ -202,7 +202,7 @@ pub(crate) fn error_status(err: &ProviderError) -> Option<u16> {
 }
 
 /// The SDK's `SDKAssistantMessageError` category for a failure (stream-json `error`).
-pub(crate) fn error_category(err: &ProviderError) -> &'static str {
+pub fn error_category(err: &ProviderError) -> &'static str {
     match err {
         ProviderError::Http { status, .. } => match status {
             401 => "authentication_failed",
@@ -226,7 +226,7 @@ pub(crate) fn error_category(err: &ProviderError) -> &'static str {
 
 /// Whether the failure happened after the response started (the attempt is then abandoned,
 /// with a `runner_attempt_abandoned` record).
-pub(crate) fn mid_stream(err: &ProviderError) -> bool {
+pub fn mid_stream(err: &ProviderError) -> bool {
     match err {
         ProviderError::StreamError { .. }
         | ProviderError::Malformed(_)
@@ -240,7 +240,7 @@ pub(crate) fn mid_stream(err: &ProviderError) -> bool {
 }
 
 /// A message for a permanent API failure that names the cause and what to do.
-pub(crate) fn describe(err: &ProviderError) -> String {
+pub fn describe(err: &ProviderError) -> String {
     match err {
         ProviderError::Http {
             status, message, ..
@@ -265,7 +265,7 @@ pub(crate) fn describe(err: &ProviderError) -> String {
 /// For the two context errors that a smaller `max_tokens` fixes, the value to retry with:
 /// `input length and `max_tokens` exceed context limit: A + B > C` → `C - A - margin`;
 /// `` `max_tokens`: N > M, which is the maximum allowed ...`` → `M`.
-pub(crate) fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
+pub fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
     if status != 400 {
         return None;
     }
@@ -298,7 +298,7 @@ pub(crate) fn lowered_max_tokens(status: u16, message: &str) -> Option<u32> {
 
 /// What to do after a failed attempt.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Decision {
+pub enum Decision {
     /// Wait `delay`, then make retry number `attempt` (1-based).
     Retry {
         /// 1-based retry number.
@@ -314,7 +314,7 @@ pub(crate) enum Decision {
 
 /// Retry bookkeeping for one task: the policy, retries of the current request, total wait.
 #[derive(Debug, Clone)]
-pub(crate) struct RetryState {
+pub struct RetryState {
     /// The settings.
     pub policy: RetryPolicy,
     retries: u32,
@@ -330,7 +330,7 @@ fn random_unit() -> f64 {
 
 impl RetryState {
     /// Fresh state under `policy`.
-    pub(crate) fn new(policy: RetryPolicy) -> Self {
+    pub fn new(policy: RetryPolicy) -> Self {
         RetryState {
             policy,
             retries: 0,
@@ -348,19 +348,19 @@ impl RetryState {
 
     /// A request succeeded: the next failure starts from the first retry again (the total
     /// wait budget keeps counting).
-    pub(crate) fn succeeded(&mut self) {
+    pub fn succeeded(&mut self) {
         self.retries = 0;
     }
 
     /// Total time waited so far.
     #[cfg(test)]
-    pub(crate) fn waited(&self) -> Duration {
+    pub fn waited(&self) -> Duration {
         self.waited
     }
 
     /// Decide what follows the failure `err`. A `Retry` is counted (retry number and wait)
     /// when returned.
-    pub(crate) fn decide(&mut self, err: &ProviderError) -> Decision {
+    pub fn decide(&mut self, err: &ProviderError) -> Decision {
         let retry_after = match classify(err) {
             Class::Fatal(msg) => return Decision::GiveUp(msg),
             Class::LowerMaxTokens(n) => return Decision::LowerMaxTokens(n),
@@ -414,7 +414,7 @@ fn wait_text(d: Duration) -> String {
 }
 
 /// Sleep `d`, or less if `cancel` fires; returns false when cancelled.
-pub(crate) async fn sleep_unless_cancelled(d: Duration, cancel: &CancellationToken) -> bool {
+pub async fn sleep_unless_cancelled(d: Duration, cancel: &CancellationToken) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(d) => true,
         _ = cancel.cancelled() => false,

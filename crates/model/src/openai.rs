@@ -27,7 +27,7 @@ pub use wire::{ChunkMapper, Estimate, event_stream};
 
 /// How to reach an OpenAI-compatible server.
 #[derive(Clone)]
-pub(crate) struct OpenaiConfig {
+pub struct OpenaiConfig {
     /// Base URL ending in `/v1` (a trailing slash is tolerated); `/chat/completions` is appended.
     pub base_url: String,
     /// Bearer token; `None` sends no `Authorization` header.
@@ -54,20 +54,20 @@ impl std::fmt::Debug for OpenaiConfig {
 
 impl OpenaiConfig {
     /// The public API.
-    pub(crate) const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
+    pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
     /// Env var overriding the base URL (the spec's `openai.base_url` wins over it).
-    pub(crate) const ENV_BASE_URL: &'static str = "OPENAI_BASE_URL";
+    pub const ENV_BASE_URL: &'static str = "OPENAI_BASE_URL";
     /// Default API key variable.
-    pub(crate) const DEFAULT_KEY_VAR: &'static str = "OPENAI_API_KEY";
+    pub const DEFAULT_KEY_VAR: &'static str = "OPENAI_API_KEY";
     /// Default stream idle timeout for the public API (5 minutes: Chat Completions sends no
     /// keep-alive while a reasoning model thinks before its first token). Another base URL
     /// (a local model server) defaults to [`http::LOCAL_IDLE_TIMEOUT`].
-    pub(crate) const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
     /// Default connect timeout.
-    pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
     /// Defaults for the public API, ignoring the environment.
-    pub(crate) fn new(api_key: Option<String>) -> Self {
+    pub fn new(api_key: Option<String>) -> Self {
         OpenaiConfig {
             base_url: Self::DEFAULT_BASE_URL.to_string(),
             api_key,
@@ -79,7 +79,7 @@ impl OpenaiConfig {
 
     /// The spec's settings over the environment (`OPENAI_BASE_URL`,
     /// `RUNNER_STREAM_IDLE_TIMEOUT_MS`) over the defaults, reading variables through `lookup`.
-    pub(crate) fn from_settings(
+    pub fn from_settings(
         settings: Option<&OpenaiSettings>,
         api_key: Option<String>,
         lookup: impl Fn(&str) -> Option<String>,
@@ -108,7 +108,7 @@ impl OpenaiConfig {
 
     /// The environment variable holding the key for `settings`: `OPENAI_API_KEY` unless
     /// `api_key_env` names another; `None` when `api_key_env` is `""` (no key).
-    pub(crate) fn key_var(settings: Option<&OpenaiSettings>) -> Option<String> {
+    pub fn key_var(settings: Option<&OpenaiSettings>) -> Option<String> {
         match settings.and_then(|s| s.api_key_env.as_deref()) {
             None => Some(Self::DEFAULT_KEY_VAR.to_string()),
             Some("") => None,
@@ -117,13 +117,13 @@ impl OpenaiConfig {
     }
 
     /// The full Chat Completions endpoint URL.
-    pub(crate) fn completions_url(&self) -> String {
+    pub fn completions_url(&self) -> String {
         format!("{}/chat/completions", self.base_url.trim_end_matches('/'))
     }
 
     /// `max_completion_tokens` for api.openai.com (its reasoning models reject `max_tokens`),
     /// `max_tokens` for every other server (the field they all read).
-    pub(crate) fn max_tokens_field(&self) -> MaxTokensField {
+    pub fn max_tokens_field(&self) -> MaxTokensField {
         let host = reqwest::Url::parse(&self.base_url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
@@ -135,7 +135,7 @@ impl OpenaiConfig {
 }
 
 /// An OpenAI-compatible Chat Completions endpoint as a [`Provider`].
-pub(crate) struct OpenaiProvider {
+pub struct OpenaiProvider {
     config: OpenaiConfig,
     url: reqwest::Url,
     client: reqwest::Client,
@@ -154,7 +154,7 @@ impl std::fmt::Debug for OpenaiProvider {
 
 impl OpenaiProvider {
     /// Build the provider and its HTTP client.
-    pub(crate) fn new(config: OpenaiConfig) -> Result<Self, ProviderError> {
+    pub fn new(config: OpenaiConfig) -> Result<Self, ProviderError> {
         let url = http::endpoint_url(&config.completions_url(), &config.base_url)?;
         let mut headers = HeaderMap::new();
         if let Some(key) = &config.api_key {

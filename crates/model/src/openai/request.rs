@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 use serde_json::Value;
 
-use crate::model::types::{ContentBlock, Message, ModelRequest, Role, ToolSpec};
+use crate::types::{ContentBlock, Message, ModelRequest, Role, ToolSpec};
 
 /// Which field carries the output token cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

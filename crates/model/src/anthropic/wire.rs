@@ -13,9 +13,9 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use crate::model::provider::{EventStream, ProviderError, StreamEvent};
-use crate::model::sse::{SseEvents, corrupt};
-use crate::model::types::{StopReason, Usage};
+use crate::provider::{EventStream, ProviderError, StreamEvent};
+use crate::sse::{SseEvents, corrupt};
+use crate::types::{StopReason, Usage};
 
 fn malformed(event: &str, what: impl std::fmt::Display) -> ProviderError {
     ProviderError::Malformed(format!("`{event}` event: {what}"))

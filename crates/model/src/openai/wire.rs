@@ -33,9 +33,9 @@ use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
 
-use crate::model::provider::{EventStream, ProviderError, StreamEvent};
-use crate::model::sse::{SseEvents, corrupt};
-use crate::model::types::{StopReason, Usage};
+use crate::provider::{EventStream, ProviderError, StreamEvent};
+use crate::sse::{SseEvents, corrupt};
+use crate::types::{StopReason, Usage};
 
 /// Characters per token for the usage estimate when the server reports none.
 pub(crate) const CHARS_PER_TOKEN: usize = 4;
