@@ -6,7 +6,8 @@
 #   mode=build    bin-dir=ACTION_PATH/target/release  cache-key=runner-src-…  cache-prefix=…
 #
 # Install a release when `version` is set, or when the action is used at a release tag
-# (`uses: owner/runner@v1.2.3`), or at a branch (the latest release). Build from source when
+# (`uses: owner/runner@v1.2.3`), at a major tag (`@v1`: the release it points at), or at a
+# branch (the latest release). Build from source when
 # `build-from-source` is true, or when the action is used at a commit or from a local path:
 # that code need not match any release.
 #
@@ -57,6 +58,12 @@ if [ "$mode" = install ]; then
   elif is_release_tag "$ref"; then
     version=$ref
     why="the action is used at the release tag $ref"
+  elif printf '%s\n' "$ref" | grep -Eq '^v[0-9]+(\.[0-9]+)?$'; then
+    # A major (or minor) tag the release workflow moves to each newest release of that line:
+    # the release is the one whose source the tag points at, its Cargo.toml version.
+    version=$(sed -n 's/^version = "\([^"]*\)"$/\1/p' "$ACTION_PATH/Cargo.toml" | head -n 1)
+    [ -n "$version" ] || die "cannot read the version of the action's source at $ref"
+    why="the action is used at $ref, whose newest release is $version"
   elif [ -z "$ref" ]; then
     mode=build why="the action is used from a local path, which need not match a release"
   elif printf '%s\n' "$ref" | grep -Eq '^[0-9a-f]{40}$'; then

@@ -13,6 +13,9 @@ use clap::Args;
 
 use crate::spec::validate::name_problem;
 
+mod detect;
+mod templates;
+
 /// Exit code when nothing could be done (a file exists, a bad name, an unwritable path).
 const EXIT_INVALID: i32 = 2;
 
@@ -38,12 +41,16 @@ const WORKFLOW_PATH: &str = ".github/workflows/runner.yml";
 /// `runner init` arguments.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Name of the starter task: the spec is written to `tasks/NAME.yaml` (letters, digits,
-    /// `-`, `_`, `.`).
-    #[arg(value_name = "NAME", default_value = "first-task")]
-    pub name: String,
+    /// Name of the task: the spec is written to `tasks/NAME.yaml` (letters, digits, `-`, `_`,
+    /// `.`). `fix-tests`, `fix-lint`, `review` and `docs` get a spec that does that job with
+    /// the project's own test and lint commands (detected: cargo, npm/pnpm/yarn,
+    /// pytest/uv/poetry, go, maven/gradle, make); any other name the read-only starter.
+    /// Default `first-task`, or none with --workflow when `tasks/` already holds specs.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
     /// Also write an example GitHub workflow (`.github/workflows/runner.yml`) that runs every
-    /// spec in `tasks/` on pull requests.
+    /// spec in `tasks/` on pull requests; alone, in a repository whose `tasks/` holds specs,
+    /// only the workflow.
     #[arg(long)]
     pub workflow: bool,
 }
@@ -82,9 +89,19 @@ pub enum Change {
 /// the exit code (0, or 2 with nothing overwritten).
 pub fn run(args: &InitArgs) -> i32 {
     // An empty base keeps the reported paths relative (`tasks/x.yaml`, not `./tasks/x.yaml`).
-    match init(Path::new(""), &args.name, args.workflow) {
+    let base = Path::new("");
+    let name = match &args.name {
+        Some(n) => Some(n.as_str()),
+        // `runner init --workflow` in a repository already set up: the workflow alone.
+        None if args.workflow && has_specs(&base.join("tasks")) => None,
+        None => Some(DEFAULT_NAME),
+    };
+    match init(base, name, args.workflow) {
         Ok(changes) => {
-            let spec = Path::new("tasks").join(format!("{}.yaml", args.name));
+            let spec = match name {
+                Some(n) => Path::new("tasks").join(format!("{n}.yaml")),
+                None => PathBuf::from("tasks/"),
+            };
             let _ = report(&mut io::stderr().lock(), &changes, &spec);
             0
         }
@@ -95,14 +112,32 @@ pub fn run(args: &InitArgs) -> i32 {
     }
 }
 
-/// Create the starter spec (and the workflow), and add `.runner/` to `.gitignore`, under
-/// `dir`. Every file to create is checked first: if one exists, nothing is written.
-pub fn init(dir: &Path, name: &str, workflow: bool) -> Result<Vec<Change>, InitError> {
-    if let Some(why) = name_problem(name) {
-        return Err(InitError::Name(why));
+/// The task name when none is given.
+const DEFAULT_NAME: &str = "first-task";
+
+/// Whether `dir` holds a task spec (`*.yaml` or `*.yml`).
+fn has_specs(dir: &Path) -> bool {
+    fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "yaml" || x == "yml")
+        })
+    })
+}
+
+/// Create the spec of task `name` (none: the workflow alone) and the workflow, and add
+/// `.runner/` to `.gitignore`, under `dir`. Every file to create is checked first: if one
+/// exists, nothing is written.
+pub fn init(dir: &Path, name: Option<&str>, workflow: bool) -> Result<Vec<Change>, InitError> {
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    if let Some(name) = name {
+        if let Some(why) = name_problem(name) {
+            return Err(InitError::Name(why));
+        }
+        let spec_rel = Path::new("tasks").join(format!("{name}.yaml"));
+        files.push((spec_rel, starter_spec(dir, name)));
     }
-    let spec_rel = Path::new("tasks").join(format!("{name}.yaml"));
-    let mut files: Vec<(PathBuf, String)> = vec![(spec_rel, starter_spec(name))];
     if workflow {
         files.push((PathBuf::from(WORKFLOW_PATH), workflow_text()));
     }
@@ -201,11 +236,15 @@ fn report(w: &mut impl Write, changes: &[Change], spec: &Path) -> io::Result<()>
     )
 }
 
-/// The starter spec: valid as written, read-only by default, every common field shown.
-fn starter_spec(name: &str) -> String {
-    STARTER_SPEC
-        .replace("{schema_url}", SCHEMA_URL)
-        .replace("{name}", name)
+/// The spec of task `name` for the project at `dir`: a job template, or the read-only starter;
+/// valid as written, every common field shown.
+fn starter_spec(dir: &Path, name: &str) -> String {
+    let project = detect::detect(if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    });
+    templates::spec_for(name, project.as_ref(), SCHEMA_URL)
 }
 
 /// The example workflow, pinned to the release of this runner.
@@ -214,40 +253,6 @@ fn workflow_text() -> String {
         .replace("{repository}", action_repository())
         .replace("{version}", crate::VERSION)
 }
-
-const STARTER_SPEC: &str = r#"# yaml-language-server: $schema={schema_url}
-#
-# A runner task spec. Check it, then run it:
-#
-#   runner validate tasks/{name}.yaml
-#   runner exec tasks/{name}.yaml          # needs ANTHROPIC_API_KEY
-#
-# Paths in this file are relative to this file. `runner schema` prints every field.
-name: {name}
-prompt: |
-  Summarize this repository for a new contributor: what it does, how to build it, and how to
-  run its tests. Do not change any file.
-model: claude-sonnet-4-5
-workdir: ..                       # the repository root
-tools: [Read, Glob, Grep, Bash]   # add Edit and Write to let the agent change files
-permissions:
-  # dontAsk: reads inside the workdir and read-only commands (ls, cat, git diff, ...) run
-  # without a rule; anything else needs an allow rule and is denied otherwise.
-  # acceptEdits: Edit/Write inside the workdir run too. plan: reads only.
-  mode: dontAsk
-  allow: []                       # e.g. ["Bash(cargo test:*)", "Bash(npm test)"]
-  deny: ["Bash(git push:*)"]
-limits:
-  max_turns: 20
-  max_cost_usd: 1.0
-  timeout: 15m
-# Success checks, run in the workdir after the agent finishes; each is a JUnit testcase.
-# verify:
-#   - name: tests
-#     run: cargo test --quiet
-# With attempts: 2, a failing check's output goes back to the agent once.
-# attempts: 2
-"#;
 
 /// The example workflow: run every spec in `tasks/` on pull requests, publish the JUnit
 /// report, keep the transcripts.
@@ -323,7 +328,7 @@ mod tests {
 
     #[test]
     fn starter_spec_names_the_task_and_the_schema() {
-        let s = starter_spec("nightly.docs");
+        let s = starter_spec(Path::new("."), "nightly.docs");
         assert!(s.starts_with(&format!("# yaml-language-server: $schema={SCHEMA_URL}\n")));
         assert!(s.contains("\nname: nightly.docs\n"));
         assert!(s.contains("runner exec tasks/nightly.docs.yaml"));
@@ -333,7 +338,7 @@ mod tests {
     #[test]
     fn a_bad_name_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let e = init(dir.path(), "a b", true).unwrap_err();
+        let e = init(dir.path(), Some("a b"), true).unwrap_err();
         assert!(matches!(e, InitError::Name(_)), "{e}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }

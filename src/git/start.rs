@@ -37,7 +37,12 @@ pub fn begin(
     let head = match repo.head().and_then(|h| h.peel_to_commit()) {
         Ok(c) => c,
         Err(e) if !plan.isolate => {
-            tracing::warn!(repo = %root.display(), "no HEAD commit ({e}); no patch will be written");
+            let why = if e.code() == git2::ErrorCode::UnbornBranch {
+                "the repository has no commit yet; commit once to get patches".to_string()
+            } else {
+                format!("no HEAD commit: {}", e.message())
+            };
+            tracing::warn!(repo = %root.display(), "{why}; no patch will be written");
             return Ok(None);
         }
         Err(e) => {

@@ -200,6 +200,12 @@ fn tool_line(f: &Fields, color: bool) -> String {
     if let Some(ms) = f.get("duration_ms") {
         s.push_str(&paint(color, DIM, &format!("  ({})", duration(ms))));
     }
+    // Why a call failed.
+    if f.get("status") == Some("error")
+        && let Some(reason) = f.get("reason")
+    {
+        s.push_str(&paint(color, RED, &format!(": {reason}")));
+    }
     s
 }
 
@@ -276,7 +282,7 @@ mod tests {
         );
         tracing::info!(target: TOOL_TARGET, task = "fix-tests", tool = "Bash", input = "cargo test --quiet", status = "ok", duration_ms = 12_400u64, "tool call");
         tracing::info!(target: TOOL_TARGET, task = "fix-tests", tool = "Read", input = "src/lib.rs", status = "ok", duration_ms = 3u64, "tool call");
-        tracing::info!(target: TOOL_TARGET, task = "fix-tests", tool = "Bash", input = "cargo build", status = "error", duration_ms = 2_050u64, "tool call");
+        tracing::info!(target: TOOL_TARGET, task = "fix-tests", tool = "Bash", input = "cargo build", status = "error", reason = "exit code 101: error[E0425]", duration_ms = 2_050u64, "tool call");
         tracing::warn!(target: TOOL_TARGET, task = "fix-tests", tool = "Bash", input = "rm -rf target", status = "denied", reason = "no allow rule matches Bash(rm -rf target)", "tool call");
         tracing::warn!(check = "tests", exit_code = 1, "verify check failed");
         tracing::error!("cannot write the JUnit report junit.xml: No space left on device");

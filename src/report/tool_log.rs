@@ -82,22 +82,36 @@ impl Sink for ToolLogSink {
                     ContentBlock::ToolResult {
                         tool_use_id,
                         is_error,
-                        ..
+                        content,
                     },
                 ..
             } => {
                 // A denied call's result was already logged as its denial.
                 if let Some((name, input, since)) = self.open.remove(tool_use_id) {
-                    let status = if *is_error { "error" } else { "ok" };
-                    tracing::info!(
-                        target: TOOL_TARGET,
-                        task = %self.task,
-                        tool = %name,
-                        input = %input,
-                        status = %status,
-                        duration_ms = since.elapsed().as_millis() as u64,
-                        "tool call"
-                    );
+                    let duration_ms = since.elapsed().as_millis() as u64;
+                    if *is_error {
+                        // Why it failed: the start of what the model was told.
+                        tracing::info!(
+                            target: TOOL_TARGET,
+                            task = %self.task,
+                            tool = %name,
+                            input = %input,
+                            status = %"error",
+                            reason = %one_line(content),
+                            duration_ms,
+                            "tool call"
+                        );
+                    } else {
+                        tracing::info!(
+                            target: TOOL_TARGET,
+                            task = %self.task,
+                            tool = %name,
+                            input = %input,
+                            status = %"ok",
+                            duration_ms,
+                            "tool call"
+                        );
+                    }
                 }
             }
             _ => {}

@@ -287,3 +287,32 @@ fn thinking_and_redacted_thinking_go_back_unchanged() {
     );
     mock.assert_clean();
 }
+
+#[test]
+fn a_failed_tool_calls_log_line_says_why() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![
+        tool_turn(
+            "toolu_1",
+            "Read",
+            json!({"file_path": repo.path().join("does-not-exist.txt")}),
+        ),
+        text_turn("done"),
+    ]);
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out).args(["-p", "read it"]).run();
+    run.expect_code(0);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.contains("Read") && l.contains("does-not-exist.txt"))
+        .unwrap_or_else(|| panic!("no tool line in {}", run.stderr));
+    let told = mock.request(1).tool_result_text("toolu_1").unwrap();
+    let first = told
+        .split_whitespace()
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(line.contains(&first), "{line:?} lacks {first:?}");
+    mock.assert_clean();
+}

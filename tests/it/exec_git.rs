@@ -645,3 +645,25 @@ fn branch_checked_out_or_shared_by_two_tasks_is_refused() {
     );
     assert_eq!(mock.requests().len(), 0);
 }
+
+#[test]
+fn a_repository_without_commits_is_said_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::git(dir.path(), &["init", "-q"]);
+    let mock = MockAnthropic::start(vec![text_turn("ok")]);
+    let out = OutDir::new();
+    let run = Runner::against(&mock)
+        .current_dir(dir.path())
+        .args(["exec", "-p", "hi", "--transcript-dir"])
+        .arg(out.path())
+        .run();
+    run.expect_code(0);
+    assert!(
+        run.stderr
+            .contains("the repository has no commit yet; commit once to get patches"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("class="), "{}", run.stderr);
+    mock.assert_clean();
+}

@@ -173,3 +173,65 @@ fn invalid_name_is_exit_2() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn job_templates_use_the_projects_own_commands_and_validate() {
+    for (marker, test) in [
+        (&["pyproject.toml", "uv.lock"][..], "uv run pytest"),
+        (&["package.json", "pnpm-lock.yaml"], "pnpm test"),
+        (&["go.mod"], "go test ./..."),
+        (&["Cargo.toml"], "cargo test"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        for f in marker {
+            std::fs::write(dir.path().join(f), "").unwrap();
+        }
+        for job in ["fix-tests", "fix-lint", "review", "docs"] {
+            let out = init_in(dir.path(), &[job]);
+            assert_eq!(out.code, Some(0), "{}", stderr(&out));
+        }
+        let fix = std::fs::read_to_string(dir.path().join("tasks/fix-tests.yaml")).unwrap();
+        assert!(fix.contains(&format!("Run `{test}`")), "{fix}");
+        assert!(fix.contains(&format!("run: \"{test}\"")), "{fix}");
+        assert!(
+            fix.contains("mode: acceptEdits") && fix.contains("Edit"),
+            "{fix}"
+        );
+        let review = std::fs::read_to_string(dir.path().join("tasks/review.yaml")).unwrap();
+        assert!(review.contains("Do not change any file"), "{review}");
+        assert!(
+            review.contains("tools: [Read, Glob, Grep, Bash]"),
+            "{review}"
+        );
+        if test != "cargo test" {
+            for f in ["fix-tests", "fix-lint", "review", "docs"] {
+                let spec = std::fs::read_to_string(dir.path().join(format!("tasks/{f}.yaml")));
+                assert!(!spec.unwrap().contains("cargo"), "{f} in {marker:?}");
+            }
+        }
+        let v = Runner::new()
+            .current_dir(dir.path())
+            .args(["validate", "tasks/"])
+            .run();
+        assert_eq!(v.code, Some(0), "{marker:?}: {}", stderr(&v));
+        assert_eq!(v.stdout.lines().count(), 4, "{}", v.stdout);
+    }
+}
+
+#[test]
+fn workflow_alone_after_init_adds_just_the_workflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = init_in(dir.path(), &[]);
+    assert_eq!(out.code, Some(0), "{}", stderr(&out));
+    let out = init_in(dir.path(), &["--workflow"]);
+    assert_eq!(out.code, Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Created .github/workflows/runner.yml"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("Created tasks/"), "{}", stderr(&out));
+    // A second time, the workflow exists: nothing is overwritten.
+    let out = init_in(dir.path(), &["--workflow"]);
+    assert_eq!(out.code, Some(2), "{}", stderr(&out));
+}

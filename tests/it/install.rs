@@ -798,7 +798,7 @@ fn action_passes_args_one_per_line_and_the_api_key_through_the_environment() {
         ("RUNNER_MODE", "acceptEdits"),
         (
             "RUNNER_ARGS",
-            "--allowed-tools=Bash(git diff *)\n  --max-turns  \n40\n\n--disallowed-tools\r\nBash(git push:*)\n--shard 1/4",
+            "--allowed-tools=Bash(git diff *)\n  --max-turns  \n40\n\n--disallowed-tools\r\nBash(git push:*)\n--shard 1/4 --append-system-prompt \"Be brief, \\\"really\\\"\" --name 'it x'",
         ),
         ("RUNNER_API_KEY", "sk-from-input"),
         ("ANTHROPIC_API_KEY", "sk-from-env"),
@@ -821,7 +821,12 @@ fn action_passes_args_one_per_line_and_the_api_key_through_the_environment() {
             "40",
             "--disallowed-tools",
             "Bash(git push:*)",
-            "--shard 1/4",
+            "--shard",
+            "1/4",
+            "--append-system-prompt",
+            "Be brief, \"really\"",
+            "--name",
+            "it x",
             "tasks/ci",
             "tasks/a",
             "b.yaml",
@@ -831,12 +836,28 @@ fn action_passes_args_one_per_line_and_the_api_key_through_the_environment() {
     );
     let stdout = text(&out.stdout);
     assert!(stdout.contains("::add-mask::sk-from-input"), "{stdout}");
-    // `--flag value` on one line is passed whole, with a warning that says how to write it.
+    assert!(!stdout.contains("::warning"), "{stdout}");
+
+    // A quote left open is an error naming the line; nothing runs.
+    let (out, argv) = action_run(&[("RUNNER_TASKS", "t.yaml"), ("RUNNER_ARGS", "--name \"open")]);
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
     assert!(
-        stdout.contains("::warning title=runner action::args: '--shard 1/4' is one argument"),
-        "{stdout}"
+        text(&out.stdout).contains("is never closed"),
+        "{}",
+        describe(&out)
     );
-    assert!(!stdout.contains("--allowed-tools=Bash"), "{stdout}");
+    assert!(argv.is_empty(), "{argv:?}");
+
+    // The prompt input: an inline task, without spec paths.
+    let (out, argv) = action_run(&[
+        ("RUNNER_PROMPT", "Fix the tests"),
+        ("RUNNER_ARGS", "--max-turns 5"),
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(
+        argv[5..],
+        ["--max-turns", "5", "-p", "Fix the tests", "key=unset"]
+    );
 
     // Without the input, the step's own ANTHROPIC_API_KEY is what runner sees.
     let (out, argv) = action_run(&[
@@ -937,6 +958,23 @@ fn action_installs_release_tags_and_builds_commits_with_a_cache_key_per_lockfile
         );
         assert!(text(&out.stdout).contains("installing release 1.2.3"));
     }
+
+    // A major tag (`@v1`, moved by the release workflow): the release its source is, from the
+    // checkout's Cargo.toml, not the latest of all releases.
+    let major = action_checkout(root.path(), "acme", "runner", "v1", "lock A");
+    std::fs::write(
+        major.join("Cargo.toml"),
+        "[workspace]\nmembers = []\n\n[package]\nname = \"runner\"\nversion = \"1.4.2\"\n",
+    )
+    .unwrap();
+    let (out, got) = action_plan(&major, &[]);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(got[1], ("version".into(), "1.4.2".into()));
+    assert!(
+        text(&out.stdout).contains("used at v1, whose newest release is 1.4.2"),
+        "{}",
+        describe(&out)
+    );
 
     // `version:` wins over the ref; RUNNER_RELEASE_BASE_URL points at a mirror.
     let (out, got) = action_plan(
