@@ -127,9 +127,33 @@ fn bench_sandbox() {
         fmt_dur(dc),
         String::new(),
     ]);
-    // One Unix socket `connect` in the workdir, checked by runner's supervisor (where the
-    // kernel has user notifications): a python3 loop of CONNECTS calls less the same loop of
-    // none, per call.
+    for row in bench_connect(&rt, &work, &spill, &cancel, &plain, &boxed) {
+        t.row(row);
+    }
+    print!("{}", t.render());
+    println!(
+        "sandbox confines: {confined}; per-task setup (grants, rulesets, filter): {}; Unix socket paths checked: {}\n",
+        fmt_dur(setup),
+        runner_exec::sandbox::support().unix_notify
+    );
+}
+
+/// One Unix socket `connect` in the workdir, unconfined and checked by runner's supervisor
+/// (where the kernel has user notifications): the table rows, per call.
+fn bench_connect(
+    rt: &tokio::runtime::Runtime,
+    work: &std::path::Path,
+    spill: &std::path::Path,
+    cancel: &tokio_util::sync::CancellationToken,
+    plain: &runner_exec::process::ChildPolicy,
+    boxed: &runner_exec::process::ChildPolicy,
+) -> Vec<Vec<String>> {
+    use runner_exec::process::ChildPolicy;
+    use runner_exec::process::run::{ShellRun, run_shell};
+    use runner_protocol::Scope;
+
+    let mut rows = Vec::new();
+    // A python3 loop of CONNECTS calls less the same loop of none, per call.
     const CONNECTS: u32 = 2000;
     let server = work.join("bench.sock");
     let listener = std::os::unix::net::UnixListener::bind(&server).unwrap();
@@ -150,12 +174,12 @@ fn bench_sandbox() {
         rt.block_on(async {
             let done = run_shell(ShellRun {
                 script,
-                cwd: &work,
+                cwd: work,
                 env: policy,
                 extra_env: &[],
                 timeout: Duration::from_secs(60),
-                cancel: &cancel,
-                spill_dir: &spill,
+                cancel,
+                spill_dir: spill,
                 spill_name: "b",
                 scope: Scope::Write,
                 report: true,
@@ -178,23 +202,20 @@ fn bench_sandbox() {
         samples[1]
     };
     if std::path::Path::new("/usr/bin/python3").exists() {
-        t.row(vec![
+        rows.push(vec![
             "Unix socket connect, unconfined (per call)".into(),
-            fmt_dur(per_connect(&plain)),
+            fmt_dur(per_connect(plain)),
+            String::new(),
         ]);
         if runner_exec::sandbox::support().unix_notify {
-            t.row(vec![
+            rows.push(vec![
                 "Unix socket connect, sandbox (per call)".into(),
-                fmt_dur(per_connect(&boxed)),
+                fmt_dur(per_connect(boxed)),
+                String::new(),
             ]);
         }
     }
-    print!("{}", t.render());
-    println!(
-        "sandbox confines: {confined}; per-task setup (grants, rulesets, filter): {}; Unix socket paths checked: {}\n",
-        fmt_dur(setup),
-        runner_exec::sandbox::support().unix_notify
-    );
+    rows
 }
 
 /// CPU time (user + system) per call of `f`, of this process and of the processes it started

@@ -317,38 +317,45 @@ impl Sandbox {
         }
     }
 
-    /// Set up the sandbox of one task. Mode `auto` on a kernel without Landlock gives an
-    /// unconfined sandbox (and a loud warning); `enforce` fails.
-    pub async fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
-        let sup = support();
+    /// The sandbox of a task whose commands run unconfined (mode `off`, or `auto` on a kernel
+    /// that cannot confine), or `None` when its commands are confined; `enforce` on a kernel
+    /// that cannot confine is an error.
+    fn unconfined(
+        req: &SandboxRequest<'_>,
+        sup: &Support,
+    ) -> Result<Option<Sandbox>, SandboxError> {
         if req.mode == SandboxMode::Off {
             // Commands run unconfined, but the file tools still keep out of the credential
             // locations and `read_deny`; their writes are left to the permission policy.
             let mut s = Sandbox::off("sandbox.mode is off");
             s.files = FileRules::new(req.home.as_deref(), &req.read_deny, None, &[]);
-            return Ok(s);
+            return Ok(Some(s));
         }
-        if !sup.can_confine() {
-            let why = unsupported_reason(&sup);
-            if req.mode == SandboxMode::Enforce {
-                return Err(SandboxError::Unsupported(why));
-            }
-            tracing::warn!(
-                "the sandbox is not available ({why}): commands run UNCONFINED, with runner's own file and network access (set sandbox.mode: enforce to refuse instead)"
-            );
-            let mut s = Sandbox::off(&why);
-            s.report.mode = req.mode.as_str().into();
-            // The kernel cannot hold commands to the plan, but the file tools are held to it.
-            let mut writable = vec![req.workdir.to_path_buf()];
-            writable.extend(req.write.iter().cloned());
-            s.files = FileRules::new(req.home.as_deref(), &req.read_deny, Some(&writable), &[]);
-            return Ok(s);
+        if sup.can_confine() {
+            return Ok(None);
         }
-        let tmp = tempfile::Builder::new()
-            .prefix("runner-tmp-")
-            .tempdir()
-            .map_err(|e| SandboxError::Setup(format!("private TMPDIR: {e}")))?;
-        let (network, proxy) = match req.network {
+        let why = unsupported_reason(sup);
+        if req.mode == SandboxMode::Enforce {
+            return Err(SandboxError::Unsupported(why));
+        }
+        tracing::warn!(
+            "the sandbox is not available ({why}): commands run UNCONFINED, with runner's own file and network access (set sandbox.mode: enforce to refuse instead)"
+        );
+        let mut s = Sandbox::off(&why);
+        s.report.mode = req.mode.as_str().into();
+        // The kernel cannot hold commands to the plan, but the file tools are held to it.
+        let mut writable = vec![req.workdir.to_path_buf()];
+        writable.extend(req.write.iter().cloned());
+        s.files = FileRules::new(req.home.as_deref(), &req.read_deny, Some(&writable), &[]);
+        Ok(Some(s))
+    }
+
+    /// The network of a task's commands, with the egress proxy it needs (`network: [hosts]`).
+    async fn network(
+        req: &SandboxRequest<'_>,
+        sup: &Support,
+    ) -> Result<(Network, Option<proxy::Proxy>), SandboxError> {
+        Ok(match req.network {
             NetworkSetting::None => (Network::None, None),
             NetworkSetting::Allow => (Network::Allow, None),
             NetworkSetting::Hosts(list) => {
@@ -367,10 +374,13 @@ impl Sandbox {
                 }
                 (Network::Proxy { port: p.port() }, Some(p))
             }
-        };
-        let mut writable = vec![req.workdir.to_path_buf(), tmp.path().to_path_buf()];
-        writable.extend(req.write.iter().cloned());
-        let missing: Vec<String> = Missing::of(&sup, req.network, !req.unix_sockets.is_empty())
+        })
+    }
+
+    /// The protections this kernel cannot give (refused under `enforce`, warned about
+    /// otherwise), and the loud warning about opted-in Unix sockets.
+    fn missing(req: &SandboxRequest<'_>, sup: &Support) -> Result<Vec<String>, SandboxError> {
+        let missing: Vec<String> = Missing::of(sup, req.network, !req.unix_sockets.is_empty())
             .into_iter()
             .map(|m| m.as_str().to_string())
             .collect();
@@ -402,6 +412,24 @@ impl Sandbox {
                 );
             }
         }
+        Ok(missing)
+    }
+
+    /// Set up the sandbox of one task. Mode `auto` on a kernel without Landlock gives an
+    /// unconfined sandbox (and a loud warning); `enforce` fails.
+    pub async fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
+        let sup = support();
+        if let Some(unconfined) = Sandbox::unconfined(&req, &sup)? {
+            return Ok(unconfined);
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("runner-tmp-")
+            .tempdir()
+            .map_err(|e| SandboxError::Setup(format!("private TMPDIR: {e}")))?;
+        let (network, proxy) = Sandbox::network(&req, &sup).await?;
+        let mut writable = vec![req.workdir.to_path_buf(), tmp.path().to_path_buf()];
+        writable.extend(req.write.iter().cloned());
+        let missing = Sandbox::missing(&req, &sup)?;
         let runner_temp = std::env::var_os("RUNNER_TEMP")
             .map(PathBuf::from)
             .filter(|p| p.is_absolute());
