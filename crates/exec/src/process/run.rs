@@ -51,8 +51,9 @@ pub struct ShellRun<'a> {
     pub scope: Scope,
     /// Whether the script reports a line on [`super::REPORT_FD`] (see [`ShellDone::report`]).
     pub report: bool,
-    /// Told the started group as soon as the shell runs (before its output is read), so a
-    /// side-effecting call is on record while it runs.
+    /// Told the started group as soon as the shell runs, before the script does anything: with
+    /// [`ShellRun::report`], the shell waits on the report channel until this returns, so a
+    /// side-effecting call is on record before it acts (and does nothing if runner dies first).
     pub on_spawn: Option<&'a (dyn Fn(Option<GroupIdentity>) + Sync)>,
 }
 
@@ -90,12 +91,24 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
         .await
         .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;
     let pipe = if r.report {
-        Some(report_pipe().map_err(RunError::Spawn)?)
+        Some(report_channel().map_err(RunError::Spawn)?)
     } else {
         None
     };
+    // A script whose start is announced first waits for runner's go on the report channel;
+    // end of file there (runner gone before it said go) ends it before it does anything.
+    let gated = r.on_spawn.is_some() && pipe.is_some();
+    let script = if gated {
+        format!(
+            "IFS= read -r _ <&{fd} || exit {GATE_CLOSED}\n{}",
+            r.script,
+            fd = super::REPORT_FD
+        )
+    } else {
+        r.script.to_string()
+    };
     let mut child = spawn(&Spawn {
-        program: Program::Shell(r.script),
+        program: Program::Shell(&script),
         cwd: r.cwd,
         env: r.env,
         inherit_env: true,
@@ -108,7 +121,10 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     if let Some(started) = r.on_spawn {
         started(child.pgid().and_then(GroupIdentity::read));
     }
-    // The child holds its own copy of the write end now.
+    if gated && let Some((ours, _)) = &pipe {
+        say_go(ours);
+    }
+    // The child holds its own copy of its end now.
     let report_reader = pipe.map(|(r, _w)| r);
     let stop = CancellationToken::new();
     let out_task = tokio::spawn(capture(
@@ -175,23 +191,57 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     })
 }
 
-/// A pipe for [`super::REPORT_FD`]: (read end, write end), both close-on-exec (the child's
-/// `dup2` copy is not).
-fn report_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+/// The exit code of a gated script whose go never came (runner ended first).
+const GATE_CLOSED: i32 = 125;
+
+/// The report channel: runner's end and the script's (a stream socket pair, both ends
+/// close-on-exec; the script's is moved to [`super::REPORT_FD`] by the spawn). The script
+/// writes its report on it, and a gated script reads runner's go from it first.
+fn report_channel() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    // SAFETY: socketpair writes two descriptors into `fds`.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: both descriptors were just opened and are owned here alone.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// What the script reported: everything written on the pipe until every writer closed it
-/// (the process group is gone by now), or [`READER_GRACE`] passed.
+/// Tell a gated script to go (one line on runner's end of the report channel). A failure
+/// leaves the script to end at its read, as if runner had gone.
+fn say_go(ours: &OwnedFd) {
+    // SAFETY: sends one byte from a live buffer on a socket owned by the caller (no SIGPIPE).
+    let n = unsafe {
+        libc::send(
+            ours.as_raw_fd(),
+            b"\n".as_ptr().cast(),
+            1,
+            libc::MSG_NOSIGNAL,
+        )
+    };
+    if n != 1 {
+        tracing::warn!(
+            error = %std::io::Error::last_os_error(),
+            "could not tell the command to start; it ends without running"
+        );
+    }
+}
+
+/// What the script reported: everything written on the channel until every copy of the
+/// script's end closed (the process group is gone by now), or [`READER_GRACE`] passed.
 async fn read_report(fd: OwnedFd) -> Option<String> {
     use tokio::io::AsyncReadExt;
-    let mut rx = tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()?;
+    let std_stream = std::os::unix::net::UnixStream::from(fd);
+    std_stream.set_nonblocking(true).ok()?;
+    let mut rx = tokio::net::UnixStream::from_std(std_stream).ok()?;
     let mut buf = Vec::new();
     let read = tokio::time::timeout(READER_GRACE, async {
         let mut chunk = [0u8; 4096];
@@ -220,5 +270,51 @@ async fn join_capture(
             tracing::warn!(error = %e, "output reader failed");
             Ok(Captured::default())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An announced script does nothing until the announcement is made, however long that
+    /// takes; its report still arrives on the same channel.
+    #[tokio::test]
+    async fn an_announced_script_waits_for_its_announcement() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("acted");
+        let script = format!(
+            "touch {}; printf done >&{}",
+            marker.display(),
+            super::super::REPORT_FD
+        );
+        let seen = std::sync::Mutex::new(None);
+        let announce = |group: Option<GroupIdentity>| {
+            std::thread::sleep(Duration::from_millis(300));
+            *seen.lock().unwrap() = Some((group.is_some(), marker.exists()));
+        };
+        let done = run_shell(ShellRun {
+            script: &script,
+            cwd: dir.path(),
+            env: &ChildPolicy::default(),
+            extra_env: &[],
+            timeout: Duration::from_secs(30),
+            cancel: &CancellationToken::new(),
+            spill_dir: &dir.path().join("spill"),
+            spill_name: "t",
+            scope: Scope::Write,
+            report: true,
+            on_spawn: Some(&announce),
+        })
+        .await
+        .unwrap();
+        assert_eq!(done.exit_code, Some(0), "{}", done.stderr.text);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            Some((true, false)),
+            "acted before its announcement"
+        );
+        assert!(marker.exists());
+        assert_eq!(done.report.as_deref(), Some("done"));
     }
 }
