@@ -178,7 +178,7 @@ fn sandbox_lines(results: &[RunResult]) -> String {
 /// A money figure for the summary: `$0.0123`, or `—` when unknown (an unpriced model, an
 /// offline replay, a task that never ran).
 fn money(c: Option<f64>) -> String {
-    c.map_or_else(|| "—".to_string(), |c| format!("${c:.4}"))
+    c.map_or_else(|| "—".to_string(), crate::report::money::usd)
 }
 
 /// Input-side tokens (input + cache writes + cache reads).

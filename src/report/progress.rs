@@ -16,6 +16,7 @@ use crate::events::{RunEvent, RunResult, Sink};
 use crate::model::Usage;
 use crate::model::table::ModelInfo;
 use crate::outcome::OutcomeKind;
+use crate::report::money;
 
 /// The live progress line, when one is shown.
 static STATUS: Mutex<Option<Progress>> = Mutex::new(None);
@@ -43,9 +44,9 @@ impl Status {
     /// The counters after the bar: `1 running · 2 passed · … · $0.0123`.
     fn counters(&self) -> String {
         let cost = if self.cost_unknown {
-            format!("${:.4}+ (some costs unknown)", self.cost_usd)
+            format!("{}+ (some costs unknown)", money::usd(self.cost_usd))
         } else {
-            format!("${:.4}", self.cost_usd)
+            money::usd(self.cost_usd)
         };
         format!(
             "{} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
