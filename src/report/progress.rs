@@ -186,13 +186,17 @@ impl Sink for ProgressSink {
 
 /// Stop showing the status line; its last state stays on stderr as one line.
 pub fn finish() {
+    finish_into(&mut io::stderr().lock());
+}
+
+/// [`finish`], with the last state written to `out`.
+fn finish_into(out: &mut impl Write) {
     let Some(p) = lock().take() else {
         return;
     };
     p.bar.finish_and_clear();
-    let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{}", p.status.line());
-    let _ = err.flush();
+    let _ = writeln!(out, "{}", p.status.line());
+    let _ = out.flush();
 }
 
 fn update(f: impl FnOnce(&mut Status)) {
@@ -316,7 +320,9 @@ mod tests {
         let line = lock().as_ref().unwrap().status.line();
         assert!(line.contains("1 running"), "{line}");
         assert!(line.contains("2000000 tokens · $6.0000"), "{line}");
-        finish();
+        let mut last = Vec::new();
+        finish_into(&mut last);
         assert!(!active());
+        assert_eq!(String::from_utf8(last).unwrap(), format!("{line}\n"));
     }
 }
