@@ -276,7 +276,11 @@ impl Agent {
         {
             return Some(Outcome::new(
                 OutcomeKind::BudgetCost,
-                format!("cost budget exhausted: ${cost:.4} spent of max_cost_usd ${max:.4}"),
+                format!(
+                    "cost budget exhausted: {} spent of max_cost_usd {}",
+                    crate::report::money::usd(cost),
+                    crate::report::money::usd(max)
+                ),
             ));
         }
         None

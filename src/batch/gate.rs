@@ -49,8 +49,8 @@ impl BatchGate {
             && s.spent_usd >= cap
         {
             return Some(format!(
-                "not started: the batch spent ${:.4}, reaching --max-total-cost-usd {cap}",
-                s.spent_usd
+                "not started: the batch spent {}, reaching --max-total-cost-usd {cap}",
+                crate::report::money::usd(s.spent_usd)
             ));
         }
         None

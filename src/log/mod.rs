@@ -169,9 +169,31 @@ pub(crate) async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F:
     TASK_LOG.scope(buffer, f).await
 }
 
+/// `f` made to log where the calling task logs, for work it hands to another thread
+/// (`spawn_blocking`): into the task's buffer when it has one (so a task's patch and commit
+/// lines stay inside its `::group::`), else to stderr.
+pub(crate) fn carried<R>(f: impl FnOnce() -> R) -> impl FnOnce() -> R {
+    let buffer = TASK_LOG.try_with(Arc::clone).ok();
+    move || match buffer {
+        Some(b) => TASK_LOG.sync_scope(b, f),
+        None => f(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn blocking_work_logs_into_the_tasks_buffer() {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        buffered(buf.clone(), async {
+            let work = carried(|| write_log(b"from a blocking thread\n"));
+            tokio::task::spawn_blocking(work).await.unwrap().unwrap();
+        })
+        .await;
+        assert_eq!(&*buf.lock().unwrap(), b"from a blocking thread\n");
+    }
 
     #[test]
     fn verbosity_and_env_make_the_filter() {

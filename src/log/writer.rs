@@ -45,11 +45,16 @@ mod tests {
     use std::io::Write;
 
     #[test]
-    fn log_writer_never_fails() {
-        // Whatever stderr is (a closed pipe, /dev/full), writing a log line succeeds.
-        let mut w = LogWriter;
-        assert_eq!(w.write(b"a log line\n").unwrap(), 11);
-        w.write_all(b"another\n").unwrap();
-        w.flush().unwrap();
+    fn log_writer_reports_every_line_written() {
+        // Into a task's buffer (not the test harness's stderr): each line whole, in order,
+        // and the writer reports success.
+        let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        super::super::TASK_LOG.sync_scope(buf.clone(), || {
+            let mut w = LogWriter;
+            assert_eq!(w.write(b"a log line\n").unwrap(), 11);
+            w.write_all(b"another\n").unwrap();
+            w.flush().unwrap();
+        });
+        assert_eq!(&*buf.lock().unwrap(), b"a log line\nanother\n");
     }
 }

@@ -178,7 +178,7 @@ fn sandbox_lines(results: &[RunResult]) -> String {
 /// A money figure for the summary: `$0.0123`, or `—` when unknown (an unpriced model, an
 /// offline replay, a task that never ran).
 fn money(c: Option<f64>) -> String {
-    c.map_or_else(|| "—".to_string(), |c| format!("${c:.4}"))
+    c.map_or_else(|| "—".to_string(), crate::report::money::usd)
 }
 
 /// Input-side tokens (input + cache writes + cache reads).
@@ -277,6 +277,12 @@ fn task_sections(r: &RunResult, workspace: Option<&Path>) -> Vec<Section> {
             body: fence(&truncate(&answer, DETAIL_BYTES)),
         });
     }
+    if let Some(body) = git_lines(r, workspace) {
+        out.push(Section {
+            title: "Branch and patch",
+            body,
+        });
+    }
     if let Some(body) = crate::report::footprint::files_table(r) {
         out.push(Section {
             title: "Files changed",
@@ -314,6 +320,35 @@ fn task_sections(r: &RunResult, workspace: Option<&Path>) -> Vec<Section> {
         });
     }
     out
+}
+
+/// Where a task's changes are: the branch they were committed on (with the commit) and the
+/// patch file, relative to the workspace; `None` when it wrote neither.
+fn git_lines(r: &RunResult, workspace: Option<&Path>) -> Option<String> {
+    let g = r.git.as_ref()?;
+    let mut body = String::new();
+    if let Some(branch) = &g.branch {
+        body.push_str(&format!("- branch {}", code_span(branch)));
+        if let Some(c) = &g.commit {
+            body.push_str(&format!(
+                " (commit {})",
+                code_span(c.get(..12).unwrap_or(c))
+            ));
+        }
+        body.push('\n');
+    }
+    if let Some(p) = &g.patch {
+        let empty = if g.changed {
+            ""
+        } else {
+            " (empty: no changes)"
+        };
+        body.push_str(&format!(
+            "- patch {}{empty}\n",
+            code_span(&shown_path(p, workspace))
+        ));
+    }
+    (!body.is_empty()).then_some(body)
 }
 
 /// `text` as an inline code span that nothing inside can close.
@@ -532,6 +567,10 @@ mod tests {
         ok.structured_output = None;
         ok.result_text = "Verdict: approve. The change is small and tested.".into();
         ok.transcript_path = Some(ws.join(".runner/review-1/transcript.jsonl"));
+        if let Some(g) = ok.git.as_mut() {
+            g.patch = Some(ws.join(".runner/patches/review.patch"));
+            g.branch = Some("runner/review".into());
+        }
         let mut failed = fixtures::result(Outcome::new(
             OutcomeKind::ChecksFailed,
             "check `tests` failed (exit 1)",
@@ -579,6 +618,11 @@ mod tests {
         assert!(md.contains("no allow rule matches"), "{md}");
         assert!(
             md.contains("` .runner/fix-tests-1/transcript.jsonl `"),
+            "{md}"
+        );
+        // Where the successful task's changes are: its branch and commit, and its patch.
+        assert!(
+            md.contains("- branch ` runner/review ` (commit ` cccccccccccc `)\n- patch ` .runner/patches/review.patch `\n"),
             "{md}"
         );
         assert!(!md.contains("/home/runner"), "{md}");

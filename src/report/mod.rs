@@ -11,6 +11,7 @@ pub mod github;
 pub mod json;
 pub mod junit;
 pub mod merge;
+pub mod money;
 pub(crate) mod preflight;
 pub mod progress;
 pub mod rate_limit;

@@ -16,6 +16,7 @@ use crate::events::{RunEvent, RunResult, Sink};
 use crate::model::Usage;
 use crate::model::table::ModelInfo;
 use crate::outcome::OutcomeKind;
+use crate::report::money;
 
 /// The live progress line, when one is shown.
 static STATUS: Mutex<Option<Progress>> = Mutex::new(None);
@@ -43,9 +44,9 @@ impl Status {
     /// The counters after the bar: `1 running · 2 passed · … · $0.0123`.
     fn counters(&self) -> String {
         let cost = if self.cost_unknown {
-            format!("${:.4}+ (some costs unknown)", self.cost_usd)
+            format!("{}+ (some costs unknown)", money::usd(self.cost_usd))
         } else {
-            format!("${:.4}", self.cost_usd)
+            money::usd(self.cost_usd)
         };
         format!(
             "{} running · {} passed · {} failed · {} skipped · {} tokens · {cost}",
@@ -185,13 +186,17 @@ impl Sink for ProgressSink {
 
 /// Stop showing the status line; its last state stays on stderr as one line.
 pub fn finish() {
+    finish_into(&mut io::stderr().lock());
+}
+
+/// [`finish`], with the last state written to `out`.
+fn finish_into(out: &mut impl Write) {
     let Some(p) = lock().take() else {
         return;
     };
     p.bar.finish_and_clear();
-    let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{}", p.status.line());
-    let _ = err.flush();
+    let _ = writeln!(out, "{}", p.status.line());
+    let _ = out.flush();
 }
 
 fn update(f: impl FnOnce(&mut Status)) {
@@ -315,7 +320,9 @@ mod tests {
         let line = lock().as_ref().unwrap().status.line();
         assert!(line.contains("1 running"), "{line}");
         assert!(line.contains("2000000 tokens · $6.0000"), "{line}");
-        finish();
+        let mut last = Vec::new();
+        finish_into(&mut last);
         assert!(!active());
+        assert_eq!(String::from_utf8(last).unwrap(), format!("{line}\n"));
     }
 }

@@ -34,13 +34,13 @@ impl GitGuard {
         let workdir = task.loaded.workdir.clone();
         let run_dir = run_dir.to_path_buf();
         let (done, mut begun) = tokio::sync::oneshot::channel();
-        tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(crate::log::carried(move || {
             let r = crate::git::begin(&plan, &name, &sid, &workdir, &run_dir);
             // Nobody waits for it any more: the worktree goes back at once.
             if let Err(Ok(Some(task))) = done.send(r) {
                 crate::git::abandon(task);
             }
-        });
+        }));
         let agent_error = |m: String| Outcome::new(OutcomeKind::AgentError, m);
         let r = tokio::select! {
             biased;
@@ -77,7 +77,8 @@ impl GitGuard {
         let sid = result.session_id.clone();
         let success = result.outcome.kind == OutcomeKind::Success;
         let interrupted = result.outcome.kind == OutcomeKind::Interrupted;
-        let joined = tokio::task::spawn_blocking(move || {
+        // Its patch and commit lines belong to the task's log (its `::group::` in Actions).
+        let joined = tokio::task::spawn_blocking(crate::log::carried(move || {
             let end = crate::git::Ending {
                 task: &name,
                 session_id: &sid,
@@ -85,7 +86,7 @@ impl GitGuard {
                 interrupted,
             };
             crate::git::finish(g, end)
-        })
+        }))
         .await;
         let (summary, err) = match joined {
             Ok(r) => r,

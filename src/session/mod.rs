@@ -486,9 +486,7 @@ fn reports_lost(result: &mut RunResult, redactor: &Redactor) -> bool {
 /// The one log line of a finished task, with its final outcome (after `fail_on_denial`, git's
 /// `require_changes` and every report).
 fn log_finished(r: &RunResult) {
-    let cost = r
-        .total_cost_usd
-        .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"));
+    let cost = crate::report::money::usd_or_unknown(r.total_cost_usd);
     let reason = r.outcome.is_error().then(|| {
         let first = r.outcome.message.lines().next().unwrap_or_default();
         crate::report::xml_text::truncate(first, 300)

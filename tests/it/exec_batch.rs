@@ -721,6 +721,42 @@ fn github_actions_groups_concurrent_task_logs_without_interleaving() {
 }
 
 #[test]
+fn github_actions_groups_hold_each_tasks_patch_and_commit_lines() {
+    let repo = TestRepo::new();
+    let git = "permissions:\n  mode: acceptEdits\ngit:\n  branch: true\n";
+    let a = write_spec_named(repo.path(), "a.yaml", &named_task("alpha", git));
+    let b = write_spec_named(repo.path(), "b.yaml", &named_task("beta", git));
+    let write = serde_json::json!({"file_path": format!("{WORKDIR}/new.txt"), "content": "new\n"});
+    let mock = MockAnthropic::start_each(
+        vec![tool_turn("toolu_w", "Write", write), text_turn("done")],
+        2,
+    );
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out)
+        .env("GITHUB_ACTIONS", "true")
+        .args(["--jobs", "2"])
+        .arg(&a)
+        .arg(&b)
+        .run();
+    run.expect_code(0);
+    let (_, groups) = actions_view(&run.stderr);
+    for name in ["alpha", "beta"] {
+        let (_, lines) = groups
+            .iter()
+            .find(|(t, _)| t.starts_with(name))
+            .unwrap_or_else(|| panic!("no group for {name}: {}", run.stderr));
+        for what in ["task changes written as a patch", "changes committed"] {
+            assert!(
+                lines.iter().any(|l| l.contains(what)),
+                "{name}'s group lacks `{what}`: {lines:?}\n{}",
+                run.stderr
+            );
+        }
+    }
+    mock.assert_clean();
+}
+
+#[test]
 fn github_actions_single_task_streams_its_group_live() {
     let repo = TestRepo::new();
     let spec = write_spec(repo.path(), &task("solo", ""));
