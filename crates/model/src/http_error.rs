@@ -121,11 +121,12 @@ pub(crate) fn http_error(status: u16, headers: &HeaderMap, body: &[u8]) -> Provi
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
 
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    /// A header map of `pairs` (also for the rate-limit header tests).
+    pub(crate) fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.insert(*k, HeaderValue::from_str(v).unwrap());

@@ -39,18 +39,8 @@ struct Program {
     reads_operands: bool,
 }
 
-/// GNU `getopt_long`, for a table that lists every option of the program (harmless or not),
-/// so that an abbreviation resolves to the option the program itself takes.
-const GNU: Style = Style {
-    prefixes: true,
-    single_dash_long: false,
-    posix: false,
-    assignments: false,
-    old_tar: false,
-    response_files: false,
-    numeric: false,
-    negations: false,
-};
+/// [`Style::GNU`], for a table that lists every option of its program.
+const GNU: Style = Style::GNU;
 
 /// Like [`GNU`], with `-NUM` (`head -5`).
 const GNU_NUMERIC: Style = Style {
@@ -58,13 +48,8 @@ const GNU_NUMERIC: Style = Style {
     ..GNU
 };
 
-/// Long options by their full names only: for programs that take no abbreviations, and
-/// for tables that list only the harmless options (an abbreviation there could stand for an
-/// option the table does not list).
-const EXACT: Style = Style {
-    prefixes: false,
-    ..GNU
-};
+/// [`Style::EXACT`], for tables that list only the harmless options.
+const EXACT: Style = Style::EXACT;
 
 const fn p(
     name: &'static str,

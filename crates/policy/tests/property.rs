@@ -9,56 +9,25 @@
     unreachable_pub
 )]
 
-use std::path::PathBuf;
-
 use proptest::prelude::*;
 
-use runner_policy::roots::SessionRoots;
-use runner_policy::{Access, Decision, PermissionMode, Policy, ToolCall};
+use runner_policy::{Decision, PermissionMode};
 
-/// A workdir and a home on disk, and the task's roots.
-struct Fixture {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    roots: SessionRoots,
-}
+mod support;
+
+/// The property test's view of the shared fixture: rules as written in a spec.
+struct Fixture(support::Fixture);
 
 impl Fixture {
     fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        for d in ["work/src", "home"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        let work = root.join("work");
-        Fixture {
-            _dir: dir,
-            home: root.join("home"),
-            roots: SessionRoots {
-                spec_dir: work.clone(),
-                repo_root: None,
-                workdir: work,
-                additional_dirs: vec![],
-                output_dir: root.join("out"),
-                source_root: None,
-            },
-        }
+        Fixture(support::Fixture::new())
     }
 
     /// The decision for the Bash command `cmd` under `mode` and the rules.
     fn decide(&self, mode: PermissionMode, allow: &[&str], deny: &[&str], cmd: &str) -> Decision {
         let allow: Vec<String> = allow.iter().map(|s| s.to_string()).collect();
         let deny: Vec<String> = deny.iter().map(|s| s.to_string()).collect();
-        let policy = Policy::new(mode, &allow, &deny)
-            .unwrap()
-            .with_home(Some(self.home.clone()));
-        let access = Access::Exec(cmd.to_string());
-        let call = ToolCall {
-            tool: "Bash",
-            access: &access,
-            cwd: &self.roots.workdir,
-        };
-        policy.decide(&call, &self.roots)
+        self.0.try_decide(mode, &allow, &deny, cmd).unwrap()
     }
 }
 

@@ -97,6 +97,30 @@ pub struct Style {
     pub negations: bool,
 }
 
+impl Style {
+    /// GNU `getopt_long`: short clusters, attached values, unambiguous prefixes of long
+    /// options. For a table that lists every option of its program, so that an abbreviation
+    /// resolves to the option the program itself takes.
+    pub const GNU: Style = Style {
+        prefixes: true,
+        single_dash_long: false,
+        posix: false,
+        assignments: false,
+        old_tar: false,
+        response_files: false,
+        numeric: false,
+        negations: false,
+    };
+
+    /// Short clusters and long options by their full names only: for programs that take no
+    /// abbreviations (clap, lexopt, popt, curl), and for tables that list only the harmless
+    /// options (an abbreviation there could stand for an option the table does not list).
+    pub const EXACT: Style = Style {
+        prefixes: false,
+        ..Style::GNU
+    };
+}
+
 /// A program's options, as data.
 ///
 /// `options` is a space-separated list of entries. An entry is the option's names joined by

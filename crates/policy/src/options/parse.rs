@@ -343,16 +343,7 @@ mod tests {
             .collect()
     }
 
-    const GNU: Style = Style {
-        prefixes: true,
-        single_dash_long: false,
-        posix: false,
-        assignments: false,
-        old_tar: false,
-        response_files: false,
-        numeric: false,
-        negations: false,
-    };
+    const GNU: Style = Style::GNU;
 
     #[test]
     fn gnu_rules() {

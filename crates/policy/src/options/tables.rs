@@ -6,17 +6,8 @@ use std::sync::LazyLock;
 
 use super::model::{Compiled, Style, Table};
 
-/// GNU `getopt_long`: clusters, attached values, unambiguous prefixes of long options.
-const GNU: Style = Style {
-    prefixes: true,
-    single_dash_long: false,
-    posix: false,
-    assignments: false,
-    old_tar: false,
-    response_files: false,
-    numeric: false,
-    negations: false,
-};
+/// Shorthand for [`Style::GNU`].
+const GNU: Style = Style::GNU;
 
 /// GNU rules, and `--no-NAME` negates the flag `--NAME` (wget, curl).
 const NEGATABLE: Style = Style {
@@ -24,11 +15,8 @@ const NEGATABLE: Style = Style {
     ..GNU
 };
 
-/// Short clusters and exact long names (clap, lexopt, popt, curl).
-const EXACT: Style = Style {
-    prefixes: false,
-    ..GNU
-};
+/// Shorthand for [`Style::EXACT`].
+const EXACT: Style = Style::EXACT;
 
 const fn table(
     programs: &'static [&'static str],
