@@ -9,6 +9,25 @@ use std::str::FromStr;
 
 use sha2::{Digest, Sha256};
 
+/// A `--shard` value that is malformed, or a shard `--shard auto` cannot tell from the
+/// environment (the message names the value or variable and what is expected).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ShardError(pub String);
+
+impl From<String> for ShardError {
+    fn from(s: String) -> Self {
+        ShardError(s)
+    }
+}
+
+/// The message at the command line's edge.
+impl From<ShardError> for String {
+    fn from(e: ShardError) -> Self {
+        e.0
+    }
+}
+
 /// `--shard i/n`: run the i-th (1-based) of n shards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -19,10 +38,14 @@ pub struct Shard {
 }
 
 impl FromStr for Shard {
-    type Err = String;
+    type Err = ShardError;
 
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("invalid shard `{s}`; expected I/N with 1 <= I <= N, e.g. 2/4");
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let bad = || {
+            ShardError(format!(
+                "invalid shard `{s}`; expected I/N with 1 <= I <= N, e.g. 2/4"
+            ))
+        };
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = i.trim().parse().map_err(|_| bad())?;
         let count: u32 = n.trim().parse().map_err(|_| bad())?;
@@ -48,15 +71,15 @@ pub enum ShardArg {
 }
 
 impl FromStr for ShardArg {
-    type Err = String;
+    type Err = ShardError;
 
-    fn from_str(s: &str) -> Result<ShardArg, String> {
+    fn from_str(s: &str) -> Result<ShardArg, ShardError> {
         if s.trim() == "auto" {
             return Ok(ShardArg::Auto);
         }
         s.parse::<Shard>()
             .map(ShardArg::Fixed)
-            .map_err(|e| format!("{e}, or `auto`"))
+            .map_err(|e| ShardError(format!("{e}, or `auto`")))
     }
 }
 
@@ -67,14 +90,14 @@ impl ShardArg {
         self,
         count: Option<u32>,
         env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Shard, String> {
+    ) -> Result<Shard, ShardError> {
         match self {
             ShardArg::Fixed(s) if count.is_none_or(|c| c == s.count) => return Ok(s),
             ShardArg::Fixed(s) => {
-                return Err(format!(
+                return Err(ShardError(format!(
                     "--shard {}/{} gives the number of shards; --shard-count goes with --shard auto",
                     s.index, s.count
-                ));
+                )));
             }
             ShardArg::Auto => {}
         }
@@ -100,10 +123,10 @@ impl ShardArg {
             }
         };
         if index >= count {
-            return Err(format!(
+            return Err(ShardError(format!(
                 "{COMPLETION_INDEX_VAR} is {index}, but there are {count} shards (indexes 0 to {}); check --shard-count or {SHARD_COUNT_VAR} against the Job's completions",
                 count - 1
-            ));
+            )));
         }
         Ok(Shard {
             index: index + 1,
@@ -157,7 +180,7 @@ mod tests {
     fn parses_shards() {
         assert_eq!("2/4".parse::<Shard>(), Ok(Shard { index: 2, count: 4 }));
         for bad in ["0/4", "5/4", "1/0", "x/2", "3", "", "1/2/3", "-1/2"] {
-            let e = bad.parse::<Shard>().unwrap_err();
+            let e = bad.parse::<Shard>().unwrap_err().0;
             assert!(e.contains("expected I/N"), "{bad}: {e}");
         }
     }
@@ -175,13 +198,14 @@ mod tests {
         let pod = env(&[("JOB_COMPLETION_INDEX", "2"), ("RUNNER_SHARD_COUNT", "4")]);
         assert_eq!(auto.resolve(None, pod), Ok(Shard { index: 3, count: 4 }));
         assert_eq!(auto.resolve(Some(3), pod), Ok(Shard { index: 3, count: 3 }));
-        let e = auto.resolve(Some(2), pod).unwrap_err();
+        let e = auto.resolve(Some(2), pod).unwrap_err().0;
         assert!(e.contains("there are 2 shards"), "{e}");
         let e = auto
             .resolve(None, env(&[("JOB_COMPLETION_INDEX", "0")]))
-            .unwrap_err();
+            .unwrap_err()
+            .0;
         assert!(e.contains("--shard-count N or RUNNER_SHARD_COUNT"), "{e}");
-        let e = auto.resolve(Some(2), env(&[])).unwrap_err();
+        let e = auto.resolve(Some(2), env(&[])).unwrap_err().0;
         assert!(
             e.contains("JOB_COMPLETION_INDEX") && e.contains("Indexed Job"),
             "{e}"
@@ -191,12 +215,19 @@ mod tests {
                 None,
                 env(&[("JOB_COMPLETION_INDEX", "x"), ("RUNNER_SHARD_COUNT", "2")]),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .0;
         assert!(e.contains("expected a number"), "{e}");
         let fixed: ShardArg = "1/2".parse().unwrap();
         assert_eq!(fixed.resolve(None, pod), Ok(Shard { index: 1, count: 2 }));
         assert!(fixed.resolve(Some(3), pod).is_err());
-        assert!("0/2".parse::<ShardArg>().unwrap_err().contains("or `auto`"));
+        assert!(
+            "0/2"
+                .parse::<ShardArg>()
+                .unwrap_err()
+                .0
+                .contains("or `auto`")
+        );
     }
 
     #[test]

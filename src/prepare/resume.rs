@@ -191,9 +191,9 @@ fn runner_spec(
             format!("the run's recorded spec cannot be read ({e}); pass --use-current-spec to resume with the spec file as it is now"),
         )
     })?;
-    let workdir = workdir(t, info).map_err(|m| invalid(&t.path, m))?;
-    let loaded =
-        recorded_loaded(&info.spec_path, recorded, workdir).map_err(|m| invalid(&t.path, m))?;
+    let workdir = workdir(t, info).map_err(|m| invalid(&t.path, m.to_string()))?;
+    let loaded = recorded_loaded(&info.spec_path, recorded, workdir)
+        .map_err(|m| invalid(&t.path, m.to_string()))?;
     let prepared = prepare(loaded, o)?;
     match current {
         Some(Ok(cur)) => {

@@ -21,7 +21,7 @@ pub(crate) fn registry(
     resume: Option<&Resume>,
     ctx: &ToolSession,
 ) -> Result<(Registry, Option<StructuredOutputHandle>), String> {
-    let mut registry = Registry::from_names(&loaded.spec.tools)?;
+    let mut registry = Registry::from_names(&loaded.spec.tools).map_err(|e| e.to_string())?;
     for t in policy.removed_tools() {
         registry.remove(&t);
     }

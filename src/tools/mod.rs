@@ -423,18 +423,26 @@ pub struct Registry {
     specs: std::sync::OnceLock<Arc<Vec<ToolSpec>>>,
 }
 
+/// A spec's `tools:` names a tool that is not built in.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool `{name}` (built-in tools: {known})")]
+pub struct UnknownTool {
+    /// The name as written.
+    pub name: String,
+    /// The built-in tools' names, comma-separated.
+    pub known: String,
+}
+
 impl Registry {
     /// Build a registry of the named built-ins; an unknown name is an error saying which
     /// names exist.
-    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, String> {
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Result<Self, UnknownTool> {
         let mut registry = Registry::default();
         for n in names {
             let n = n.as_ref();
-            let tool = builtin::make(n).ok_or_else(|| {
-                format!(
-                    "unknown tool `{n}` (built-in tools: {})",
-                    builtin::names().join(", ")
-                )
+            let tool = builtin::make(n).ok_or_else(|| UnknownTool {
+                name: n.to_string(),
+                known: builtin::names().join(", "),
             })?;
             if registry.get(tool.name()).is_none() {
                 registry.tools.push(tool);

@@ -463,7 +463,7 @@ impl Transcript {
             Some(Value::String(s)) => Ok(vec![ContentBlock::text(s.clone())]),
             Some(Value::Array(items)) => items
                 .iter()
-                .map(|b| ContentBlock::from_value(b.clone()).map_err(bad))
+                .map(|b| ContentBlock::from_value(b.clone()).map_err(|e| bad(e.to_string())))
                 .collect(),
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(other) => Err(bad(format!("content is neither text nor blocks: {other}"))),

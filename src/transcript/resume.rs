@@ -77,10 +77,38 @@ pub(crate) fn end_last_line(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Why a resumed run cannot continue in the setting its transcript recorded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordedRunError {
+    /// The recorded overlay worktree could not be mounted again.
+    #[error("{0}")]
+    Reattach(#[from] crate::git::GitError),
+    /// The recorded workdir is gone.
+    #[error(
+        "the run's workdir {} no longer exists; resume where it is, or give the spec with --use-current-spec",
+        .0.display()
+    )]
+    WorkdirGone(PathBuf),
+    /// A recorded additional directory cannot be resolved.
+    #[error("additional directory {} ({source})", path.display())]
+    Directory {
+        /// The directory, joined to the spec's.
+        path: PathBuf,
+        /// What resolving it reported.
+        source: std::io::Error,
+    },
+    /// The recorded output schema's file cannot be read.
+    #[error("{0}")]
+    Output(#[from] crate::spec::SpecError),
+}
+
 /// The workdir to continue in: the worktree named by the last `runner_worktree` record (an
 /// overlay worktree kept by a batch is mounted again), else the recorded workdir. It must
 /// still exist.
-pub(crate) fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<PathBuf, String> {
+pub(crate) fn workdir(
+    t: &Transcript,
+    info: &crate::events::InitInfo,
+) -> Result<PathBuf, RecordedRunError> {
     let worktree = t
         .records
         .iter()
@@ -94,13 +122,10 @@ pub(crate) fn workdir(t: &Transcript, info: &crate::events::InitInfo) -> Result<
         .map(PathBuf::from);
     let dir = worktree.unwrap_or_else(|| info.cwd.clone());
     // A batch's overlay worktree is unmounted when the batch ends: mount it again.
-    crate::git::reattach(&dir).map_err(|e| e.to_string())?;
+    crate::git::reattach(&dir)?;
     match std::fs::canonicalize(&dir) {
         Ok(d) if d.is_dir() => Ok(d),
-        _ => Err(format!(
-            "the run's workdir {} no longer exists; resume where it is, or give the spec with --use-current-spec",
-            dir.display()
-        )),
+        _ => Err(RecordedRunError::WorkdirGone(dir)),
     }
 }
 
@@ -110,7 +135,7 @@ pub(crate) fn recorded_loaded(
     spec_path: &Path,
     mut spec: TaskSpec,
     workdir: PathBuf,
-) -> Result<LoadedSpec, String> {
+) -> Result<LoadedSpec, RecordedRunError> {
     spec.settings = None;
     let dir = std::path::absolute(spec_path)
         .ok()
@@ -121,8 +146,10 @@ pub(crate) fn recorded_loaded(
         .additional_directories
         .iter()
         .map(|d| {
-            std::fs::canonicalize(dir.join(d))
-                .map_err(|e| format!("additional directory {} ({e})", dir.join(d).display()))
+            std::fs::canonicalize(dir.join(d)).map_err(|source| RecordedRunError::Directory {
+                path: dir.join(d),
+                source,
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let cassette = spec.cassette.as_ref().map(|c| dir.join(c));
@@ -130,14 +157,17 @@ pub(crate) fn recorded_loaded(
     // The structured-output schema, as the run resolved it (inline, or the file beside the spec).
     let output_schema = match &spec.output {
         None => None,
-        Some(o) => Some(
-            crate::spec::output::resolve(spec_path, "", &dir, o, |file, what| {
+        Some(o) => Some(crate::spec::output::resolve(
+            spec_path,
+            "",
+            &dir,
+            o,
+            |file, what| {
                 std::fs::read_to_string(file).map_err(|e| {
                     crate::spec::load::SpecError::file(file, format!("{what} cannot be read: {e}"))
                 })
-            })
-            .map_err(|e| e.to_string())?,
-        ),
+            },
+        )?),
     };
     Ok(LoadedSpec {
         path: spec_path.to_path_buf(),

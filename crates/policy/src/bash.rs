@@ -664,7 +664,7 @@ impl Walker {
             self.note_change(None);
             return Ok(());
         }
-        let unwrapped = wrappers::unwrap(&words).map_err(|reason| Unanalysable { reason })?;
+        let unwrapped = wrappers::unwrap(&words).map_err(|e| Unanalysable { reason: e.0 })?;
         let start = unwrapped.start;
         // The names of the wrappers and of the command they run.
         let names = unwrapped
@@ -776,14 +776,14 @@ impl Walker {
             .and_then(|w| program::system_name(&w.text))
             == Some("git")
             && let Some((body, args)) =
-                git::alias_body(&cmd.argv()[1..]).map_err(|reason| Unanalysable { reason })?
+                git::alias_body(&cmd.argv()[1..]).map_err(|e| Unanalysable { reason: e.0 })?
         {
             // `git -c alias.c='!BODY' c`: git runs BODY with `sh -c`, the rest as its arguments.
             cmd.shell_wrapper = true;
             cmd.unseen_args |= args;
             return self.run_shell(cmd, "git", &body, true).map(|()| None);
         }
-        let shell = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?;
+        let shell = invocation::parse(cmd.argv()).map_err(|e| Unanalysable { reason: e.0 })?;
         if let Some(Invocation {
             shell,
             runs: Runs::Script(script),
@@ -860,7 +860,7 @@ impl Walker {
 
     /// A command `find -exec` runs (`{}` is a file name runner cannot see).
     fn exec_command(&mut self, words: Vec<ArgWord>, in_dir: bool) -> Result<(), Unanalysable> {
-        let unwrapped = wrappers::unwrap(&words).map_err(|reason| Unanalysable { reason })?;
+        let unwrapped = wrappers::unwrap(&words).map_err(|e| Unanalysable { reason: e.0 })?;
         if unwrapped.script.is_some() {
             return unanalysable("`find -exec` runs a wrapper that takes a command string");
         }
@@ -899,7 +899,7 @@ impl Walker {
         if let Some(Invocation {
             shell,
             runs: Runs::Script(script),
-        }) = invocation::parse(cmd.argv()).map_err(|reason| Unanalysable { reason })?
+        }) = invocation::parse(cmd.argv()).map_err(|e| Unanalysable { reason: e.0 })?
         {
             if script.dynamic {
                 return unanalysable(format!(
@@ -1404,7 +1404,7 @@ fn parallel_script(argv: &[ArgWord]) -> Result<Option<String>, Unanalysable> {
     }
     let i = match wrappers::parallel_command(&argv[1..]) {
         Ok(k) => k + 1,
-        Err(why) => return unanalysable(why),
+        Err(why) => return unanalysable(why.0),
     };
     let mut words = Vec::new();
     for w in &argv[i.min(argv.len())..] {

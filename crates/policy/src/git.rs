@@ -14,6 +14,18 @@ use std::sync::LazyLock;
 use super::options::{self, Compiled, Effect, Style, Table};
 use super::word::ArgWord;
 
+/// Why runner does not treat a `git` command as read-only, or cannot see the shell alias it
+/// runs (shown in the permission decision's reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct GitRefusal(pub String);
+
+impl From<&str> for GitRefusal {
+    fn from(s: &str) -> Self {
+        GitRefusal(s.to_string())
+    }
+}
+
 /// git's global options that take a value in the next word (or after `=`).
 const GLOBAL_WITH_VALUE: &[&str] = &[
     "-C",
@@ -203,7 +215,7 @@ static SUBCOMMANDS: LazyLock<Vec<(&'static str, Compiled)>> = LazyLock::new(|| {
 /// args)))` for such an alias (`args`: whether more words follow, which the body gets as
 /// arguments runner does not see); `Ok(None)` when the subcommand is no shell alias given on
 /// the command line; `Err` when its definition is only known at run time.
-pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
+pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, GitRefusal> {
     let Some(sub) = globals(args).sub else {
         return Ok(None);
     };
@@ -223,9 +235,9 @@ pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
                     .next()
                     .unwrap_or_default();
                 if key.to_ascii_lowercase() == format!("alias.{name}") {
-                    return Err(format!(
+                    return Err(GitRefusal(format!(
                         "`git {t}` defines the alias `{name}` from the environment"
-                    ));
+                    )));
                 }
                 None
             }
@@ -243,10 +255,10 @@ pub fn alias_body(args: &[ArgWord]) -> Result<Option<(String, bool)>, String> {
             && key.to_ascii_lowercase() == format!("alias.{name}")
         {
             if dynamic {
-                return Err(format!(
+                return Err(GitRefusal(format!(
                     "the alias `{name}` is defined by `{}`, which is expanded at run time",
                     args[i].raw
-                ));
+                )));
             }
             body = value.strip_prefix('!').map(str::to_string);
             if body.is_none() {
@@ -360,12 +372,12 @@ pub fn content_reader(args: &[ArgWord]) -> Option<(String, usize)> {
 
 /// Whether `git ARGS` (the words after `git`) is read-only; `Err` says why not. Every word must
 /// be static; `rev-parse` takes any option (it only prints).
-pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {
+pub fn check_read_only(args: &[ArgWord]) -> Result<(), GitRefusal> {
     if let Some(a) = args.iter().find(|a| a.dynamic) {
-        return Err(format!(
+        return Err(GitRefusal(format!(
             "git arguments must be static for the read-only set, and `{}` is expanded at run time",
             a.raw
-        ));
+        )));
     }
     let g = globals(args);
     let Some(sub_at) = g.sub else {
@@ -380,9 +392,9 @@ pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {
             .find(|a| !GLOBAL_HARMLESS.contains(&a.text.as_str()))
             .map(|a| a.text.clone())
             .unwrap_or_default();
-        return Err(format!(
+        return Err(GitRefusal(format!(
             "the git option `{opt}` before the subcommand is not read-only"
-        ));
+        )));
     }
     let sub = args[sub_at].text.as_str();
     let rest = &args[sub_at + 1..];
@@ -390,23 +402,31 @@ pub fn check_read_only(args: &[ArgWord]) -> Result<(), String> {
         return Ok(());
     }
     let Some((_, opts)) = SUBCOMMANDS.iter().find(|(n, _)| *n == sub) else {
-        return Err(format!("`git {sub}` is not a read-only git command"));
+        return Err(GitRefusal(format!(
+            "`git {sub}` is not a read-only git command"
+        )));
     };
     let parsed = options::parse(opts, rest);
     if let Some(u) = parsed.unknown.first() {
-        return Err(format!(
+        return Err(GitRefusal(format!(
             "`git {sub} {u}` is not an option runner knows to be read-only"
-        ));
+        )));
     }
     if let Some(g) = parsed.missing_value() {
-        return Err(format!("`git {sub} {}` needs a value", g.spelled));
+        return Err(GitRefusal(format!(
+            "`git {sub} {}` needs a value",
+            g.spelled
+        )));
     }
     if let Some(g) = parsed
         .given
         .iter()
         .find(|g| g.opt.effect != Effect::Plain && g.opt.effect != Effect::Reads)
     {
-        return Err(format!("`git {sub} {}` is not read-only", g.spelled));
+        return Err(GitRefusal(format!(
+            "`git {sub} {}` is not read-only",
+            g.spelled
+        )));
     }
     if sub == "branch" {
         let listing = parsed.has_any(&[

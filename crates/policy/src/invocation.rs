@@ -8,6 +8,12 @@
 use super::program;
 use super::word::ArgWord;
 
+/// A shell invocation whose script runner cannot find: an option it does not follow, or one
+/// expanded at run time (the reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnfollowedShell(pub String);
+
 /// Shells whose scripts are analysed: bash's language, and POSIX shells (checked for the
 /// constructs bash reads differently, see [`crate::posix`]).
 pub const SHELLS: &[&str] = &["bash", "rbash", "sh", "dash", "ash"];
@@ -85,7 +91,7 @@ const HARMLESS_LONG: &[&str] = &[
 /// Parse `argv` (a command after its wrappers) as a shell invocation. `Ok(None)`: not one of
 /// [`SHELLS`] (or a program given by a path, see [`crate::program`]). `Err`: it runs a script
 /// with an option runner does not follow (the reason).
-pub fn parse(argv: &[ArgWord]) -> Result<Option<Invocation>, String> {
+pub fn parse(argv: &[ArgWord]) -> Result<Option<Invocation>, UnfollowedShell> {
     let Some(name) = argv.first() else {
         return Ok(None);
     };
@@ -104,7 +110,10 @@ pub fn parse(argv: &[ArgWord]) -> Result<Option<Invocation>, String> {
         let t = w.text.as_str();
         if w.dynamic {
             return match command {
-                true => Err(format!("`{base} {}` is expanded at run time", w.raw)),
+                true => Err(UnfollowedShell(format!(
+                    "`{base} {}` is expanded at run time",
+                    w.raw
+                ))),
                 false => Ok(Some(invocation(base, Runs::File))),
             };
         }
@@ -165,9 +174,9 @@ pub fn parse(argv: &[ArgWord]) -> Result<Option<Invocation>, String> {
         (false, _) => Runs::Stdin,
     };
     match (unusual, &runs) {
-        (Some(opt), Runs::Script(_) | Runs::Stdin) => Err(format!(
+        (Some(opt), Runs::Script(_) | Runs::Stdin) => Err(UnfollowedShell(format!(
             "`{base} {opt}` reads startup files, changes how the script is read, or is an option runner does not know, so runner cannot tell what the shell runs"
-        )),
+        ))),
         _ => Ok(Some(invocation(base, runs))),
     }
 }
@@ -183,7 +192,7 @@ fn invocation(base: &str, runs: Runs) -> Invocation {
 mod tests {
     use super::*;
 
-    fn script(cmd: &str) -> Result<Option<String>, String> {
+    fn script(cmd: &str) -> Result<Option<String>, UnfollowedShell> {
         parse(&ArgWord::split(cmd)).map(|i| {
             i.and_then(|i| match i.runs {
                 Runs::Script(s) => Some(s.text),

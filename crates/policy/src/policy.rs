@@ -1036,7 +1036,7 @@ impl Policy {
             )));
         }
         if let Err(why) = readonly::check(&argv, &c.cwd, roots) {
-            not.get_or_insert(why);
+            not.get_or_insert(why.0);
         }
         if c.env_cleared {
             not.get_or_insert(

@@ -5,9 +5,21 @@
 //! reads it, and refused when it uses a construct whose meaning differs between the two.
 //! What is left reads the same in both.
 
+/// A construct a POSIX shell such as dash reads differently from bash (shown as the
+/// construct, e.g. "`[[ … ]]`"), or a quote the script leaves open.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BashOnly(pub String);
+
+impl From<&str> for BashOnly {
+    fn from(s: &str) -> Self {
+        BashOnly(s.to_string())
+    }
+}
+
 /// Why `script` may mean different things to bash and to a POSIX shell (the construct), or
 /// `Ok` when it uses none of bash's extensions.
-pub fn check(script: &str) -> Result<(), String> {
+pub fn check(script: &str) -> Result<(), BashOnly> {
     let s: Vec<char> = script.chars().collect();
     let mut i = 0;
     let mut word_start = true;
@@ -42,7 +54,7 @@ pub fn check(script: &str) -> Result<(), String> {
 }
 
 /// The index after the single-quoted string starting at `i`.
-fn skip_single(s: &[char], i: usize) -> Result<usize, String> {
+fn skip_single(s: &[char], i: usize) -> Result<usize, BashOnly> {
     match s[i + 1..].iter().position(|c| *c == '\'') {
         Some(end) => Ok(i + 1 + end + 1),
         None => Err("an unterminated single quote".into()),
@@ -50,7 +62,7 @@ fn skip_single(s: &[char], i: usize) -> Result<usize, String> {
 }
 
 /// Check a double-quoted string starting at `i`; the index after it.
-fn double_quoted(s: &[char], i: usize) -> Result<usize, String> {
+fn double_quoted(s: &[char], i: usize) -> Result<usize, BashOnly> {
     let mut j = i + 1;
     while j < s.len() {
         match s[j] {
@@ -71,7 +83,7 @@ fn double_quoted(s: &[char], i: usize) -> Result<usize, String> {
 }
 
 /// `$` outside quotes: `$'…'`, `$"…"`, `$[…]` are bash's; `${…}` is checked.
-fn dollar(s: &[char], i: usize) -> Result<(), String> {
+fn dollar(s: &[char], i: usize) -> Result<(), BashOnly> {
     match s.get(i + 1) {
         Some('\'') => Err("`$'…'` (ANSI-C quoting; to dash a `$` and a quoted string)".into()),
         Some('"') => Err("`$\"…\"` (locale quoting)".into()),
@@ -83,9 +95,9 @@ fn dollar(s: &[char], i: usize) -> Result<(), String> {
 
 /// A `${…}` expansion whose `{` is at `open`: POSIX forms only (`${x}`, `${#x}`, `${x:-w}`,
 /// `${x%p}` …), no arrays, indirection, substrings, replacement or case changes.
-fn parameter(s: &[char], open: usize) -> Result<(), String> {
+fn parameter(s: &[char], open: usize) -> Result<(), BashOnly> {
     let body: String = s[open + 1..].iter().take_while(|c| **c != '}').collect();
-    let bash_only = || Err(format!("`${{{body}}}` (a bash-only expansion)"));
+    let bash_only = || Err(BashOnly(format!("`${{{body}}}` (a bash-only expansion)")));
     let rest = body
         .strip_prefix('#')
         .filter(|r| !r.is_empty())
@@ -116,7 +128,7 @@ fn parameter(s: &[char], open: usize) -> Result<(), String> {
 }
 
 /// Unquoted syntax that only bash has, at `i` (`starts`: a word starts there).
-fn unquoted(s: &[char], i: usize, starts: bool) -> Result<(), String> {
+fn unquoted(s: &[char], i: usize, starts: bool) -> Result<(), BashOnly> {
     let at = |k: usize| s.get(i + k).copied();
     let text: String = s[i..s.len().min(i + 9)].iter().collect();
     let found = match s[i] {
@@ -144,20 +156,20 @@ fn unquoted(s: &[char], i: usize, starts: bool) -> Result<(), String> {
         _ => None,
     };
     match found {
-        Some(what) => Err(what.to_string()),
+        Some(what) => Err(BashOnly(what.to_string())),
         None => Ok(()),
     }
 }
 
 /// An unquoted `{a,b}` or `{1..3}` brace expansion starting at `i`.
-fn brace_expansion(s: &[char], i: usize) -> Result<(), String> {
+fn brace_expansion(s: &[char], i: usize) -> Result<(), BashOnly> {
     let inner: String = s[i + 1..]
         .iter()
         .take_while(|c| !c.is_whitespace() && !matches!(c, '}' | ';' | '&' | '|' | '\'' | '"'))
         .collect();
     let closed = s.get(i + 1 + inner.chars().count()) == Some(&'}');
     if closed && (inner.contains(',') || inner.contains("..")) {
-        return Err(format!("`{{{inner}}}` brace expansion"));
+        return Err(BashOnly(format!("`{{{inner}}}` brace expansion")));
     }
     Ok(())
 }

@@ -14,6 +14,17 @@ use super::word::ArgWord;
 use super::{git, sed};
 use crate::roots::SessionRoots;
 
+/// Why a command is not in the read-only set (shown in the permission decision's reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotReadOnly(pub String);
+
+impl From<&str> for NotReadOnly {
+    fn from(s: &str) -> Self {
+        NotReadOnly(s.to_string())
+    }
+}
+
 /// How a read-only program's words are read.
 struct Program {
     name: &'static str,
@@ -320,14 +331,14 @@ pub struct Reads {
 }
 
 /// Whether `argv` (after wrappers) is read-only. `Err` says why not.
-pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), String> {
+pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), NotReadOnly> {
     let Some(name) = argv.first() else {
         return Err("it has no command".into());
     };
     let args = &argv[1..];
     match name.text.as_str() {
         "cd" | "chdir" | "pushd" | "popd" => check_cd(name.text.as_str(), args, cwd, roots),
-        "git" => git::check_read_only(args),
+        "git" => git::check_read_only(args).map_err(|e| NotReadOnly(e.0)),
         "test" | "[" => check_test(name.text.as_str(), args),
         "[[" => Ok(()),
         "printf" => check_printf(args),
@@ -338,7 +349,7 @@ pub fn check(argv: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), S
         },
         // Its operands are `+FORMAT` only: any other sets the clock.
         "date" => match date_setting(args) {
-            Some(a) => Err(format!("`date {}` sets the clock", a.raw)),
+            Some(a) => Err(NotReadOnly(format!("`date {}` sets the clock", a.raw))),
             None => reads(argv).map(|_| ()),
         },
         // They set shell variables only; the names are checked on their own (a special name,
@@ -374,7 +385,7 @@ pub const VARIABLE_BUILTINS: &[&str] = &[
 
 /// What a read-only program in `argv` reads; `Err` when it is not in the read-only set or its
 /// words are not all harmless. Programs that read no file give an empty list.
-pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
+pub fn reads(argv: &[ArgWord]) -> Result<Reads, NotReadOnly> {
     let Some(name) = argv.first() else {
         return Err("it has no command".into());
     };
@@ -384,7 +395,9 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
         return find_reads(args);
     }
     let Some((program, table)) = COMPILED.iter().find(|(p, _)| p.name == prog) else {
-        return Err(format!("`{prog}` is not in the read-only command set"));
+        return Err(NotReadOnly(format!(
+            "`{prog}` is not in the read-only command set"
+        )));
     };
     if program.table.options == "*" {
         return Ok(Reads::default());
@@ -470,20 +483,20 @@ pub fn reads(argv: &[ArgWord]) -> Result<Reads, String> {
 /// Whether every option `parsed` found is harmless for `program`: `Err` names the first
 /// that is not (unknown, expanded at run time, missing its value, or one that writes, runs or
 /// reads arguments from a file).
-fn harmless(prog: &str, program: &Program, parsed: &Parsed) -> Result<(), String> {
+fn harmless(prog: &str, program: &Program, parsed: &Parsed) -> Result<(), NotReadOnly> {
     if let Some(u) = parsed.unknown.first() {
-        return Err(format!(
+        return Err(NotReadOnly(format!(
             "`{prog} {u}` is not an option runner knows to be read-only"
-        ));
+        )));
     }
     if let Some(e) = parsed.expanded.first().filter(|_| !program.expansions_ok) {
-        return Err(format!(
+        return Err(NotReadOnly(format!(
             "`{}` is expanded at run time and could become any option of `{prog}`",
             e.raw
-        ));
+        )));
     }
     if let Some(g) = parsed.missing_value() {
-        return Err(format!("`{prog} {}` needs a value", g.spelled));
+        return Err(NotReadOnly(format!("`{prog} {}` needs a value", g.spelled)));
     }
     if let Some(g) = parsed
         .given
@@ -498,14 +511,14 @@ fn harmless(prog: &str, program: &Program, parsed: &Parsed) -> Result<(), String
             Effect::ArgFile => "reads its arguments from a file runner cannot check",
             _ => "is not an option runner knows to be read-only",
         };
-        return Err(format!("`{prog} {}` {what}", g.spelled));
+        return Err(NotReadOnly(format!("`{prog} {}` {what}", g.spelled)));
     }
     Ok(())
 }
 
 /// sed: the script (first operand unless `-e` gives one) must do nothing but edit the stream;
 /// the remaining operands are files it reads.
-fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), String> {
+fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), NotReadOnly> {
     let mut scripts: Vec<ArgWord> = parsed
         .given
         .iter()
@@ -520,13 +533,13 @@ fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), String>
     }
     for s in scripts {
         if s.dynamic {
-            return Err(format!(
+            return Err(NotReadOnly(format!(
                 "the sed script `{}` is expanded at run time",
                 s.raw
-            ));
+            )));
         }
         if let Some(e) = sed::effects(&s.text).first() {
-            return Err(match e {
+            return Err(NotReadOnly(match e {
                 sed::SedEffect::Runs => format!("the sed script `{}` runs a command", s.raw),
                 sed::SedEffect::Writes(f) => {
                     format!("the sed script `{}` writes the file `{f}`", s.raw)
@@ -537,14 +550,14 @@ fn sed_check(parsed: &Parsed, operands: &mut Vec<ArgWord>) -> Result<(), String>
                 sed::SedEffect::Unparsed(why) => {
                     format!("runner cannot follow the sed script `{}`: {why}", s.raw)
                 }
-            });
+            }));
         }
     }
     Ok(())
 }
 
 /// `find`: options, start points, then an expression of harmless tests and actions only.
-fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
+fn find_reads(args: &[ArgWord]) -> Result<Reads, NotReadOnly> {
     let mut out = Reads::default();
     let mut follow = false;
     let mut i = 0;
@@ -569,10 +582,10 @@ fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
         let t = a.text.as_str();
         if a.dynamic {
             if a.expands {
-                return Err(format!(
+                return Err(NotReadOnly(format!(
                     "`find` arguments must be static for the read-only set, and `{}` is expanded at run time",
                     a.raw
-                ));
+                )));
             }
             out.paths.push(a.clone());
             i += 1;
@@ -590,10 +603,10 @@ fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
     while let Some(a) = args.get(i) {
         i += 1;
         if a.dynamic {
-            return Err(format!(
+            return Err(NotReadOnly(format!(
                 "`find` arguments must be static for the read-only set, and `{}` is expanded at run time",
                 a.raw
-            ));
+            )));
         }
         let t = a.text.as_str();
         if t == "-follow" {
@@ -616,9 +629,9 @@ fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
             i += 1;
             continue;
         }
-        return Err(format!(
+        return Err(NotReadOnly(format!(
             "`find {t}` can write files, run commands, or is not an expression runner knows to be read-only"
-        ));
+        )));
     }
     out.recursive = Some(follow);
     Ok(out)
@@ -626,22 +639,24 @@ fn find_reads(args: &[ArgWord]) -> Result<Reads, String> {
 
 /// `printf`: its only option, `-v NAME`, assigns a variable; the format and arguments are
 /// harmless.
-fn check_printf(args: &[ArgWord]) -> Result<(), String> {
+fn check_printf(args: &[ArgWord]) -> Result<(), NotReadOnly> {
     match args.first() {
         Some(a) if !a.dynamic && a.text.starts_with("-v") => {
             Err("`printf -v` assigns a variable".into())
         }
-        Some(a) if a.dynamic && (a.text.is_empty() || a.text.starts_with('-')) => Err(format!(
-            "`printf {}` is expanded at run time and could become `-v NAME`",
-            a.raw
-        )),
+        Some(a) if a.dynamic && (a.text.is_empty() || a.text.starts_with('-')) => {
+            Err(NotReadOnly(format!(
+                "`printf {}` is expanded at run time and could become `-v NAME`",
+                a.raw
+            )))
+        }
         _ => Ok(()),
     }
 }
 
 /// `test`/`[`: no `-v` (it evaluates a subscript) or `-R`, and no word expanded at run time
 /// where an operator may stand (a value `-v` there is the unary test).
-fn check_test(name: &str, args: &[ArgWord]) -> Result<(), String> {
+fn check_test(name: &str, args: &[ArgWord]) -> Result<(), NotReadOnly> {
     let mut words: Vec<&ArgWord> = args.iter().collect();
     if name == "[" {
         match words.last() {
@@ -652,17 +667,17 @@ fn check_test(name: &str, args: &[ArgWord]) -> Result<(), String> {
         }
     }
     if let Some(w) = words.iter().find(|w| w.splits) {
-        return Err(format!(
+        return Err(NotReadOnly(format!(
             "`{}` is split into words at run time and may become an operator of `{name}`",
             w.raw
-        ));
+        )));
     }
     for w in &words {
         if !w.dynamic && matches!(w.text.as_str(), "-v" | "-R") {
-            return Err(format!(
+            return Err(NotReadOnly(format!(
                 "`{name} {}` evaluates a variable's subscript",
                 w.text
-            ));
+            )));
         }
     }
     let dynamic = |i: usize| words.get(i).is_some_and(|w| w.dynamic);
@@ -673,9 +688,9 @@ fn check_test(name: &str, args: &[ArgWord]) -> Result<(), String> {
         4 => &[0, 1, 2],
         _ => {
             if words.iter().any(|w| w.dynamic) {
-                return Err(format!(
+                return Err(NotReadOnly(format!(
                     "`{name}` with more than four words and a run-time expansion is not analysed"
-                ));
+                )));
             }
             &[]
         }
@@ -684,16 +699,21 @@ fn check_test(name: &str, args: &[ArgWord]) -> Result<(), String> {
         // A dynamic first word of 3 is an operand unless the second is dynamic too.
         let operand_ok = words.len() == 3 && i == 0 && !dynamic(1);
         if !operand_ok {
-            return Err(format!(
+            return Err(NotReadOnly(format!(
                 "`{}` is expanded at run time where `{name}` may read an operator",
                 words[i].raw
-            ));
+            )));
         }
     }
     Ok(())
 }
 
-fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> Result<(), String> {
+fn check_cd(
+    name: &str,
+    args: &[ArgWord],
+    cwd: &Path,
+    roots: &SessionRoots,
+) -> Result<(), NotReadOnly> {
     let dirs: Vec<&ArgWord> = args
         .iter()
         .filter(|a| !(a.text.starts_with('-') && a.text.len() > 1 && !a.dynamic) && a.text != "--")
@@ -706,16 +726,16 @@ fn check_cd(name: &str, args: &[ArgWord], cwd: &Path, roots: &SessionRoots) -> R
             if roots.is_inside_workspace(&target) {
                 Ok(())
             } else {
-                Err(format!(
+                Err(NotReadOnly(format!(
                     "`{name} {}` leaves the workspace ({})",
                     dir.raw,
                     target.display()
-                ))
+                )))
             }
         }
-        _ => Err(format!(
+        _ => Err(NotReadOnly(format!(
             "`{name}` is read-only only with one static directory inside the workspace"
-        )),
+        ))),
     }
 }
 

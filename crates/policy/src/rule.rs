@@ -31,6 +31,25 @@ impl RuleError {
     }
 }
 
+/// A path specifier that cannot be compiled.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PatternError {
+    /// It climbs out of its anchor with `..`.
+    #[error("path pattern `{pattern}` may not contain `..`")]
+    ParentDir {
+        /// The pattern as written (trimmed).
+        pattern: String,
+    },
+    /// Its glob does not compile.
+    #[error("path pattern `{pattern}`: {source}")]
+    Glob {
+        /// The pattern as written (trimmed).
+        pattern: String,
+        /// What the glob compiler reported.
+        source: globset::Error,
+    },
+}
+
 /// Tools whose specifiers are path patterns.
 const PATH_TOOLS: &[&str] = &["Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit"];
 
@@ -109,9 +128,9 @@ impl Rule {
             }
             Some(s) if s.trim() == "*" => Specifier::Any,
             Some(s) if name == "Bash" => Specifier::Bash(BashPattern::parse(s)),
-            Some(s) if PATH_TOOLS.contains(&name) => {
-                Specifier::Path(PathPattern::parse(s).map_err(|p| RuleError::new(raw, p))?)
-            }
+            Some(s) if PATH_TOOLS.contains(&name) => Specifier::Path(
+                PathPattern::parse(s).map_err(|p| RuleError::new(raw, p.to_string()))?,
+            ),
             Some(s) => Specifier::Opaque(s.to_string()),
         };
         Ok(Rule {
@@ -369,7 +388,7 @@ pub struct PathPattern {
 
 impl PathPattern {
     /// Compile a path specifier; `Err` says what is wrong.
-    pub fn parse(spec: &str) -> Result<PathPattern, String> {
+    pub fn parse(spec: &str) -> Result<PathPattern, PatternError> {
         let raw = spec.trim();
         let (anchor, rest, anchored) = if let Some(r) = raw.strip_prefix("//") {
             (Anchor::Root, r, true)
@@ -384,7 +403,9 @@ impl PathPattern {
         };
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         if rest.split('/').any(|c| c == "..") {
-            return Err(format!("path pattern `{raw}` may not contain `..`"));
+            return Err(PatternError::ParentDir {
+                pattern: raw.to_string(),
+            });
         }
         let rel = if rest.is_empty() {
             "**".to_string()
@@ -400,7 +421,10 @@ impl PathPattern {
                 .case_insensitive(fold)
                 .build()
                 .map(|g| g.compile_matcher())
-                .map_err(|e| format!("path pattern `{raw}`: {e}"))
+                .map_err(|source| PatternError::Glob {
+                    pattern: raw.to_string(),
+                    source,
+                })
         };
         Ok(PathPattern {
             raw: raw.to_string(),

@@ -5,6 +5,17 @@
 //! Fail closed: a script the parser cannot follow to its end is reported as
 //! [`SedEffect::Unparsed`], which every caller treats as the worst case.
 
+/// Why a sed script cannot be followed (kept as `SedEffect::Unparsed`'s text).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct SedError(String);
+
+impl From<&str> for SedError {
+    fn from(s: &str) -> Self {
+        SedError(s.to_string())
+    }
+}
+
 /// Something a sed script does besides editing the stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SedEffect {
@@ -27,7 +38,7 @@ pub fn effects(script: &str) -> Vec<SedEffect> {
         out: Vec::new(),
     };
     if let Err(why) = p.script() {
-        p.out.push(SedEffect::Unparsed(why));
+        p.out.push(SedEffect::Unparsed(why.0));
     }
     p.out
 }
@@ -38,7 +49,7 @@ struct Parser<'a> {
     out: Vec<SedEffect>,
 }
 
-type Step = Result<(), String>;
+type Step = Result<(), SedError>;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<u8> {
@@ -128,9 +139,7 @@ impl Parser<'_> {
             }
             Some(b'\\') => {
                 self.i += 1;
-                let d = self
-                    .bump()
-                    .ok_or("a `\\` address ends the script".to_string())?;
+                let d = self.bump().ok_or("a `\\` address ends the script")?;
                 if d == b'\n' || d == b'\\' {
                     return Err("a `\\` address has no usable delimiter".into());
                 }
@@ -196,10 +205,10 @@ impl Parser<'_> {
         self.skip_blanks();
         match self.peek() {
             None | Some(b';' | b'\n' | b'}' | b'#') => Ok(()),
-            Some(c) => Err(format!(
+            Some(c) => Err(SedError(format!(
                 "unexpected `{}` after a command",
                 char::from(c).escape_default()
-            )),
+            ))),
         }
     }
 
@@ -252,7 +261,7 @@ impl Parser<'_> {
             }
             b's' => self.substitute(),
             b'y' => {
-                let d = self.bump().ok_or("`y` ends the script".to_string())?;
+                let d = self.bump().ok_or("`y` ends the script")?;
                 if d == b'\n' || d == b'\\' {
                     return Err("`y` has no usable delimiter".into());
                 }
@@ -260,10 +269,10 @@ impl Parser<'_> {
                 self.delimited(d)?;
                 self.end_of_command()
             }
-            other => Err(format!(
+            other => Err(SedError(format!(
                 "`{}` is not a sed command runner knows",
                 char::from(other).escape_default()
-            )),
+            ))),
         }
     }
 
@@ -282,7 +291,7 @@ impl Parser<'_> {
     }
 
     fn substitute(&mut self) -> Step {
-        let d = self.bump().ok_or("`s` ends the script".to_string())?;
+        let d = self.bump().ok_or("`s` ends the script")?;
         if d == b'\n' || d == b'\\' {
             return Err("`s` has no usable delimiter".into());
         }

@@ -12,6 +12,18 @@ use super::options::{self, Compiled, Effect, Parsed, Style, Table};
 use super::program;
 use super::word::ArgWord;
 
+/// Why a wrapper's command cannot be found: an option runner does not understand, one
+/// expanded at run time, or a directory change or string split it does not follow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct WrapperError(pub String);
+
+impl From<&str> for WrapperError {
+    fn from(s: &str) -> Self {
+        WrapperError(s.to_string())
+    }
+}
+
 /// One wrapper in front of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layer {
@@ -423,7 +435,7 @@ const ARCH_ALIASES: &[&str] = &[
 
 /// Where GNU `parallel`'s command starts in `args` (the words after `parallel`), past its
 /// options. `Err` when an option is not understood or is expanded at run time.
-pub fn parallel_command(args: &[ArgWord]) -> Result<usize, String> {
+pub fn parallel_command(args: &[ArgWord]) -> Result<usize, WrapperError> {
     options("parallel", args, &PARALLEL, 0).map(|s| s.skip - 1)
 }
 
@@ -450,7 +462,7 @@ pub fn is_wrapper(name: &str) -> bool {
 
 /// Strip every wrapper in front of `words`' command. `Err` names a wrapper whose options are
 /// not understood (or that changes the directory or splits a string runner does not parse).
-pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, String> {
+pub fn unwrap(words: &[ArgWord]) -> Result<Unwrapped, WrapperError> {
     let mut out = Unwrapped::default();
     let mut i = 0;
     loop {
@@ -501,21 +513,21 @@ enum One {
 }
 
 /// The wrapper `name` at index `i`, followed by `rest`.
-fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String> {
+fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, WrapperError> {
     let step = match name {
         "command" => match rest.first().map(|a| a.text.as_str()) {
             Some("-v" | "-V") | None => None,
             Some("-p") => Some(Step::at(i, name, false, 2)),
             Some(a) if a.starts_with('-') => {
-                return Err(format!("`command {a}` is not understood"));
+                return Err(WrapperError(format!("`command {a}` is not understood")));
             }
             Some(_) => Some(Step::at(i, name, false, 1)),
         },
         "env" => env(i, rest, out)?,
         opaque if OPAQUE.contains(&opaque) => {
-            return Err(format!(
+            return Err(WrapperError(format!(
                 "`{opaque}` runs commands written in its own syntax, which runner does not parse"
-            ));
+            )));
         }
         "xargs" => {
             let s = options(name, rest, &XARGS, 0)?;
@@ -579,11 +591,16 @@ fn one(i: usize, name: &str, rest: &[ArgWord], out: &mut Unwrapped) -> Result<On
 }
 
 /// `setarch` and its architecture aliases: with no program they start an interactive shell.
-fn arch_step(i: usize, name: &str, after: usize, skip: usize) -> Result<Option<Step>, String> {
+fn arch_step(
+    i: usize,
+    name: &str,
+    after: usize,
+    skip: usize,
+) -> Result<Option<Step>, WrapperError> {
     if skip.saturating_sub(usize::from(name == "setarch")) > after {
-        return Err(format!(
+        return Err(WrapperError(format!(
             "`{name}` without a program runs a shell on its input"
-        ));
+        )));
     }
     Ok(Some(Step::at(i, name, true, skip)))
 }
@@ -599,7 +616,7 @@ fn is_loader(base: &str) -> bool {
 }
 
 /// `sudo [options] [VAR=value ...] command`.
-fn sudo(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, String> {
+fn sudo(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, WrapperError> {
     let s = options("sudo", rest, &SUDO, 0)?;
     // `sudo VAR=value cmd` sets VAR for the command.
     let mut k = s.skip.saturating_sub(1);
@@ -616,7 +633,7 @@ fn sudo(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>,
 }
 
 /// `flock FILE command` or `flock FILE -c STRING` (`flock FD` runs nothing).
-fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String> {
+fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, WrapperError> {
     let s = options("flock", rest, &FLOCK, 0)?;
     let Some(target) = rest
         .get(s.skip.saturating_sub(1))
@@ -644,20 +661,22 @@ fn flock(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<One, String>
 
 /// `su -c STRING` and `runuser -c STRING`: the string runs in the shell `-s` names (a POSIX
 /// shell or bash; any other shell's language is not analysed).
-fn su(i: usize, name: &str, rest: &[ArgWord]) -> Result<One, String> {
+fn su(i: usize, name: &str, rest: &[ArgWord]) -> Result<One, WrapperError> {
     let s = options(name, rest, &SU, 0)?;
     let Some(cmd) = s.parsed.last_value(&["--command"]).cloned() else {
-        return Err(format!("`{name}` without -c runs an interactive shell"));
+        return Err(WrapperError(format!(
+            "`{name}` without -c runs an interactive shell"
+        )));
     };
     if let Some(shell) = s.parsed.last_value(&["--shell"]) {
         let known = !shell.dynamic
             && program::system_name(&shell.text)
                 .is_some_and(|b| super::invocation::SHELLS.contains(&b));
         if !known {
-            return Err(format!(
+            return Err(WrapperError(format!(
                 "`{name} -s {}` runs the command string in a shell runner does not analyse",
                 shell.raw
-            ));
+            )));
         }
     }
     Ok(One::Script(layer(i, name, true), script_word(cmd)?))
@@ -669,7 +688,7 @@ fn simple(
     name: &str,
     rest: &[ArgWord],
     out: &mut Unwrapped,
-) -> Result<Option<Step>, String> {
+) -> Result<Option<Step>, WrapperError> {
     let Some((s, opts)) = COMPILED.iter().find(|(s, _)| s.name == name) else {
         return Ok(None);
     };
@@ -717,12 +736,17 @@ struct Opts {
 /// Parse a wrapper's options against its table; the command starts `leading` operands after
 /// them. An option the table does not list, one marked as not followed, a missing value or
 /// a word expanded at run time where an option may stand is an error.
-fn options(name: &str, rest: &[ArgWord], table: &Compiled, leading: usize) -> Result<Opts, String> {
+fn options(
+    name: &str,
+    rest: &[ArgWord],
+    table: &Compiled,
+    leading: usize,
+) -> Result<Opts, WrapperError> {
     let parsed = options::parse(table, rest);
     let not = |why: String| {
-        Err(format!(
+        Err(WrapperError(format!(
             "runner cannot tell which command `{name}` runs: {why}"
-        ))
+        )))
     };
     if let Some(u) = parsed.unknown.first() {
         return not(format!("`{name} {u}` is not an option runner knows"));
@@ -764,7 +788,7 @@ fn options(name: &str, rest: &[ArgWord], table: &Compiled, leading: usize) -> Re
 }
 
 /// `env`: options, `NAME=VALUE` words, then the command.
-fn env(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, String> {
+fn env(i: usize, rest: &[ArgWord], out: &mut Unwrapped) -> Result<Option<Step>, WrapperError> {
     let s = options("env", rest, &ENV, 0)?;
     out.env_cleared |= s.parsed.has_any(&["--ignore-environment", "--unset"]);
     let mut k = s.skip - 1;
@@ -800,23 +824,23 @@ fn literal(text: &str) -> ArgWord {
 }
 
 /// The command string of `-c CMD`: it must not depend on an expansion.
-fn script_word(cmd: ArgWord) -> Result<ArgWord, String> {
+fn script_word(cmd: ArgWord) -> Result<ArgWord, WrapperError> {
     if cmd.dynamic {
-        return Err(format!(
+        return Err(WrapperError(format!(
             "the command string `{}` depends on an expansion",
             cmd.raw
-        ));
+        )));
     }
     Ok(cmd)
 }
 
 /// `watch`'s words joined into the string it gives `sh -c`.
-fn joined(words: &[ArgWord]) -> Result<ArgWord, String> {
+fn joined(words: &[ArgWord]) -> Result<ArgWord, WrapperError> {
     if let Some(w) = words.iter().find(|w| w.dynamic) {
-        return Err(format!(
+        return Err(WrapperError(format!(
             "the command `watch` runs depends on an expansion (`{}`)",
             w.raw
-        ));
+        )));
     }
     let text: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
     let raw: Vec<&str> = words.iter().map(|w| w.raw.as_str()).collect();

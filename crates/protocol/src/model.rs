@@ -7,6 +7,24 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+/// A content block whose JSON form cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BlockError {
+    /// It has no string `type`.
+    #[error("content block without a string `type`")]
+    NoType,
+    /// A field that holds text holds something else.
+    #[error("`{block}` block field `{field}` is not a string: {value}")]
+    NotAString {
+        /// The block's `type`.
+        block: String,
+        /// The field.
+        field: String,
+        /// What it holds.
+        value: Value,
+    },
+}
+
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -133,16 +151,20 @@ impl ContentBlock {
 
     /// Parse a block from its JSON form. Unknown fields of known types are ignored
     /// (e.g. `caller` on tool_use), unknown types are kept verbatim.
-    pub fn from_value(v: Value) -> Result<Self, String> {
+    pub fn from_value(v: Value) -> Result<Self, BlockError> {
         let ty = v
             .get("type")
             .and_then(Value::as_str)
-            .ok_or_else(|| "content block without a string `type`".to_string())?;
-        let s = |k: &str| -> Result<String, String> {
+            .ok_or(BlockError::NoType)?;
+        let s = |k: &str| -> Result<String, BlockError> {
             match v.get(k) {
                 Some(Value::String(s)) => Ok(s.clone()),
                 None | Some(Value::Null) => Ok(String::new()),
-                Some(other) => Err(format!("`{ty}` block field `{k}` is not a string: {other}")),
+                Some(other) => Err(BlockError::NotAString {
+                    block: ty.to_string(),
+                    field: k.to_string(),
+                    value: other.clone(),
+                }),
             }
         };
         Ok(match ty {

@@ -26,6 +26,16 @@ pub struct Captured {
     pub spill_path: Option<PathBuf>,
 }
 
+/// The spill file of a long stream could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+pub(crate) struct SpillError {
+    /// The spill file.
+    path: PathBuf,
+    /// What writing it reported.
+    source: std::io::Error,
+}
+
 /// Bounded capture of a stream: the first and last [`KEEP_BYTES`], everything spilled to a file
 /// once it passes [`SPILL_AT`] bytes.
 struct Capture {
@@ -42,7 +52,7 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
     reader: Option<R>,
     spill_path: PathBuf,
     stop: CancellationToken,
-) -> Result<Captured, String> {
+) -> Result<Captured, SpillError> {
     let mut cap = Capture {
         head: Vec::new(),
         tail: VecDeque::new(),
@@ -72,18 +82,22 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
         cap.push(&buf[..n]).await?;
     }
     if let Some(f) = cap.spill.as_mut() {
-        f.flush()
-            .await
-            .map_err(|e| format!("cannot write {}: {e}", cap.spill_path.display()))?;
+        f.flush().await.map_err(|source| SpillError {
+            path: cap.spill_path.clone(),
+            source,
+        })?;
     }
     Ok(cap.finish())
 }
 
 impl Capture {
-    async fn push(&mut self, chunk: &[u8]) -> Result<(), String> {
+    async fn push(&mut self, chunk: &[u8]) -> Result<(), SpillError> {
         self.total_bytes += chunk.len() as u64;
         self.chars += chunk.iter().filter(|b| (**b & 0xC0) != 0x80).count();
-        let spill_err = |e: std::io::Error, p: &Path| format!("cannot write {}: {e}", p.display());
+        let spill_err = |source: std::io::Error, p: &Path| SpillError {
+            path: p.to_path_buf(),
+            source,
+        };
         if self.spill.is_none() && self.total_bytes > SPILL_AT {
             let mut f = tokio::fs::File::create(&self.spill_path)
                 .await

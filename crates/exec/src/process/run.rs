@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::capture::{Captured, capture};
+use super::capture::{Captured, SpillError, capture};
 use super::identity::GroupIdentity;
 use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
 use runner_protocol::Scope;
@@ -261,11 +261,11 @@ async fn read_report(fd: OwnedFd) -> Option<String> {
 }
 
 async fn join_capture(
-    task: tokio::task::JoinHandle<Result<Captured, String>>,
+    task: tokio::task::JoinHandle<Result<Captured, SpillError>>,
 ) -> Result<Captured, RunError> {
     match task.await {
         Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(RunError::Output(e)),
+        Ok(Err(e)) => Err(RunError::Output(e.to_string())),
         Err(e) => {
             tracing::warn!(error = %e, "output reader failed");
             Ok(Captured::default())

@@ -1,6 +1,30 @@
 //! The hosts a task's commands may reach through the egress proxy: exact names, or a leading
 //! `*.` wildcard that matches any name below the domain (not the domain itself).
 
+/// A malformed entry of `sandbox.network` (each variant holds the entry as written).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostError {
+    /// Empty, or a bare `*.`.
+    #[error("`{0}` names no host")]
+    NoHost(String),
+    /// A URL rather than a name.
+    #[error(
+        "`{0}` is not a host name; give the name alone (e.g. `crates.io`), without a scheme or path"
+    )]
+    SchemeOrPath(String),
+    /// A `host:port`.
+    #[error(
+        "`{0}` has a port; give the host name alone (every port of an allowed host can be reached)"
+    )]
+    Port(String),
+    /// A `*` anywhere but a leading `*.`.
+    #[error("`{0}` has a wildcard that is not a leading `*.` (e.g. `*.npmjs.org`)")]
+    Wildcard(String),
+    /// Characters or labels a host name cannot have.
+    #[error("`{0}` is not a host name (letters, digits, `-` and dots between non-empty labels)")]
+    NotAName(String),
+}
+
 /// One allowed host pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostPattern {
@@ -11,29 +35,23 @@ pub struct HostPattern {
 
 impl HostPattern {
     /// Parse a pattern of the spec's `sandbox.network` list; `Err` says what is wrong.
-    pub fn parse(raw: &str) -> Result<HostPattern, String> {
+    pub fn parse(raw: &str) -> Result<HostPattern, HostError> {
         let t = raw.trim();
         let (wildcard, name) = match t.strip_prefix("*.") {
             Some(rest) => (true, rest),
             None => (false, t),
         };
         if name.is_empty() {
-            return Err(format!("`{raw}` names no host"));
+            return Err(HostError::NoHost(raw.to_string()));
         }
         if t.contains("://") || t.contains('/') {
-            return Err(format!(
-                "`{raw}` is not a host name; give the name alone (e.g. `crates.io`), without a scheme or path"
-            ));
+            return Err(HostError::SchemeOrPath(raw.to_string()));
         }
         if t.contains(':') {
-            return Err(format!(
-                "`{raw}` has a port; give the host name alone (every port of an allowed host can be reached)"
-            ));
+            return Err(HostError::Port(raw.to_string()));
         }
         if name.contains('*') {
-            return Err(format!(
-                "`{raw}` has a wildcard that is not a leading `*.` (e.g. `*.npmjs.org`)"
-            ));
+            return Err(HostError::Wildcard(raw.to_string()));
         }
         let ok = name.split('.').all(|label| {
             !label.is_empty()
@@ -43,9 +61,7 @@ impl HostPattern {
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         });
         if !ok {
-            return Err(format!(
-                "`{raw}` is not a host name (letters, digits, `-` and dots between non-empty labels)"
-            ));
+            return Err(HostError::NotAName(raw.to_string()));
         }
         Ok(HostPattern {
             name: name.to_ascii_lowercase(),
@@ -103,7 +119,7 @@ mod tests {
             ("", "names no host"),
         ] {
             let e = HostPattern::parse(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.to_string().contains(why), "{bad}: {e}");
         }
     }
 }

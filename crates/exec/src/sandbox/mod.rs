@@ -83,7 +83,7 @@ pub enum SandboxError {
     Unsupported(String),
     /// A host pattern is malformed.
     #[error("sandbox.network: {0}")]
-    Host(String),
+    Host(#[from] hosts::HostError),
     /// The Landlock ruleset could not be built.
     #[error("cannot build the Landlock ruleset: {0}")]
     Landlock(String),

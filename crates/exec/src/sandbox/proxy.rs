@@ -11,6 +11,23 @@ use tokio::task::JoinHandle;
 
 use super::hosts::{HostPattern, allowed};
 
+/// Why the proxy answers a request 400 (also the attempt's recorded error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+struct BadRequest(String);
+
+impl From<String> for BadRequest {
+    fn from(s: String) -> Self {
+        BadRequest(s)
+    }
+}
+
+impl From<&str> for BadRequest {
+    fn from(s: &str) -> Self {
+        BadRequest(s.to_string())
+    }
+}
+
 /// Largest request head the proxy reads before deciding.
 const MAX_HEAD: usize = 16 * 1024;
 
@@ -95,13 +112,13 @@ async fn serve(mut conn: TcpStream, hosts: &[HostPattern]) -> Option<NetworkAtte
         Ok(Some(t)) => t,
         Ok(None) => return None,
         Err(why) => {
-            let _ = respond(&mut conn, 400, &why).await;
+            let _ = respond(&mut conn, 400, &why.0).await;
             return Some(NetworkAttempt {
                 host: String::new(),
                 port: 0,
                 method: String::new(),
                 allowed: false,
-                error: Some(why),
+                error: Some(why.0),
             });
         }
     };
@@ -149,21 +166,23 @@ async fn serve(mut conn: TcpStream, hosts: &[HostPattern]) -> Option<NetworkAtte
 }
 
 /// Read the request head; `Ok(None)` for a client that closed without asking anything.
-async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, String> {
+async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, BadRequest> {
     let mut buf = Vec::with_capacity(1024);
     let end = loop {
         if let Some(i) = find(&buf, b"\r\n\r\n") {
             break i + 4;
         }
         if buf.len() > MAX_HEAD {
-            return Err(format!("request head longer than {MAX_HEAD} bytes"));
+            return Err(BadRequest(format!(
+                "request head longer than {MAX_HEAD} bytes"
+            )));
         }
         let mut chunk = [0u8; 2048];
         match conn.read(&mut chunk).await {
             Ok(0) if buf.is_empty() => return Ok(None),
             Ok(0) => return Err("connection closed inside the request head".into()),
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            Err(e) => return Err(format!("cannot read the request: {e}")),
+            Err(e) => return Err(BadRequest(format!("cannot read the request: {e}"))),
         }
     };
     let head = String::from_utf8_lossy(&buf[..end]).into_owned();
@@ -172,7 +191,7 @@ async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, String> {
     let mut parts = line.split_whitespace();
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return Err(format!("malformed request line `{line}`"));
+        return Err(BadRequest(format!("malformed request line `{line}`")));
     };
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = split_host_port(target, None)?;
@@ -185,9 +204,9 @@ async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, String> {
         }));
     }
     let Some(after) = target.strip_prefix("http://") else {
-        return Err(format!(
+        return Err(BadRequest(format!(
             "`{target}` is not an absolute http:// URL (use CONNECT for https)"
-        ));
+        )));
     };
     let (authority, path) = match after.find('/') {
         Some(i) => (&after[..i], &after[i..]),
@@ -210,7 +229,7 @@ async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, String> {
 }
 
 /// `host:port` (or `[v6]:port`); `default` when the port may be left out.
-fn split_host_port(s: &str, default: Option<u16>) -> Result<(String, u16), String> {
+fn split_host_port(s: &str, default: Option<u16>) -> Result<(String, u16), BadRequest> {
     let s = s.rsplit('@').next().unwrap_or(s);
     let (host, port) = if let Some(rest) = s.strip_prefix('[') {
         let (h, p) = rest
@@ -228,10 +247,10 @@ fn split_host_port(s: &str, default: Option<u16>) -> Result<(String, u16), Strin
             .parse::<u16>()
             .map_err(|_| format!("malformed port in `{s}`"))?,
         (None, Some(d)) => d,
-        (None, None) => return Err(format!("`{s}` has no port")),
+        (None, None) => return Err(BadRequest(format!("`{s}` has no port"))),
     };
     if host.is_empty() {
-        return Err(format!("`{s}` has no host"));
+        return Err(BadRequest(format!("`{s}` has no host")));
     }
     Ok((host.to_ascii_lowercase(), port))
 }
