@@ -48,7 +48,9 @@ impl GitGuard {
             _ = stopper.token().cancelled() => {
                 begun.close();
                 if let Ok(Ok(Some(task))) = begun.try_recv() {
-                    tokio::task::spawn_blocking(move || crate::git::abandon(task));
+                    tokio::task::spawn_blocking(crate::log::carried(move || {
+                        crate::git::abandon(task)
+                    }));
                 }
                 return Err(not_started(stopper));
             }

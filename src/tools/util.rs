@@ -260,13 +260,14 @@ pub(crate) fn structured_patch(old: &str, new: &str) -> Value {
     Value::Array(hunks)
 }
 
-/// Run blocking work off the async runtime; a panicked worker becomes an error message.
+/// Run blocking work off the async runtime, logging where the calling task logs; a panicked
+/// worker becomes an error message.
 pub(crate) async fn blocking<T, F>(f: F) -> Result<T, CallError>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    tokio::task::spawn_blocking(f)
+    tokio::task::spawn_blocking(crate::log::carried(f))
         .await
         .map_err(|e| call_error!("internal error: the tool's worker failed: {e}"))
 }
