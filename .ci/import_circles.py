@@ -33,8 +33,9 @@ CRATES = {
     "runner-policy": {"runner-protocol"},
     "runner-exec": {"runner-protocol"},
     "runner-model": {"runner-protocol"},
-    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
-    "runner": {"runner-core", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+    "runner-spec": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec"},
+    "runner": {"runner-core", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
 }
 
 # External crates a workspace crate must not depend on, directly or through another

@@ -36,7 +36,7 @@ pub use runner_exec::sandbox;
 pub(crate) use runner_model::retry;
 pub use runner_policy::roots;
 pub mod session;
-pub mod spec;
+pub use runner_spec as spec;
 pub mod task;
 pub mod tools;
 pub mod transcript;

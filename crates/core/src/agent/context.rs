@@ -507,6 +507,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn a_context_section_sets_its_fields_over_the_defaults() {
+        let s = crate::spec::ContextSettings {
+            autocompact_threshold: Some(0.7),
+            microcompact_keep_turns: Some(5),
+            ..Default::default()
+        };
+        let p = ContextPolicy::from_settings(&s);
+        assert_eq!(p.autocompact_threshold, 0.7);
+        assert_eq!(p.microcompact_keep_turns, 5);
+        assert!(p.autocompact, "unset fields keep their defaults");
+        assert_eq!(p.microcompact_threshold, 0.5);
+    }
+
     fn tool_turn(id: &str, output: &str) -> Vec<Message> {
         vec![
             Message {

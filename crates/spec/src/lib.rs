@@ -1,4 +1,13 @@
 //! Task specs: types, loading with positioned errors, defaults, validation, schema.
+//!
+//! runner-spec reads the YAML files a user writes (and the inline task of `runner exec -p`)
+//! into [`LoadedSpec`]s: every error names `file:line:col`, `matrix:` is expanded, defaults are
+//! applied and every field is checked before anything runs. A setting that another crate
+//! interprets is defined there and re-exported here (the permission mode from
+//! `runner-policy`, the `sandbox:` section from `runner-exec`, provider settings from
+//! `runner-model`), so the schema and the loader see one type.
+
+#![deny(missing_docs)]
 
 mod closest;
 pub mod discover;

@@ -211,7 +211,7 @@ fn token_span(line: &str, column: usize) -> std::ops::Range<usize> {
 
 /// The candidate closest to `word` when one is close enough to be a likely typo: "did you
 /// mean …". Case differences alone always count (`dontask` → `dontAsk`).
-pub(crate) fn did_you_mean<'a>(
+pub fn did_you_mean<'a>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

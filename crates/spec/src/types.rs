@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::duration::SpecDuration;
 use super::sandbox::{CheckSandbox, SandboxSettings};
-pub use crate::model::settings::{ModelInfoOverride, OpenaiSettings, ReplayMode};
-pub use crate::permissions::mode::PermissionMode;
+pub use runner_model::settings::{ModelInfoOverride, OpenaiSettings, ReplayMode};
+pub use runner_policy::mode::PermissionMode;
 
 /// One task: what to ask the agent, under which policy and limits, and how to check the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -272,8 +272,8 @@ impl Retry {
     }
 
     /// The retry policy these settings give: each one set over the default.
-    pub(crate) fn policy(&self) -> crate::retry::RetryPolicy {
-        let mut p = crate::retry::RetryPolicy::default();
+    pub fn policy(&self) -> runner_model::retry::RetryPolicy {
+        let mut p = runner_model::retry::RetryPolicy::default();
         if let Some(n) = self.max_retries {
             p.max_retries = n;
         }
@@ -362,7 +362,7 @@ fn default_workdir() -> PathBuf {
 }
 
 /// The tools a spec without `tools:` offers, in offer order.
-pub(crate) const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
+pub const DEFAULT_TOOLS: &[&str] = &["Read", "Write", "Edit", "Bash", "Glob", "Grep"];
 
 fn default_tools() -> Vec<String> {
     DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect()

@@ -249,7 +249,7 @@ pub(crate) fn substitute_any(text: &str, fill: &str) -> String {
 }
 
 /// `value` as one shell word: unchanged when only safe characters, else single-quoted.
-pub(crate) fn shell_quote(value: &str) -> String {
+pub fn shell_quote(value: &str) -> String {
     if !value.is_empty()
         && value.chars().all(|c| {
             c.is_ascii_alphanumeric()
@@ -262,7 +262,7 @@ pub(crate) fn shell_quote(value: &str) -> String {
 }
 
 /// The environment variable a parameter is exported to checks as: `RUNNER_PARAM_<NAME>`.
-pub(crate) fn env_name(param: &str) -> String {
+pub fn env_name(param: &str) -> String {
     format!("RUNNER_PARAM_{}", param.to_ascii_uppercase())
 }
 
@@ -465,7 +465,7 @@ mod tests {
         assert_eq!(t.permissions.deny, ["Edit(./my crate/**)"]);
         assert_eq!(
             t.git.branch,
-            crate::spec::git::GitBranch::Named("fix/my crate".into())
+            crate::git::GitBranch::Named("fix/my crate".into())
         );
         let h = &t.hooks["Stop"][0];
         assert_eq!(h.matcher.as_deref(), Some("my crate"));

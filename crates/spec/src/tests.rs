@@ -594,11 +594,10 @@ fn context_section() {
         .load("name: t\nprompt: hi\ncontext:\n  autocompact_threshold: 0.7\n  microcompact_keep_turns: 5\n")
         .unwrap()
         .spec;
-    let p = crate::agent::context::ContextPolicy::from_settings(&spec.context);
-    assert_eq!(p.autocompact_threshold, 0.7);
-    assert_eq!(p.microcompact_keep_turns, 5);
-    assert!(p.autocompact, "unset fields keep their defaults");
-    assert_eq!(p.microcompact_threshold, 0.5);
+    assert_eq!(spec.context.autocompact_threshold, Some(0.7));
+    assert_eq!(spec.context.microcompact_keep_turns, Some(5));
+    assert_eq!(spec.context.autocompact, None, "unset fields stay unset");
+    assert_eq!(spec.context.microcompact_threshold, None);
 
     let e = f.err("name: t\nprompt: hi\ncontext:\n  autocompact_threshold: 1.5\n");
     assert_eq!(pos(&e), (4, 3));

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::errors::SpecError;
 use super::loaded::LoadedSpec;
 use super::types::{ProviderKind, TaskSpec};
-use crate::model::table;
+use runner_model::table;
 
 /// Longest task name (it becomes a file name).
 pub(crate) const MAX_NAME_LEN: usize = 128;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Events runner fires hooks for.
-pub(crate) const SUPPORTED_EVENTS: &[&str] = &[
+pub const SUPPORTED_EVENTS: &[&str] = &[
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -19,7 +19,7 @@ pub(crate) const SUPPORTED_EVENTS: &[&str] = &[
 
 /// Hooks by event name (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `Stop`,
 /// `UserPromptSubmit`, `SessionStart`, `SessionEnd`), each a list of matcher groups.
-pub(crate) type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
+pub type HooksConfig = BTreeMap<String, Vec<MatcherGroup>>;
 
 /// Hooks that run for the tools a matcher selects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

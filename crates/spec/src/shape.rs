@@ -18,7 +18,7 @@ use libyaml_rs as sys;
 
 /// The deepest a spec's mappings and sequences may nest. Real specs stay far below (an
 /// `output.schema` is rarely ten levels deep); anything past this is a mistake or an attack.
-pub(crate) const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
 
 /// The most values (scalars, mappings, sequences and aliases, keys included) a spec may hold.
 /// A large spec (a long prompt, a schema of a few thousand properties, a matrix of hundreds
