@@ -43,7 +43,7 @@ CRATES = {
 FREE_OF = {
     "runner-protocol": {"tokio", "reqwest", "git2"},
     "runner-policy": {"tokio", "reqwest", "git2"},
-    "runner-exec": {"reqwest", "git2"},
+    "runner-exec": {"tokio", "tokio-util", "reqwest", "git2"},
     "runner-model": {"git2"},
 }
 

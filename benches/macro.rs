@@ -646,20 +646,18 @@ fn bench_file_rules(runs: usize) {
     let grep = runner::tools::builtin::make("Grep").unwrap();
     let glob = runner::tools::builtin::make("Glob").unwrap();
     let root = std::fs::canonicalize(&root).unwrap();
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-    let sandbox = rt
-        .block_on(Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Off,
-            network: &NetworkSetting::None,
-            workdir: &root,
-            write: vec![],
-            read_deny: vec![root.join("d000")],
-            unix_sockets: vec![],
-            read: vec![],
-            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
-            attempts: tx,
-        }))
-        .unwrap();
+    let sandbox = Sandbox::start(SandboxRequest {
+        mode: SandboxMode::Off,
+        network: &NetworkSetting::None,
+        workdir: &root,
+        write: vec![],
+        read_deny: vec![root.join("d000")],
+        unix_sockets: vec![],
+        read: vec![],
+        home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+        attempts: Arc::new(|_| {}),
+    })
+    .unwrap();
     let ruled = runner::tools::ToolContext::new(
         plain.session.roots.clone(),
         runner::process::ChildPolicy {

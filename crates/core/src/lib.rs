@@ -17,6 +17,7 @@
 
 pub mod agent;
 pub mod atomic_file;
+pub(crate) mod child;
 pub(crate) mod contract;
 pub mod events;
 pub mod git;

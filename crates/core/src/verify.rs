@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::child::{ShellJob, run_shell};
 use crate::events::CheckResult;
 use crate::git::GitSummary;
 use crate::permissions::Scope;
 use crate::process::ChildPolicy;
-use crate::process::run::{End, ShellRun, run_shell};
+use crate::process::run::End;
 use crate::spec::{CheckSandbox, VerifyCheck};
 
 /// Time limit of a check without its own `timeout`.
@@ -92,19 +93,21 @@ pub(crate) async fn run_checks(
             env
         };
         let between = crate::integrity::around(integrity, || format!("verify check `{name}`"));
-        let done = run_shell(ShellRun {
-            script: &check.run,
-            cwd: workdir,
-            env,
-            extra_env: &extra,
-            timeout,
+        let done = run_shell(
+            ShellJob {
+                script: check.run.clone(),
+                cwd: workdir.to_path_buf(),
+                env: env.clone(),
+                extra_env: extra,
+                timeout,
+                spill_dir: spill_dir.to_path_buf(),
+                spill_name: format!("check-{attempt}-{i}"),
+                scope: Scope::Write,
+                report: false,
+                on_spawn: None,
+            },
             cancel,
-            spill_dir,
-            spill_name: &format!("check-{attempt}-{i}"),
-            scope: Scope::Write,
-            report: false,
-            on_spawn: None,
-        })
+        )
         .await;
         drop(between);
         let duration_ms = started.elapsed().as_millis() as u64;

@@ -46,51 +46,42 @@ fn bench_sandbox() {
     // As runner is (its main): the orphans of commands, a namespace's init among them, come
     // back to this process and are swept at each call's end.
     runner_exec::process::orphans::become_subreaper();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let work = dir.path().canonicalize().unwrap();
     let spill = work.join("spill");
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let started = std::time::Instant::now();
-    let sandbox = rt
-        .block_on(Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Auto,
-            network: &NetworkSetting::None,
-            workdir: &work,
-            write: vec![],
-            read_deny: vec![],
-            unix_sockets: vec![],
-            read: vec![],
-            home: std::env::var_os("HOME").map(PathBuf::from),
-            attempts: tx,
-        }))
-        .unwrap();
+    let sandbox = Sandbox::start(SandboxRequest {
+        mode: SandboxMode::Auto,
+        network: &NetworkSetting::None,
+        workdir: &work,
+        write: vec![],
+        read_deny: vec![],
+        unix_sockets: vec![],
+        read: vec![],
+        home: std::env::var_os("HOME").map(PathBuf::from),
+        attempts: Arc::new(|_| {}),
+    })
+    .unwrap();
     let setup = started.elapsed();
     let confined = sandbox.confines();
     let sandbox = Arc::new(sandbox);
-    let cancel = tokio_util::sync::CancellationToken::new();
+    let cancel = runner_exec::cancel::Cancel::new();
     let one = |policy: &ChildPolicy, scope: Scope| {
-        rt.block_on(async {
-            let done = run_shell(ShellRun {
-                script: "true",
-                cwd: &work,
-                env: policy,
-                extra_env: &[],
-                timeout: Duration::from_secs(10),
-                cancel: &cancel,
-                spill_dir: &spill,
-                spill_name: "b",
-                scope,
-                report: true,
-                on_spawn: None,
-            })
-            .await
-            .unwrap();
-            assert_eq!(done.exit_code, Some(0));
+        let done = run_shell(ShellRun {
+            script: "true",
+            cwd: &work,
+            env: policy,
+            extra_env: &[],
+            timeout: Duration::from_secs(10),
+            cancel: &cancel,
+            spill_dir: &spill,
+            spill_name: "b",
+            scope,
+            report: true,
+            on_spawn: None,
         })
+        .unwrap();
+        assert_eq!(done.exit_code, Some(0));
     };
     let plain = ChildPolicy::default();
     let boxed = ChildPolicy {
@@ -127,7 +118,7 @@ fn bench_sandbox() {
         fmt_dur(dc),
         String::new(),
     ]);
-    for row in bench_connect(&rt, &work, &spill, &cancel, &plain, &boxed) {
+    for row in bench_connect(&work, &spill, &cancel, &plain, &boxed) {
         t.row(row);
     }
     print!("{}", t.render());
@@ -141,10 +132,9 @@ fn bench_sandbox() {
 /// One Unix socket `connect` in the workdir, unconfined and checked by runner's supervisor
 /// (where the kernel has user notifications): the table rows, per call.
 fn bench_connect(
-    rt: &tokio::runtime::Runtime,
     work: &std::path::Path,
     spill: &std::path::Path,
-    cancel: &tokio_util::sync::CancellationToken,
+    cancel: &runner_exec::cancel::Cancel,
     plain: &runner_exec::process::ChildPolicy,
     boxed: &runner_exec::process::ChildPolicy,
 ) -> Vec<Vec<String>> {
@@ -171,24 +161,21 @@ fn bench_connect(
     };
     let timed = |policy: &ChildPolicy, script: &str| {
         let started = std::time::Instant::now();
-        rt.block_on(async {
-            let done = run_shell(ShellRun {
-                script,
-                cwd: work,
-                env: policy,
-                extra_env: &[],
-                timeout: Duration::from_secs(60),
-                cancel,
-                spill_dir: spill,
-                spill_name: "b",
-                scope: Scope::Write,
-                report: true,
-                on_spawn: None,
-            })
-            .await
-            .unwrap();
-            assert_eq!(done.exit_code, Some(0), "{}", done.stderr.text);
-        });
+        let done = run_shell(ShellRun {
+            script,
+            cwd: work,
+            env: policy,
+            extra_env: &[],
+            timeout: Duration::from_secs(60),
+            cancel,
+            spill_dir: spill,
+            spill_name: "b",
+            scope: Scope::Write,
+            report: true,
+            on_spawn: None,
+        })
+        .unwrap();
+        assert_eq!(done.exit_code, Some(0), "{}", done.stderr.text);
         started.elapsed()
     };
     let per_connect = |policy: &ChildPolicy| {

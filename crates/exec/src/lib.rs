@@ -6,9 +6,12 @@
 //! The crate knows the permission scope a call was allowed with (`runner-policy`'s `Scope`)
 //! and the spec's `sandbox:` settings ([`sandbox::settings`], which the spec re-exports), not
 //! the agent loop, the model providers or git: it builds, tests and is benchmarked without
-//! them (no HTTP client or git library).
+//! them (no HTTP client or git library), and without an async runtime: its calls block the
+//! calling thread, ending early through a [`cancel::Cancel`]; an async caller runs them on a
+//! thread of its own.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
+pub mod cancel;
 pub mod process;
 pub mod sandbox;

@@ -733,7 +733,7 @@ impl Hooks {
         let started = Instant::now();
         let _integrity =
             crate::integrity::around(self.integrity.as_ref(), || format!("hook `{name}`"));
-        let spawned = process::spawn(&Spawn {
+        let spawned = crate::child::spawn(&Spawn {
             program,
             cwd: &cwd,
             env: &self.env,
@@ -750,11 +750,11 @@ impl Hooks {
                 return None;
             }
         };
-        let mut child_in = child.inner.stdin.take();
-        let mut child_out = child.inner.stdout.take();
-        let mut child_err = child.inner.stderr.take();
+        let mut child_in = child.stdin.take();
+        let mut child_out = child.stdout.take();
+        let mut child_err = child.stderr.take();
         let input = stdin.as_bytes().to_vec();
-        let inner = &mut child.inner;
+        let inner = &mut child;
         let work = async {
             let write = async {
                 if let Some(mut w) = child_in.take() {

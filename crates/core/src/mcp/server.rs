@@ -15,8 +15,9 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::child::AsyncChild;
 use crate::permissions::Scope;
-use crate::process::{self, ChildPolicy, KILL_GRACE, Program, Spawn};
+use crate::process::{ChildPolicy, KILL_GRACE, Program, Spawn};
 use crate::spec::McpServerSpec;
 use crate::tools::ToolOutput;
 
@@ -81,7 +82,7 @@ pub(crate) struct Server {
     tool_timeout: Duration,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
     peer: rmcp::Peer<RoleClient>,
-    child: tokio::sync::Mutex<Option<process::Child>>,
+    child: tokio::sync::Mutex<Option<AsyncChild>>,
     changed: Arc<AtomicBool>,
     stderr: Arc<Mutex<StderrTail>>,
 }
@@ -112,7 +113,7 @@ impl Server {
             reason,
         };
         let env = super::env::expand(name, spec, |k| std::env::var(k).ok()).map_err(fail)?;
-        let mut child = process::spawn(&Spawn {
+        let mut child = crate::child::spawn(&Spawn {
             program: Program::Exec {
                 program: &spec.command,
                 args: &spec.args,
@@ -127,11 +128,10 @@ impl Server {
         })
         .map_err(|e| fail(format!("cannot run `{}`: {e}", spec.command)))?;
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
-        if let Some(err) = child.inner.stderr.take() {
+        if let Some(err) = child.stderr.take() {
             tokio::spawn(drain_stderr(name.to_string(), err, stderr.clone()));
         }
-        let (Some(stdout), Some(stdin)) = (child.inner.stdout.take(), child.inner.stdin.take())
-        else {
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             child.stop_group(KILL_GRACE).await;
             return Err(fail("its stdin or stdout is not a pipe".into()));
         };
@@ -179,7 +179,7 @@ impl Server {
                 ))
             }
             Err(reason) => {
-                let exited = child.inner.try_wait().ok().flatten();
+                let exited = child.try_wait().ok().flatten();
                 child.stop_group(KILL_GRACE).await;
                 // Let the stderr reader take the last lines.
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -249,7 +249,7 @@ impl Server {
     async fn exited(&self) -> bool {
         let mut child = self.child.lock().await;
         match child.as_mut() {
-            Some(c) => c.inner.try_wait().ok().flatten().is_some(),
+            Some(c) => c.try_wait().ok().flatten().is_some(),
             None => true,
         }
     }
@@ -260,7 +260,7 @@ impl Server {
             let mut child = self.child.lock().await;
             child
                 .as_mut()
-                .and_then(|c| c.inner.try_wait().ok().flatten())
+                .and_then(|c| c.try_wait().ok().flatten())
                 .map_or_else(String::new, |s| format!(" ({s})"))
         };
         let tail = self.stderr.lock().map(|t| t.suffix()).unwrap_or_default();
@@ -279,7 +279,7 @@ impl Server {
         }
         if let Some(mut child) = self.child.lock().await.take() {
             child.stop_group(KILL_GRACE).await;
-            let _ = child.inner.wait().await;
+            let _ = child.wait().await;
             tracing::debug!(server = %self.name, "MCP server stopped");
         }
     }

@@ -186,7 +186,6 @@ impl Session {
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
         let worktree = partial.git.task().and_then(|g| g.worktree_path());
         let sandbox = sandbox::start(&task, &roots, worktree, attempts)
-            .await
             .map(Arc::new)
             .map_err(agent_error)?;
         let env = child_policy(names, &sandbox, &roots);

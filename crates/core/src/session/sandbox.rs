@@ -2,20 +2,18 @@
 
 use std::path::{Path, PathBuf};
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use crate::prepare::PreparedTask;
 use crate::roots::SessionRoots;
 use crate::sandbox::{NetworkAttempt, Sandbox, SandboxError, SandboxRequest};
 
 /// Set up the sandbox of `task`: its writable roots are the workdir (the whole worktree when
 /// the task is isolated in `worktree`: it is the task's own copy), a private TMPDIR and the
-/// spec's `sandbox.write`.
-pub(crate) async fn start(
+/// spec's `sandbox.write`; the egress proxy reports each connection attempt on `attempts`.
+pub(crate) fn start(
     task: &PreparedTask,
     roots: &SessionRoots,
     worktree: Option<&Path>,
-    attempts: UnboundedSender<NetworkAttempt>,
+    attempts: tokio::sync::mpsc::UnboundedSender<NetworkAttempt>,
 ) -> Result<Sandbox, SandboxError> {
     let settings = &task.loaded.spec.sandbox;
     let home = std::env::var_os("HOME")
@@ -37,9 +35,11 @@ pub(crate) async fn start(
         unix_sockets: settings.unix_sockets.iter().map(resolve).collect(),
         read: settings.read.iter().map(resolve).collect(),
         home,
-        attempts,
+        attempts: std::sync::Arc::new(move |a| {
+            // The receiver is gone once the task ended: the attempt has no one to tell.
+            let _ = attempts.send(a);
+        }),
     })
-    .await
 }
 
 /// A spec path: `~/…` under the home directory, relative to the spec's directory, or

@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 use super::util;
 use super::{Access, CallError, Tool, ToolContext, ToolFatal, ToolOutput};
+use crate::child::{OnSpawn, ShellJob, run_shell};
 use crate::process::capture::Captured;
-use crate::process::run::{End, RunError, ShellDone, ShellRun, run_shell};
+use crate::process::run::{End, RunError, ShellDone};
 
 /// Timeout when the call gives none, in milliseconds.
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -177,20 +178,25 @@ async fn run(ctx: &ToolContext, p: &Parsed) -> Result<ToolOutput, ToolFatal> {
         p.command,
         fd = crate::process::REPORT_FD
     );
-    let announce = ctx.started.clone().map(|s| move |group| s.announce(group));
-    let done = run_shell(ShellRun {
-        script: &script,
-        cwd: &cwd,
-        env: &ctx.session.env,
-        extra_env: &[],
-        timeout: p.timeout,
-        cancel: &ctx.cancel,
-        spill_dir: &ctx.session.spill_dir,
-        spill_name: &format!("bash-{id}"),
-        scope: ctx.scope,
-        report: true,
-        on_spawn: announce.as_ref().map(|f| f as &(dyn Fn(_) + Sync)),
-    })
+    let announce = ctx
+        .started
+        .clone()
+        .map(|s| Box::new(move |group| s.announce(group)) as OnSpawn);
+    let done = run_shell(
+        ShellJob {
+            script,
+            cwd: cwd.clone(),
+            env: (*ctx.session.env).clone(),
+            extra_env: Vec::new(),
+            timeout: p.timeout,
+            spill_dir: ctx.session.spill_dir.clone(),
+            spill_name: format!("bash-{id}"),
+            scope: ctx.scope,
+            report: true,
+            on_spawn: announce,
+        },
+        &ctx.cancel,
+    )
     .await;
     let done = match done {
         Ok(d) => d,

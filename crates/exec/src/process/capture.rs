@@ -1,12 +1,15 @@
 //! Bounded capture of a child's output stream: the first and last [`KEEP_BYTES`] are kept in
 //! memory, the text for the reader keeps the head and tail around a marker, and a stream longer
 //! than [`SPILL_AT`] bytes is written in full to a spill file whose path the result names.
+//! [`capture`] blocks the thread it runs on until the stream ends or it is stopped.
 
 use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio_util::sync::CancellationToken;
+use crate::cancel::{Cancel, FALLBACK_TICK, wait_readable};
 
 /// Characters of each stream kept in the text for the reader; the rest is spilled.
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
@@ -45,13 +48,14 @@ struct Capture {
     /// Characters seen (bytes that do not continue a UTF-8 sequence).
     chars: usize,
     spill_path: PathBuf,
-    spill: Option<tokio::fs::File>,
+    spill: Option<std::fs::File>,
 }
 
-pub(crate) async fn capture<R: AsyncRead + Unpin>(
-    reader: Option<R>,
+/// Capture the stream `reader` (a pipe's read end) until it ends or `stop` is set.
+pub(crate) fn capture(
+    reader: Option<OwnedFd>,
     spill_path: PathBuf,
-    stop: CancellationToken,
+    stop: &Cancel,
 ) -> Result<Captured, SpillError> {
     let mut cap = Capture {
         head: Vec::new(),
@@ -61,28 +65,40 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
         spill_path,
         spill: None,
     };
-    let Some(mut reader) = reader else {
+    let Some(reader) = reader else {
         return Ok(cap.finish());
     };
+    let mut reader = std::fs::File::from(reader);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        let n = tokio::select! {
-            r = reader.read(&mut buf) => match r {
-                Ok(n) => n,
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading command output failed");
-                    0
-                }
-            },
-            _ = stop.cancelled() => 0,
+        if stop.is_cancelled() {
+            break;
+        }
+        // Without a descriptor for the stop flag, look at it every tick.
+        let until = stop.fd().is_none().then(|| Instant::now() + FALLBACK_TICK);
+        match wait_readable(&[Some(reader.as_fd()), stop.fd()], until) {
+            Ok(ready) if ready[0] => {}
+            Ok(_) => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading command output failed");
+                break;
+            }
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading command output failed");
+                0
+            }
         };
         if n == 0 {
             break;
         }
-        cap.push(&buf[..n]).await?;
+        cap.push(&buf[..n])?;
     }
     if let Some(f) = cap.spill.as_mut() {
-        f.flush().await.map_err(|source| SpillError {
+        f.flush().map_err(|source| SpillError {
             path: cap.spill_path.clone(),
             source,
         })?;
@@ -91,7 +107,7 @@ pub(crate) async fn capture<R: AsyncRead + Unpin>(
 }
 
 impl Capture {
-    async fn push(&mut self, chunk: &[u8]) -> Result<(), SpillError> {
+    fn push(&mut self, chunk: &[u8]) -> Result<(), SpillError> {
         self.total_bytes += chunk.len() as u64;
         self.chars += chunk.iter().filter(|b| (**b & 0xC0) != 0x80).count();
         let spill_err = |source: std::io::Error, p: &Path| SpillError {
@@ -99,21 +115,17 @@ impl Capture {
             source,
         };
         if self.spill.is_none() && self.total_bytes > SPILL_AT {
-            let mut f = tokio::fs::File::create(&self.spill_path)
-                .await
+            let mut f = std::fs::File::create(&self.spill_path)
                 .map_err(|e| spill_err(e, &self.spill_path))?;
             f.write_all(&self.head)
-                .await
                 .map_err(|e| spill_err(e, &self.spill_path))?;
             let tail: Vec<u8> = self.tail.iter().copied().collect();
             f.write_all(&tail)
-                .await
                 .map_err(|e| spill_err(e, &self.spill_path))?;
             self.spill = Some(f);
         }
         if let Some(f) = self.spill.as_mut() {
             f.write_all(chunk)
-                .await
                 .map_err(|e| spill_err(e, &self.spill_path))?;
         }
         let room = KEEP_BYTES.saturating_sub(self.head.len()).min(chunk.len());

@@ -7,6 +7,10 @@
 //! dropped. Every live group is registered, so an interrupted run can kill what is left
 //! ([`kill_all`]).
 //!
+//! Everything here blocks the calling thread (waits end early through a [`Cancel`]); an async
+//! caller runs it on a thread of its own and polls the child's pipes and its
+//! [`Child::pidfd`] itself.
+//!
 //! - [`run`]: run a shell script to its end, timeout or cancellation, with bounded capture.
 //! - [`capture`]: bounded capture of an output stream (head and tail kept, the rest spilled).
 //! - [`identity`]: a started group as the transcript records it, so a resumed run can kill
@@ -19,8 +23,10 @@ pub mod orphans;
 pub mod run;
 
 use std::collections::HashSet;
+use std::os::fd::{AsFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +34,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
+use crate::cancel::{Cancel, FALLBACK_TICK, wait_readable};
 use crate::sandbox::Sandbox;
 use runner_protocol::Scope;
 
@@ -89,14 +96,14 @@ impl ChildPolicy {
     }
 
     /// Remove the secrets from the child's environment.
-    fn remove_secrets(&self, cmd: &mut tokio::process::Command) {
+    fn remove_secrets(&self, cmd: &mut std::process::Command) {
         for name in &self.remove {
             cmd.env_remove(name);
         }
     }
 
     /// Enter the sandbox (when there is one) in the child, confined to `scope`.
-    fn confine(&self, cmd: &mut tokio::process::Command, scope: Scope) -> std::io::Result<()> {
+    fn confine(&self, cmd: &mut std::process::Command, scope: Scope) -> std::io::Result<()> {
         let Some(sandbox) = &self.sandbox else {
             return Ok(());
         };
@@ -164,10 +171,12 @@ pub const BASE_ENV: &[&str] = &[
 /// The descriptor number a child gets [`Spawn::report_fd`] as.
 pub const REPORT_FD: std::os::fd::RawFd = 62;
 
-/// A started child: the leader of its own process group.
+/// A started child: the leader of its own process group. Dropped, it kills its group.
 pub struct Child {
     /// The process (stdout and stderr piped; stdin piped when asked for).
-    pub inner: tokio::process::Child,
+    pub inner: std::process::Child,
+    /// A descriptor that becomes readable when the process exits (Linux 5.3 and newer).
+    pidfd: Option<OwnedFd>,
     pgid: Option<Pid>,
     /// The call id its processes carry ([`orphans::CALL_VAR`]), until the call is over.
     call: Option<u64>,
@@ -187,12 +196,12 @@ fn live_groups(f: impl FnOnce(&mut HashSet<i32>)) {
 pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
     let mut cmd = match s.program {
         Program::Shell(script) => {
-            let mut c = tokio::process::Command::new("bash");
+            let mut c = std::process::Command::new("bash");
             c.arg("-c").arg(script);
             c
         }
         Program::Exec { program, args } => {
-            let mut c = tokio::process::Command::new(program);
+            let mut c = std::process::Command::new(program);
             c.args(args);
             c
         }
@@ -204,8 +213,7 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .stderr(Stdio::piped());
     // A session of its own (so a group of its own, led by the child): no controlling terminal,
     // so nothing it runs can push input into the user's terminal (TIOCSTI) or read from it.
     // SAFETY: setsid is async-signal-safe; it runs in the child between fork and exec, first.
@@ -281,16 +289,15 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
             return Err(e);
         }
     };
-    let pgid = inner.id().map(|pid| Pid::from_raw(pid as i32));
-    if let Some(p) = pgid {
-        live_groups(|g| {
-            g.insert(p.as_raw());
-        });
-    }
+    let pgid = Pid::from_raw(inner.id() as i32);
+    live_groups(|g| {
+        g.insert(pgid.as_raw());
+    });
     drop(spawning);
     Ok(Child {
+        pidfd: pidfd_open(inner.id()),
         inner,
-        pgid,
+        pgid: Some(pgid),
         call: Some(call),
         left_behind: 0,
     })
@@ -352,7 +359,8 @@ impl Child {
     }
 
     /// Stop every process in the group: SIGTERM, up to `grace` for them to go, then SIGKILL.
-    pub async fn stop_group(&mut self, grace: Duration) {
+    /// Blocks the calling thread up to `grace`.
+    pub fn stop_group(&mut self, grace: Duration) {
         let Some(pgid) = self.pgid else {
             return;
         };
@@ -362,7 +370,7 @@ impl Child {
             let start = Instant::now();
             let mut gone = false;
             while start.elapsed() < grace {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+                std::thread::sleep(Duration::from_millis(20));
                 if !self.group_alive(pgid) {
                     gone = true;
                     break;
@@ -377,6 +385,40 @@ impl Child {
             }
         }
         self.forget();
+    }
+
+    /// A descriptor that becomes readable once the process has exited (then
+    /// [`std::process::Child::try_wait`] reaps it), where the kernel gives one: for a caller
+    /// that waits on it in its own event loop.
+    pub fn pidfd(&self) -> Option<BorrowedFd<'_>> {
+        self.pidfd.as_ref().map(AsFd::as_fd)
+    }
+
+    /// Block until the process exits (and is reaped), `deadline` passes or `cancel` is set,
+    /// whichever comes first.
+    pub fn wait_until(&mut self, deadline: Instant, cancel: &Cancel) -> Waited {
+        loop {
+            match self.inner.try_wait() {
+                Ok(Some(status)) => return Waited::Exited(status),
+                Ok(None) => {}
+                Err(e) => return Waited::Failed(e),
+            }
+            if cancel.is_cancelled() {
+                return Waited::Cancelled;
+            }
+            if Instant::now() >= deadline {
+                return Waited::TimedOut;
+            }
+            // Without a descriptor for the exit or for the flag, look again every tick.
+            let until = if self.pidfd.is_some() && cancel.fd().is_some() {
+                deadline
+            } else {
+                deadline.min(Instant::now() + FALLBACK_TICK)
+            };
+            if let Err(e) = wait_readable(&[self.pidfd(), cancel.fd()], Some(until)) {
+                return Waited::Failed(e);
+            }
+        }
     }
 
     /// SIGKILL every process in the group at once.
@@ -414,6 +456,74 @@ impl Drop for Child {
         // A handle dropped without being stopped (its task was cancelled): nothing of the
         // group outlives it.
         self.kill_group();
+        if !matches!(self.inner.try_wait(), Ok(None)) {
+            return;
+        }
+        // Killed but not yet gone: reaped through its pidfd by a thread of its own rather than
+        // left a zombie (without a pidfd, the next sweep of orphans reaps it).
+        let Some(pidfd) = self.pidfd.take() else {
+            return;
+        };
+        let reaper = std::thread::Builder::new()
+            .name("runner-reap".into())
+            .spawn(move || reap_pidfd(&pidfd));
+        if let Err(e) = reaper {
+            tracing::debug!(error = %e, "no thread to reap a killed command; the next sweep does");
+        }
+    }
+}
+
+/// Wait for and reap the process `pidfd` stands for (`waitid(P_PIDFD)`, Linux 5.4).
+fn reap_pidfd(pidfd: &OwnedFd) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: an all-zero siginfo_t is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid on a pidfd owned by the caller, writing one siginfo_t.
+        unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                pidfd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED,
+            )
+        };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pidfd;
+}
+
+/// How a [`Child::wait_until`] ended.
+#[derive(Debug)]
+pub enum Waited {
+    /// The process exited (and was reaped).
+    Exited(ExitStatus),
+    /// The deadline passed first.
+    TimedOut,
+    /// The [`Cancel`] was set first.
+    Cancelled,
+    /// Waiting failed.
+    Failed(std::io::Error),
+}
+
+/// A descriptor for the exit of process `pid` (runner's own, unreaped child, so the pid
+/// cannot name another process yet), where the kernel has `pidfd_open` (Linux 5.3).
+fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open with integer arguments; it returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd >= 0 {
+            // SAFETY: the descriptor was just opened (close-on-exec) and is owned here alone.
+            return Some(unsafe { OwnedFd::from_raw_fd(fd as i32) });
+        }
+        None
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
     }
 }
 

@@ -257,8 +257,8 @@ mod tests {
     /// Without a PID namespace (no sandbox here), a double-forked daemon in a session of its
     /// own escapes the call's process group; as the subreaper, this process gets it back and
     /// kills it when the call ends, and the call's stderr says so.
-    #[tokio::test]
-    async fn a_setsid_daemon_dies_with_its_call() {
+    #[test]
+    fn a_setsid_daemon_dies_with_its_call() {
         use crate::process::ChildPolicy;
         use crate::process::run::{ShellRun, run_shell};
         become_subreaper();
@@ -274,14 +274,13 @@ mod tests {
             env: &ChildPolicy::default(),
             extra_env: &[],
             timeout: Duration::from_secs(30),
-            cancel: &tokio_util::sync::CancellationToken::new(),
+            cancel: &crate::cancel::Cancel::new(),
             spill_dir: &dir.path().join("spill"),
             spill_name: "t",
             scope: runner_protocol::Scope::Write,
             report: false,
             on_spawn: None,
         })
-        .await
         .unwrap();
         assert_eq!(done.exit_code, Some(0));
         assert!(
@@ -291,7 +290,7 @@ mod tests {
         );
         let len = std::fs::metadata(&marker).map(|m| m.len()).unwrap_or(0);
         assert!(len > 0);
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        std::thread::sleep(Duration::from_millis(300));
         assert_eq!(
             len,
             std::fs::metadata(&marker).map(|m| m.len()).unwrap_or(0),

@@ -1,18 +1,19 @@
 //! Run a shell script as a child (through [`super::spawn`]) to its end, its time limit or its
-//! cancellation, with both output streams captured ([`super::capture`]); nothing of it outlives
-//! the call. Used by the Bash tool and verify checks.
+//! cancellation, with both output streams captured ([`super::capture`], each on a thread of
+//! its own); nothing of it outlives the call. Used by the Bash tool and verify checks.
+//! [`run_shell`] blocks the calling thread until the script and its readers are done.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::time::Duration;
-
-use tokio_util::sync::CancellationToken;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use super::capture::{Captured, SpillError, capture};
 use super::identity::GroupIdentity;
-use super::{ChildPolicy, KILL_GRACE, Program, Spawn, spawn};
+use super::{ChildPolicy, KILL_GRACE, Program, Spawn, Waited, spawn};
+use crate::cancel::Cancel;
 use runner_protocol::Scope;
 
 /// How long output readers may linger after the process group is gone (a process that left
@@ -41,8 +42,8 @@ pub struct ShellRun<'a> {
     pub extra_env: &'a [(String, String)],
     /// Time limit.
     pub timeout: Duration,
-    /// Stops the command (the whole group is killed).
-    pub cancel: &'a CancellationToken,
+    /// Stops the command (the whole group is stopped; at once when it is abandoned).
+    pub cancel: &'a Cancel,
     /// Where long output is spilled.
     pub spill_dir: &'a Path,
     /// File name stem for spilled output.
@@ -86,9 +87,9 @@ pub enum RunError {
 }
 
 /// Run a script to completion, timeout or cancellation; nothing of it outlives the call.
-pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
-    tokio::fs::create_dir_all(r.spill_dir)
-        .await
+/// Blocks the calling thread.
+pub fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
+    std::fs::create_dir_all(r.spill_dir)
         .map_err(|e| RunError::Output(format!("cannot create {}: {e}", r.spill_dir.display())))?;
     let pipe = if r.report {
         Some(report_channel().map_err(RunError::Spawn)?)
@@ -126,51 +127,58 @@ pub async fn run_shell(r: ShellRun<'_>) -> Result<ShellDone, RunError> {
     }
     // The child holds its own copy of its end now.
     let report_reader = pipe.map(|(r, _w)| r);
-    let stop = CancellationToken::new();
-    let out_task = tokio::spawn(capture(
-        child.inner.stdout.take(),
-        r.spill_dir.join(format!("{}.stdout", r.spill_name)),
-        stop.clone(),
-    ));
-    let err_task = tokio::spawn(capture(
-        child.inner.stderr.take(),
-        r.spill_dir.join(format!("{}.stderr", r.spill_name)),
-        stop.clone(),
-    ));
-    let end = tokio::select! {
-        status = child.inner.wait() => match status {
-            Ok(s) => End::Exited(s),
-            Err(e) => {
-                tracing::warn!(error = %e, "waiting for bash failed");
-                End::Cancelled
-            }
-        },
-        _ = tokio::time::sleep(r.timeout) => End::TimedOut,
-        _ = r.cancel.cancelled() => End::Cancelled,
+    let stop = Cancel::new();
+    let (tx, rx) = mpsc::channel();
+    let readers = [
+        (child.inner.stdout.take().map(OwnedFd::from), "stdout"),
+        (child.inner.stderr.take().map(OwnedFd::from), "stderr"),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (reader, stream))| {
+        let path = r.spill_dir.join(format!("{}.{stream}", r.spill_name));
+        let (tx, stop) = (tx.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name(format!("runner-{stream}"))
+            .spawn(move || {
+                let _ = tx.send((i, capture(reader, path, &stop)));
+            })
+    })
+    .collect::<Result<Vec<_>, _>>();
+    drop(tx);
+    if let Err(e) = readers {
+        // The child (dropped) is killed with its group.
+        stop.cancel();
+        return Err(RunError::Output(format!(
+            "cannot start a reader of the command's output: {e}"
+        )));
+    }
+    let end = match child.wait_until(Instant::now() + r.timeout, r.cancel) {
+        Waited::Exited(s) => End::Exited(s),
+        Waited::TimedOut => End::TimedOut,
+        Waited::Cancelled => End::Cancelled,
+        Waited::Failed(e) => {
+            tracing::warn!(error = %e, "waiting for bash failed");
+            End::Cancelled
+        }
     };
-    child.stop_group(KILL_GRACE).await;
+    if r.cancel.is_abandoned() {
+        child.kill_group();
+    } else {
+        child.stop_group(KILL_GRACE);
+    }
     let status = match &end {
         End::Exited(s) => Some(*s),
-        _ => child.inner.wait().await.ok(),
+        _ => child.inner.wait().ok(),
     };
     // Readers end when the pipes close; a process that escaped the group may keep them open.
-    let stopper = stop.clone();
-    let linger = tokio::spawn(async move {
-        tokio::time::sleep(READER_GRACE).await;
-        stopper.cancel();
-    });
-    let stdout = join_capture(out_task).await?;
-    let mut stderr = join_capture(err_task).await?;
+    let [stdout, mut stderr] = join_captures(&rx, &stop)?;
     if child.left_behind() > 0 {
         stderr
             .text
             .push_str(&super::orphans::left_behind_note(child.left_behind()));
     }
-    let report = match report_reader {
-        Some(r) => read_report(r).await,
-        None => None,
-    };
-    linger.abort();
+    let report = report_reader.and_then(read_report);
     for c in [&stdout, &stderr] {
         if let Some(p) = &c.spill_path
             && let Err(e) = super::filter_spill(p)
@@ -237,40 +245,71 @@ fn say_go(ours: &OwnedFd) {
 
 /// What the script reported: everything written on the channel until every copy of the
 /// script's end closed (the process group is gone by now), or [`READER_GRACE`] passed.
-async fn read_report(fd: OwnedFd) -> Option<String> {
-    use tokio::io::AsyncReadExt;
-    let std_stream = std::os::unix::net::UnixStream::from(fd);
-    std_stream.set_nonblocking(true).ok()?;
-    let mut rx = tokio::net::UnixStream::from_std(std_stream).ok()?;
+fn read_report(fd: OwnedFd) -> Option<String> {
+    use std::io::Read;
+    let mut rx = std::os::unix::net::UnixStream::from(fd);
+    let deadline = Instant::now() + READER_GRACE;
     let mut buf = Vec::new();
-    let read = tokio::time::timeout(READER_GRACE, async {
-        let mut chunk = [0u8; 4096];
-        loop {
-            match rx.read(&mut chunk).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) if buf.len() < 64 * 1024 => buf.extend_from_slice(&chunk[..n]),
-                Ok(_) => break,
-            }
+    let mut chunk = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            tracing::debug!("report pipe still open after the command ended; using what it sent");
+            break;
         }
-    })
-    .await;
-    if read.is_err() {
-        tracing::debug!("report pipe still open after the command ended; using what it sent");
+        rx.set_read_timeout(Some(left)).ok()?;
+        match rx.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) if buf.len() < 64 * 1024 => buf.extend_from_slice(&chunk[..n]),
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                tracing::debug!(
+                    "report pipe still open after the command ended; using what it sent"
+                );
+                break;
+            }
+            Err(_) => break,
+        }
     }
     (!buf.is_empty()).then(|| String::from_utf8_lossy(&buf).into_owned())
 }
 
-async fn join_capture(
-    task: tokio::task::JoinHandle<Result<Captured, SpillError>>,
-) -> Result<Captured, RunError> {
-    match task.await {
-        Ok(Ok(c)) => Ok(c),
-        Ok(Err(e)) => Err(RunError::Output(e.to_string())),
-        Err(e) => {
-            tracing::warn!(error = %e, "output reader failed");
-            Ok(Captured::default())
+/// Both streams' captures, in order: the readers get [`READER_GRACE`] to see their pipes
+/// close, then are stopped. A reader that died leaves its stream empty.
+fn join_captures(
+    rx: &mpsc::Receiver<(usize, Result<Captured, SpillError>)>,
+    stop: &Cancel,
+) -> Result<[Captured; 2], RunError> {
+    let linger = Instant::now() + READER_GRACE;
+    let mut got: [Option<Captured>; 2] = [None, None];
+    loop {
+        let next = if stop.is_cancelled() {
+            rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        } else {
+            rx.recv_timeout(linger.saturating_duration_since(Instant::now()))
+        };
+        match next {
+            Ok((i, Ok(c))) => got[i] = Some(c),
+            Ok((_, Err(e))) => {
+                stop.cancel();
+                return Err(RunError::Output(e.to_string()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => stop.cancel(),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    Ok(got.map(|c| {
+        c.unwrap_or_else(|| {
+            tracing::warn!("output reader failed");
+            Captured::default()
+        })
+    }))
 }
 
 #[cfg(test)]
@@ -279,8 +318,8 @@ mod tests {
 
     /// An announced script does nothing until the announcement is made, however long that
     /// takes; its report still arrives on the same channel.
-    #[tokio::test]
-    async fn an_announced_script_waits_for_its_announcement() {
+    #[test]
+    fn an_announced_script_waits_for_its_announcement() {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("acted");
         let script = format!(
@@ -299,14 +338,13 @@ mod tests {
             env: &ChildPolicy::default(),
             extra_env: &[],
             timeout: Duration::from_secs(30),
-            cancel: &CancellationToken::new(),
+            cancel: &Cancel::new(),
             spill_dir: &dir.path().join("spill"),
             spill_name: "t",
             scope: Scope::Write,
             report: true,
             on_spawn: Some(&announce),
         })
-        .await
         .unwrap();
         assert_eq!(done.exit_code, Some(0), "{}", done.stderr.text);
         assert_eq!(

@@ -63,11 +63,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
-use tokio::sync::mpsc::UnboundedSender;
 
 pub use files::{DenyRule, FileDenial, FileRules};
 pub use plan::{Network, Plan, PlanInput};
-pub use proxy::NetworkAttempt;
+pub use proxy::{AttemptSink, NetworkAttempt};
 pub use support::{NamespaceKind, Support, support};
 
 use runner_protocol::Scope;
@@ -242,8 +241,8 @@ pub struct SandboxRequest<'a> {
     pub read: Vec<PathBuf>,
     /// The home directory whose credential locations are denied.
     pub home: Option<PathBuf>,
-    /// Where the proxy reports connection attempts.
-    pub attempts: UnboundedSender<NetworkAttempt>,
+    /// Where the proxy reports connection attempts (called from its threads).
+    pub attempts: AttemptSink,
 }
 
 /// A task's sandbox: shared by every command of the task; the private TMPDIR and the proxy
@@ -351,7 +350,7 @@ impl Sandbox {
     }
 
     /// The network of a task's commands, with the egress proxy it needs (`network: [hosts]`).
-    async fn network(
+    fn network(
         req: &SandboxRequest<'_>,
         sup: &Support,
     ) -> Result<(Network, Option<proxy::Proxy>), SandboxError> {
@@ -365,7 +364,6 @@ impl Sandbox {
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(SandboxError::Host)?;
                 let p = proxy::Proxy::start(hosts, req.attempts.clone())
-                    .await
                     .map_err(|e| SandboxError::Setup(format!("egress proxy: {e}")))?;
                 if !sup.landlock_net() {
                     tracing::warn!(
@@ -416,8 +414,9 @@ impl Sandbox {
     }
 
     /// Set up the sandbox of one task. Mode `auto` on a kernel without Landlock gives an
-    /// unconfined sandbox (and a loud warning); `enforce` fails.
-    pub async fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
+    /// unconfined sandbox (and a loud warning); `enforce` fails. Blocks briefly (the private
+    /// TMPDIR, the rulesets, the proxy's and the socket supervisor's threads).
+    pub fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
         let sup = support();
         if let Some(unconfined) = Sandbox::unconfined(&req, &sup)? {
             return Ok(unconfined);
@@ -426,7 +425,7 @@ impl Sandbox {
             .prefix("runner-tmp-")
             .tempdir()
             .map_err(|e| SandboxError::Setup(format!("private TMPDIR: {e}")))?;
-        let (network, proxy) = Sandbox::network(&req, &sup).await?;
+        let (network, proxy) = Sandbox::network(&req, &sup)?;
         let mut writable = vec![req.workdir.to_path_buf(), tmp.path().to_path_buf()];
         writable.extend(req.write.iter().cloned());
         let missing = Sandbox::missing(&req, &sup)?;

@@ -1,15 +1,22 @@
 //! The egress proxy of a task whose network is a host list: HTTP `CONNECT` (for HTTPS and any
 //! other TCP protocol) and plain HTTP requests in absolute form, on 127.0.0.1 at a random port.
-//! Only hosts the spec lists are reached; every attempt, allowed or not, is reported.
+//! Only hosts the spec lists are reached; every attempt, allowed or not, is reported. It runs
+//! on threads of its own: one accepts, one serves each connection (and one more relays the
+//! client's side of a tunnel).
 
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::Arc;
-
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc::UnboundedSender;
-use tokio::task::JoinHandle;
+use std::thread::JoinHandle;
+use std::time::Instant;
 
 use super::hosts::{HostPattern, allowed};
+use crate::cancel::{Cancel, FALLBACK_TICK, wait_readable};
+
+/// Where the proxy reports each connection attempt (runner: its task's network tally and
+/// transcript). Called from the proxy's threads.
+pub type AttemptSink = Arc<dyn Fn(NetworkAttempt) + Send + Sync>;
 
 /// Why the proxy answers a request 400 (also the attempt's recorded error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,41 +53,31 @@ pub struct NetworkAttempt {
     pub error: Option<String>,
 }
 
-/// A running proxy; stops when dropped.
+/// A running proxy; stops accepting when dropped (connections already accepted are served to
+/// their end).
 pub(crate) struct Proxy {
     port: u16,
-    task: JoinHandle<()>,
+    stop: Cancel,
+    accepting: Option<JoinHandle<()>>,
 }
 
 impl Proxy {
     /// Listen on 127.0.0.1 at a random port and serve until dropped.
-    pub(crate) async fn start(
-        hosts: Vec<HostPattern>,
-        report: UnboundedSender<NetworkAttempt>,
-    ) -> std::io::Result<Proxy> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    pub(crate) fn start(hosts: Vec<HostPattern>, report: AttemptSink) -> std::io::Result<Proxy> {
+        let listener = TcpListener::bind(("127.0.0.1", 0))?;
+        listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let hosts = Arc::new(hosts);
-        let task = tokio::spawn(async move {
-            loop {
-                let Ok((conn, _)) = listener.accept().await else {
-                    continue;
-                };
-                let (hosts, report) = (hosts.clone(), report.clone());
-                tokio::spawn(async move {
-                    let attempt = serve(conn, &hosts).await;
-                    if let Some(a) = attempt {
-                        if a.allowed && a.error.is_none() {
-                            tracing::debug!(host = %a.host, port = a.port, "proxy: connected");
-                        } else {
-                            tracing::warn!(host = %a.host, port = a.port, error = a.error.as_deref().unwrap_or(""), "sandbox proxy refused a connection");
-                        }
-                        let _ = report.send(a);
-                    }
-                });
-            }
-        });
-        Ok(Proxy { port, task })
+        let stop = Cancel::new();
+        let stopped = stop.clone();
+        let accepting = std::thread::Builder::new()
+            .name("runner-proxy".into())
+            .spawn(move || accept_loop(&listener, &hosts, &report, &stopped))?;
+        Ok(Proxy {
+            port,
+            stop,
+            accepting: Some(accepting),
+        })
     }
 
     /// The port it listens on (127.0.0.1).
@@ -91,7 +88,50 @@ impl Proxy {
 
 impl Drop for Proxy {
     fn drop(&mut self) {
-        self.task.abort();
+        self.stop.cancel();
+        if let Some(t) = self.accepting.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Accept connections until `stop` is set, serving each on a thread of its own.
+fn accept_loop(
+    listener: &TcpListener,
+    hosts: &Arc<Vec<HostPattern>>,
+    report: &AttemptSink,
+    stop: &Cancel,
+) {
+    while !stop.is_cancelled() {
+        // Without a descriptor for the stop flag, look at it every tick.
+        let until = stop.fd().is_none().then(|| Instant::now() + FALLBACK_TICK);
+        if wait_readable(&[Some(listener.as_fd()), stop.fd()], until).is_err() {
+            std::thread::sleep(FALLBACK_TICK);
+            continue;
+        }
+        let Ok((conn, _)) = listener.accept() else {
+            continue;
+        };
+        let (hosts, report) = (hosts.clone(), report.clone());
+        let served = std::thread::Builder::new()
+            .name("runner-proxy-conn".into())
+            .spawn(move || {
+                // The listener is non-blocking; the connection's reads and writes block.
+                if conn.set_nonblocking(false).is_err() {
+                    return;
+                }
+                if let Some(a) = serve(conn, &hosts) {
+                    if a.allowed && a.error.is_none() {
+                        tracing::debug!(host = %a.host, port = a.port, "proxy: connected");
+                    } else {
+                        tracing::warn!(host = %a.host, port = a.port, error = a.error.as_deref().unwrap_or(""), "sandbox proxy refused a connection");
+                    }
+                    report(a);
+                }
+            });
+        if let Err(e) = served {
+            tracing::warn!(error = %e, "sandbox proxy: no thread to serve a connection");
+        }
     }
 }
 
@@ -107,12 +147,12 @@ struct Target {
 }
 
 /// Serve one client connection; the attempt it made, if it asked for anything.
-async fn serve(mut conn: TcpStream, hosts: &[HostPattern]) -> Option<NetworkAttempt> {
-    let target = match read_target(&mut conn).await {
+fn serve(mut conn: TcpStream, hosts: &[HostPattern]) -> Option<NetworkAttempt> {
+    let target = match read_target(&mut conn) {
         Ok(Some(t)) => t,
         Ok(None) => return None,
         Err(why) => {
-            let _ = respond(&mut conn, 400, &why.0).await;
+            let _ = respond(&mut conn, 400, &why.0);
             return Some(NetworkAttempt {
                 host: String::new(),
                 port: 0,
@@ -134,39 +174,65 @@ async fn serve(mut conn: TcpStream, hosts: &[HostPattern]) -> Option<NetworkAtte
             "{}:{} is not in this task's sandbox.network list",
             target.host, target.port
         );
-        let _ = respond(&mut conn, 403, &why).await;
+        let _ = respond(&mut conn, 403, &why);
         attempt.error = Some(why);
         return Some(attempt);
     }
-    let mut upstream = match TcpStream::connect((target.host.as_str(), target.port)).await {
+    let mut upstream = match TcpStream::connect((target.host.as_str(), target.port)) {
         Ok(s) => s,
         Err(e) => {
             let why = format!("cannot reach {}:{}: {e}", target.host, target.port);
-            let _ = respond(&mut conn, 502, &why).await;
+            let _ = respond(&mut conn, 502, &why);
             attempt.error = Some(why);
             return Some(attempt);
         }
     };
     let sent = match &target.forward {
-        None => conn
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            .await
-            .and(Ok(())),
-        Some(head) => upstream.write_all(head).await,
+        None => conn.write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n"),
+        Some(head) => upstream.write_all(head),
     };
     let relayed = match sent {
         Ok(()) if target.rest.is_empty() => Ok(()),
-        Ok(()) => upstream.write_all(&target.rest).await,
+        Ok(()) => upstream.write_all(&target.rest),
         Err(e) => Err(e),
     };
     if relayed.is_ok() {
-        let _ = tokio::io::copy_bidirectional(&mut conn, &mut upstream).await;
+        relay(conn, upstream);
     }
     Some(attempt)
 }
 
+/// Copy each side's bytes to the other until both have ended (each end shut down for writing
+/// when its source ends), or either fails.
+fn relay(client: TcpStream, upstream: TcpStream) {
+    let (Ok(client_in), Ok(upstream_out)) = (client.try_clone(), upstream.try_clone()) else {
+        return;
+    };
+    let up = std::thread::Builder::new()
+        .name("runner-proxy-up".into())
+        .spawn(move || copy_then_shut(client_in, upstream_out));
+    copy_then_shut(upstream, client);
+    if let Ok(up) = up {
+        let _ = up.join();
+    }
+}
+
+/// Copy `from` to `to` until `from` ends, then shut `to` down for writing; on an error, shut
+/// both down entirely (which ends the other direction too).
+fn copy_then_shut(mut from: TcpStream, mut to: TcpStream) {
+    match std::io::copy(&mut from, &mut to) {
+        Ok(_) => {
+            let _ = to.shutdown(Shutdown::Write);
+        }
+        Err(_) => {
+            let _ = from.shutdown(Shutdown::Both);
+            let _ = to.shutdown(Shutdown::Both);
+        }
+    }
+}
+
 /// Read the request head; `Ok(None)` for a client that closed without asking anything.
-async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, BadRequest> {
+fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, BadRequest> {
     let mut buf = Vec::with_capacity(1024);
     let end = loop {
         if let Some(i) = find(&buf, b"\r\n\r\n") {
@@ -178,7 +244,7 @@ async fn read_target(conn: &mut TcpStream) -> Result<Option<Target>, BadRequest>
             )));
         }
         let mut chunk = [0u8; 2048];
-        match conn.read(&mut chunk).await {
+        match conn.read(&mut chunk) {
             Ok(0) if buf.is_empty() => return Ok(None),
             Ok(0) => return Err("connection closed inside the request head".into()),
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
@@ -259,7 +325,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-async fn respond(conn: &mut TcpStream, status: u16, why: &str) -> std::io::Result<()> {
+fn respond(conn: &mut TcpStream, status: u16, why: &str) -> std::io::Result<()> {
     let reason = match status {
         400 => "Bad Request",
         403 => "Forbidden",
@@ -270,8 +336,8 @@ async fn respond(conn: &mut TcpStream, status: u16, why: &str) -> std::io::Resul
         "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
-    conn.write_all(msg.as_bytes()).await?;
-    conn.shutdown().await
+    conn.write_all(msg.as_bytes())?;
+    conn.shutdown(Shutdown::Write)
 }
 
 #[cfg(test)]

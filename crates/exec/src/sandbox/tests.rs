@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
-use tokio_util::sync::CancellationToken;
+use std::sync::mpsc::{Receiver, channel};
+
+use crate::cancel::Cancel;
 
 use super::*;
 use crate::process::ChildPolicy;
@@ -41,21 +42,18 @@ impl Fixture {
         self.root.join(rel)
     }
 
-    async fn sandbox(
-        &self,
-        network: NetworkSetting,
-    ) -> (Arc<Sandbox>, UnboundedReceiver<NetworkAttempt>) {
-        self.sandbox_with(network, vec![], vec![]).await
+    fn sandbox(&self, network: NetworkSetting) -> (Arc<Sandbox>, Receiver<NetworkAttempt>) {
+        self.sandbox_with(network, vec![], vec![])
     }
 
     /// A sandbox with the spec's `unix_sockets` and `read` set.
-    async fn sandbox_with(
+    fn sandbox_with(
         &self,
         network: NetworkSetting,
         unix_sockets: Vec<PathBuf>,
         read: Vec<PathBuf>,
-    ) -> (Arc<Sandbox>, UnboundedReceiver<NetworkAttempt>) {
-        let (tx, rx) = unbounded_channel();
+    ) -> (Arc<Sandbox>, Receiver<NetworkAttempt>) {
+        let (tx, rx) = channel();
         let sb = Sandbox::start(SandboxRequest {
             mode: SandboxMode::Auto,
             network: &network,
@@ -65,15 +63,27 @@ impl Fixture {
             unix_sockets,
             read,
             home: Some(self.p("home")),
-            attempts: tx,
+            attempts: Arc::new(move |a| {
+                let _ = tx.send(a);
+            }),
         })
-        .await
         .unwrap();
         (Arc::new(sb), rx)
     }
 
     /// Run `script` in the workdir, confined for `scope`: (exit code, stdout, stderr).
-    async fn run(&self, sb: &Arc<Sandbox>, scope: Scope, script: &str) -> (i32, String, String) {
+    fn run(&self, sb: &Arc<Sandbox>, scope: Scope, script: &str) -> (i32, String, String) {
+        self.run_until(sb, scope, script, &Cancel::new())
+    }
+
+    /// [`Fixture::run`], stopped by `cancel`.
+    fn run_until(
+        &self,
+        sb: &Arc<Sandbox>,
+        scope: Scope,
+        script: &str,
+        cancel: &Cancel,
+    ) -> (i32, String, String) {
         let policy = ChildPolicy {
             remove: vec![],
             sandbox: Some(sb.clone()),
@@ -85,16 +95,15 @@ impl Fixture {
             env: &policy,
             extra_env: &[],
             timeout: Duration::from_secs(30),
-            cancel: &CancellationToken::new(),
+            cancel,
             spill_dir: &self.p("out/spill"),
             spill_name: "t",
             scope,
             report: false,
             on_spawn: None,
         })
-        .await
         .unwrap();
-        assert!(matches!(done.end, End::Exited(_)));
+        assert!(cancel.is_cancelled() || matches!(done.end, End::Exited(_)));
         (
             done.exit_code.unwrap_or(-1),
             done.stdout.text,
@@ -111,78 +120,68 @@ fn confinable() -> bool {
     ok
 }
 
-#[tokio::test]
-async fn writes_only_inside_the_writable_roots_and_only_when_allowed_to_write() {
+#[test]
+fn writes_only_inside_the_writable_roots_and_only_when_allowed_to_write() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     let outside = fx.p("outside/x");
-    let (code, _, err) = fx
-        .run(&sb, Scope::Write, &format!("touch '{}'", outside.display()))
-        .await;
+    let (code, _, err) = fx.run(&sb, Scope::Write, &format!("touch '{}'", outside.display()));
     assert_ne!(code, 0);
     assert!(
         err.contains("Permission denied") || err.contains("Read-only file system"),
         "{err}"
     );
     assert!(!outside.exists());
-    let (code, _, err) = fx
-        .run(&sb, Scope::Write, "echo made > new.txt && cat new.txt")
-        .await;
+    let (code, _, err) = fx.run(&sb, Scope::Write, "echo made > new.txt && cat new.txt");
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         std::fs::read_to_string(fx.p("work/new.txt")).unwrap(),
         "made\n"
     );
     // The private TMPDIR is writable; /tmp itself is not.
-    let (code, out, err) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            "f=\"$TMPDIR/t\" && echo t > \"$f\" && cat \"$f\"",
-        )
-        .await;
+    let (code, out, err) = fx.run(
+        &sb,
+        Scope::Write,
+        "f=\"$TMPDIR/t\" && echo t > \"$f\" && cat \"$f\"",
+    );
     assert_eq!((code, out.as_str()), (0, "t"), "{err}");
     // Allowed as read-only: no write anywhere, the workdir included.
-    let (code, _, _) = fx.run(&sb, Scope::ReadOnly, "touch ro.txt").await;
+    let (code, _, _) = fx.run(&sb, Scope::ReadOnly, "touch ro.txt");
     assert_ne!(code, 0);
     assert!(!fx.p("work/ro.txt").exists());
-    let (code, out, _) = fx.run(&sb, Scope::ReadOnly, "cat a.txt").await;
+    let (code, out, _) = fx.run(&sb, Scope::ReadOnly, "cat a.txt");
     assert_eq!((code, out.as_str()), (0, "hello"));
 }
 
-#[tokio::test]
-async fn links_planted_in_the_workdir_do_not_lead_out() {
+#[test]
+fn links_planted_in_the_workdir_do_not_lead_out() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
-    let (code, _, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!(
-                "ln -s '{}' esc && echo x > esc/planted",
-                fx.p("outside").display()
-            ),
-        )
-        .await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
+    let (code, _, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!(
+            "ln -s '{}' esc && echo x > esc/planted",
+            fx.p("outside").display()
+        ),
+    );
     assert_ne!(code, 0);
     assert!(!fx.p("outside/planted").exists());
     // A hard link to a file outside (which a write through it would change) cannot be made.
-    let (_, out, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!(
-                "ln '{}' hard 2>/dev/null && echo linked; echo x >> hard",
-                fx.p("home/notes.txt").display()
-            ),
-        )
-        .await;
+    let (_, out, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!(
+            "ln '{}' hard 2>/dev/null && echo linked; echo x >> hard",
+            fx.p("home/notes.txt").display()
+        ),
+    );
     assert!(!out.contains("linked"), "{out}");
     assert_eq!(
         std::fs::read_to_string(fx.p("home/notes.txt")).unwrap(),
@@ -190,8 +189,8 @@ async fn links_planted_in_the_workdir_do_not_lead_out() {
     );
 }
 
-#[tokio::test]
-async fn home_is_an_allow_list_of_toolchain_locations() {
+#[test]
+fn home_is_an_allow_list_of_toolchain_locations() {
     if !confinable() {
         return;
     }
@@ -206,7 +205,7 @@ async fn home_is_an_allow_list_of_toolchain_locations() {
     std::fs::create_dir_all(fx.p("home/.cargo/bin")).unwrap();
     std::fs::write(fx.p("home/.cargo/env"), "toolchain").unwrap();
     std::fs::write(fx.p("home/.cargo/credentials.toml"), "token = \"cio_x\"").unwrap();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     assert!(sb.report().home_toolchains.contains(&".cargo".to_string()));
     for secret in [
         "home/.ssh/id_rsa",
@@ -216,13 +215,11 @@ async fn home_is_an_allow_list_of_toolchain_locations() {
         "home/notes.txt",
         "home/.cargo/credentials.toml",
     ] {
-        let (code, out, _) = fx
-            .run(
-                &sb,
-                Scope::Write,
-                &format!("cat '{}'", fx.p(secret).display()),
-            )
-            .await;
+        let (code, out, _) = fx.run(
+            &sb,
+            Scope::Write,
+            &format!("cat '{}'", fx.p(secret).display()),
+        );
         assert_ne!(code, 0, "{secret}");
         assert!(
             !out.contains("PRIVATE") && !out.contains("gho_") && !out.contains("ghs_tok"),
@@ -230,101 +227,85 @@ async fn home_is_an_allow_list_of_toolchain_locations() {
         );
     }
     // Through a symlink in the workdir as well.
-    let (code, out, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!("ln -s '{}' k && cat k/id_rsa", fx.p("home/.ssh").display()),
-        )
-        .await;
+    let (code, out, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!("ln -s '{}' k && cat k/id_rsa", fx.p("home/.ssh").display()),
+    );
     assert_ne!(code, 0);
     assert!(!out.contains("PRIVATE"));
     // A toolchain location is readable.
-    let (code, out, _) = fx
-        .run(
-            &sb,
-            Scope::ReadOnly,
-            &format!("cat '{}'", fx.p("home/.cargo/env").display()),
-        )
-        .await;
+    let (code, out, _) = fx.run(
+        &sb,
+        Scope::ReadOnly,
+        &format!("cat '{}'", fx.p("home/.cargo/env").display()),
+    );
     assert_eq!((code, out.as_str()), (0, "toolchain"));
     // And what the spec's `sandbox.read` opens.
-    let (opened, _rx) = fx
-        .sandbox_with(NetworkSetting::None, vec![], vec![fx.p("home/notes.txt")])
-        .await;
-    let (code, out, _) = fx
-        .run(
-            &opened,
-            Scope::ReadOnly,
-            &format!("cat '{}'", fx.p("home/notes.txt").display()),
-        )
-        .await;
+    let (opened, _rx) = fx.sandbox_with(NetworkSetting::None, vec![], vec![fx.p("home/notes.txt")]);
+    let (code, out, _) = fx.run(
+        &opened,
+        Scope::ReadOnly,
+        &format!("cat '{}'", fx.p("home/notes.txt").display()),
+    );
     assert_eq!((code, out.as_str()), (0, "public"));
 }
 
-#[tokio::test]
-async fn no_network_means_no_tcp_and_no_udp() {
+#[test]
+fn no_network_means_no_tcp_and_no_udp() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
-    let (code, _, err) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
-        )
-        .await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
+    let (code, _, err) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"),
+    );
     assert_ne!(code, 0);
     assert!(!err.contains("connected"));
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "nothing connected");
-    let (code, _, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            "exec 3<>/dev/udp/127.0.0.1/53 && echo sent >&3",
-        )
-        .await;
+    let (code, _, _) = fx.run(
+        &sb,
+        Scope::Write,
+        "exec 3<>/dev/udp/127.0.0.1/53 && echo sent >&3",
+    );
     assert_ne!(code, 0);
 }
 
-#[tokio::test]
-async fn the_parent_process_is_out_of_reach() {
+#[test]
+fn the_parent_process_is_out_of_reach() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     // The shell's parent is this test process: its memory is out of reach. (Its environment
     // is readable through /proc for a process of the same user; runner itself wipes its
     // initial environment block, which an end-to-end test checks.)
-    let (code, _, _) = fx
-        .run(&sb, Scope::Write, "head -c 16 /proc/$PPID/mem >/dev/null")
-        .await;
+    let (code, _, _) = fx.run(&sb, Scope::Write, "head -c 16 /proc/$PPID/mem >/dev/null");
     assert_ne!(code, 0);
     // Signals to processes outside the sandbox are refused (Landlock ABI 6).
     if support().landlock_scope() {
-        let (code, _, _) = fx.run(&sb, Scope::Write, "kill -0 $PPID").await;
+        let (code, _, _) = fx.run(&sb, Scope::Write, "kill -0 $PPID");
         assert_ne!(code, 0);
     }
 }
 
-#[tokio::test]
-async fn setuid_programs_do_not_lift_the_sandbox() {
+#[test]
+fn setuid_programs_do_not_lift_the_sandbox() {
     if !confinable() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
-    let (_, out, _) = fx
-        .run(&sb, Scope::Write, "cat /proc/self/status | grep NoNewPrivs")
-        .await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
+    let (_, out, _) = fx.run(&sb, Scope::Write, "cat /proc/self/status | grep NoNewPrivs");
     assert!(out.contains("NoNewPrivs:\t1"), "{out}");
-    let (code, _, _) = fx.run(&sb, Scope::Write, "sudo -n true").await;
+    let (code, _, _) = fx.run(&sb, Scope::Write, "sudo -n true");
     assert_ne!(code, 0);
 }
 
@@ -357,16 +338,14 @@ fn one_shot_server(body: &'static str) -> u16 {
     port
 }
 
-#[tokio::test]
-async fn the_egress_proxy_lets_listed_hosts_through_and_records_every_attempt() {
+#[test]
+fn the_egress_proxy_lets_listed_hosts_through_and_records_every_attempt() {
     if !confinable() || !support().landlock_net() {
         return;
     }
     let fx = Fixture::new();
     let port = one_shot_server("hello from upstream");
-    let (sb, mut rx) = fx
-        .sandbox(NetworkSetting::Hosts(vec!["localhost".into()]))
-        .await;
+    let (sb, rx) = fx.sandbox(NetworkSetting::Hosts(vec!["localhost".into()]));
     // A client that speaks CONNECT through $HTTPS_PROXY, in bash alone.
     let connect = |host: &str| {
         format!(
@@ -378,23 +357,21 @@ printf 'GET / HTTP/1.1\r\nHost: {host}\r\n\r\n' >&3
 cat <&3"#
         )
     };
-    let (code, out, err) = fx.run(&sb, Scope::Write, &connect("localhost")).await;
+    let (code, out, err) = fx.run(&sb, Scope::Write, &connect("localhost"));
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("HTTP/1.1 200"), "{out}");
     assert!(out.contains("hello from upstream"), "{out}");
-    let (_, out, _) = fx.run(&sb, Scope::Write, &connect("example.com")).await;
+    let (_, out, _) = fx.run(&sb, Scope::Write, &connect("example.com"));
     assert!(out.starts_with("HTTP/1.1 403"), "{out}");
     // Straight to the listener, past the proxy: refused by the kernel.
-    let (code, _, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!("exec 3<>/dev/tcp/127.0.0.1/{port}"),
-        )
-        .await;
+    let (code, _, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!("exec 3<>/dev/tcp/127.0.0.1/{port}"),
+    );
     assert_ne!(code, 0);
     let mut seen = Vec::new();
-    while let Ok(Some(a)) = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+    while let Ok(a) = rx.recv_timeout(Duration::from_secs(5)) {
         seen.push((a.host.clone(), a.allowed));
         if seen.len() == 2 {
             break;
@@ -412,15 +389,13 @@ cat <&3"#
 /// With a host list, TCP goes through the proxy and Landlock holds it to the proxy's port;
 /// other stream protocols, which Landlock's TCP rules do not see (MPTCP, SCTP), and raw or
 /// packet sockets are refused outright. Probed with python3's socket module (errno 1: EPERM).
-#[tokio::test]
-async fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
+#[test]
+fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
     if !confinable() || !support().landlock_net() || which("python3").is_none() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx
-        .sandbox(NetworkSetting::Hosts(vec!["localhost".into()]))
-        .await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::Hosts(vec!["localhost".into()]));
     let probe = |args: &str| {
         format!(
             "python3 -c 'import socket, errno\ntry:\n    socket.socket({args}).close(); print(\"made\")\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno))'"
@@ -445,7 +420,7 @@ async fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
         ("socket.AF_PACKET, socket.SOCK_RAW, 0", "EPERM"),
     ];
     for (args, want) in cases {
-        let (_, out, err) = fx.run(&sb, Scope::Write, &probe(args)).await;
+        let (_, out, err) = fx.run(&sb, Scope::Write, &probe(args));
         assert_eq!(out.trim(), want, "socket({args}): {err}");
     }
 }
@@ -455,13 +430,13 @@ async fn only_plain_tcp_is_a_stream_socket_with_a_host_list() {
 /// scheduling, or push input into a terminal; and it runs in a session of its own, with no
 /// controlling terminal. Run also with `RUNNER_TEST_LANDLOCK_ABI=4` (in `.ci/run`), where
 /// Landlock cannot scope signals and seccomp alone holds.
-#[tokio::test]
-async fn commands_cannot_act_on_other_processes() {
+#[test]
+fn commands_cannot_act_on_other_processes() {
     if !confinable() || which("python3").is_none() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     let runner = std::process::id();
     let grand = std::fs::read_to_string("/proc/self/stat")
         .ok()
@@ -489,7 +464,7 @@ probe("own_priority", lambda: os.setpriority(os.PRIO_PROCESS, 0, 19))
 probe("controlling_terminal", lambda: open("/dev/tty"))
 EOF"#
     );
-    let (code, out, err) = fx.run(&sb, Scope::Write, &script).await;
+    let (code, out, err) = fx.run(&sb, Scope::Write, &script);
     assert_eq!(code, 0, "{err}");
     for want in [
         "kill_runner=EPERM",
@@ -515,8 +490,8 @@ fn which(program: &str) -> Option<PathBuf> {
     })
 }
 
-#[tokio::test]
-async fn enforce_refuses_where_the_kernel_cannot_confine() {
+#[test]
+fn enforce_refuses_where_the_kernel_cannot_confine() {
     // What `prepare` and `Sandbox::start` check, on a simulated kernel without Landlock.
     let sup = Support {
         landlock_abi: None,
@@ -539,8 +514,8 @@ async fn enforce_refuses_where_the_kernel_cannot_confine() {
 /// pipe lands), many confined shells started at once each apply their confinement and get
 /// their report pipe. Each must run and report; a single failure fails the test.
 /// `RUNNER_SPAWN_STRESS` sets the number of spawns (default 2,000; `.ci/run` runs 10,000).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn confined_spawns_under_load_never_fail() {
+#[test]
+fn confined_spawns_under_load_never_fail() {
     if !confinable() {
         return;
     }
@@ -549,7 +524,7 @@ async fn confined_spawns_under_load_never_fail() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_000);
     let fx = Arc::new(Fixture::new());
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     // ~200 open files, with the numbers around REPORT_FD freed again so that new descriptors
     // (pipes, the ruleset's copy) keep landing there.
     let mut files: Vec<std::fs::File> = (0..200)
@@ -562,48 +537,55 @@ async fn confined_spawns_under_load_never_fail() {
         sandbox: Some(sb.clone()),
         git_workspace: None,
     });
-    let jobs = Arc::new(tokio::sync::Semaphore::new(32));
-    let mut set = tokio::task::JoinSet::new();
-    for i in 0..total {
-        let (fx, policy, jobs) = (fx.clone(), policy.clone(), jobs.clone());
-        set.spawn(async move {
-            let _permit = jobs.acquire_owned().await.unwrap();
-            let script = format!("printf 'run {i}' >&{}", crate::process::REPORT_FD);
-            let done = run_shell(ShellRun {
-                script: &script,
-                cwd: &fx.p("work"),
-                env: &policy,
-                extra_env: &[],
-                timeout: Duration::from_secs(60),
-                cancel: &CancellationToken::new(),
-                spill_dir: &fx.p("out/spill"),
-                spill_name: &format!("s{i}"),
-                scope: Scope::Write,
-                report: true,
-                on_spawn: None,
-            })
-            .await;
-            match done {
-                Ok(d)
-                    if d.exit_code == Some(0)
-                        && d.report.as_deref() == Some(&format!("run {i}")) =>
-                {
-                    Ok(())
-                }
-                Ok(d) => Err(format!(
-                    "spawn {i}: exit {:?}, report {:?}, stderr {:?}",
-                    d.exit_code, d.report, d.stderr.text
-                )),
-                Err(e) => Err(format!("spawn {i}: {e}")),
-            }
+    // 32 workers take the spawns in turn.
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let one = move |i: usize, fx: &Fixture, policy: &ChildPolicy| -> Result<(), String> {
+        let script = format!("printf 'run {i}' >&{}", crate::process::REPORT_FD);
+        let done = run_shell(ShellRun {
+            script: &script,
+            cwd: &fx.p("work"),
+            env: policy,
+            extra_env: &[],
+            timeout: Duration::from_secs(60),
+            cancel: &Cancel::new(),
+            spill_dir: &fx.p("out/spill"),
+            spill_name: &format!("s{i}"),
+            scope: Scope::Write,
+            report: true,
+            on_spawn: None,
         });
-    }
-    let mut failures = Vec::new();
-    while let Some(r) = set.join_next().await {
-        if let Err(e) = r.unwrap() {
-            failures.push(e);
+        match done {
+            Ok(d) if d.exit_code == Some(0) && d.report.as_deref() == Some(&format!("run {i}")) => {
+                Ok(())
+            }
+            Ok(d) => Err(format!(
+                "spawn {i}: exit {:?}, report {:?}, stderr {:?}",
+                d.exit_code, d.report, d.stderr.text
+            )),
+            Err(e) => Err(format!("spawn {i}: {e}")),
         }
-    }
+    };
+    let workers: Vec<_> = (0..32)
+        .map(|_| {
+            let (fx, policy, next) = (fx.clone(), policy.clone(), next.clone());
+            std::thread::spawn(move || {
+                let mut failures = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= total {
+                        return failures;
+                    }
+                    if let Err(e) = one(i, &fx, &policy) {
+                        failures.push(e);
+                    }
+                }
+            })
+        })
+        .collect();
+    let failures: Vec<String> = workers
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
     drop(files);
     assert!(
         failures.is_empty(),
@@ -622,8 +604,8 @@ fn unix_connect_probe(path: &str, cwd: Option<&str>) -> String {
     )
 }
 
-#[tokio::test]
-async fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
+#[test]
+fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
     if !confinable() || which("python3").is_none() {
         return;
     }
@@ -656,9 +638,9 @@ async fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
         vec![(unix_connect_probe(own.to_str().unwrap(), None), "EPERM")]
     };
     for network in [NetworkSetting::None, NetworkSetting::Allow] {
-        let (sb, _rx) = fx.sandbox(network.clone()).await;
+        let (sb, _rx) = fx.sandbox(network.clone());
         for (probe, want) in &cases {
-            let (code, out, err) = fx.run(&sb, Scope::Write, probe).await;
+            let (code, out, err) = fx.run(&sb, Scope::Write, probe);
             assert_eq!(code, 0, "{err}");
             assert_eq!(out.trim(), *want, "{network:?}: {probe}: {err}");
         }
@@ -669,8 +651,7 @@ async fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
                 &sb,
                 Scope::Write,
                 "python3 -c 'import socket\na, b = socket.socketpair(); a.send(b\"x\"); print(b.recv(1))\nfor f in (lambda: socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM), lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)):\n    try:\n        f(); print(\"made\")\n    except PermissionError:\n        print(\"refused\")'",
-            )
-            .await;
+            );
         assert_eq!(code, 0, "{err}");
         assert_eq!(
             out.split_whitespace().collect::<Vec<_>>(),
@@ -682,29 +663,24 @@ async fn unix_sockets_reach_only_the_writable_roots_and_the_listed_ones() {
     if support().unix_notify {
         let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = tcp.local_addr().unwrap().port();
-        let (sb, _rx) = fx.sandbox(NetworkSetting::Allow).await;
+        let (sb, _rx) = fx.sandbox(NetworkSetting::Allow);
         let (code, out, err) = fx
             .run(
                 &sb,
                 Scope::Write,
                 &format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port})); print(\"connected\")'"),
-            )
-            .await;
+            );
         assert_eq!(code, 0, "{err}");
         assert_eq!(out.trim(), "connected");
     }
     // Listed: reachable (and the report says which were listed).
-    let (sb, _rx) = fx
-        .sandbox_with(NetworkSetting::None, vec![daemon.clone()], vec![])
-        .await;
+    let (sb, _rx) = fx.sandbox_with(NetworkSetting::None, vec![daemon.clone()], vec![]);
     assert_eq!(sb.report().unix_sockets, vec![daemon.clone()]);
-    let (code, out, err) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &unix_connect_probe(daemon.to_str().unwrap(), None),
-        )
-        .await;
+    let (code, out, err) = fx.run(
+        &sb,
+        Scope::Write,
+        &unix_connect_probe(daemon.to_str().unwrap(), None),
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.trim(), "connected", "{err}");
 }
@@ -732,13 +708,13 @@ fn socket_variables_are_kept_only_for_listed_sockets() {
     ));
 }
 
-#[tokio::test]
-async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
+#[test]
+fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
     if !confinable() || support().namespaces.is_none() {
         return;
     }
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     assert!(sb.report().missing.is_empty(), "{:?}", sb.report());
     // The shell's parent (this test process, which holds this test's environment) and every
     // other process are out of sight: the command's own namespace has only its processes.
@@ -747,8 +723,7 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
             &sb,
             Scope::Write,
             "echo ppid=$PPID; ls /proc | grep -E '^[0-9]+$' | wc -l; cat /proc/1/environ >/dev/null 2>&1 && echo init-readable; true",
-        )
-        .await;
+        );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ppid=1"), "{out}");
     assert!(!out.contains("init-readable"), "{out}");
@@ -766,33 +741,38 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
             &sb,
             Scope::Write,
             "(setsid sh -c 'while true; do echo tick >> daemon.log; sleep 0.05; done' >/dev/null 2>&1 &) ; sleep 0.2",
-        )
-        .await;
+        );
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("[runner] this command left "), "{err}");
     let len = std::fs::metadata(&marker).map(|m| m.len()).unwrap_or(0);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::thread::sleep(Duration::from_millis(300));
     let later = std::fs::metadata(&marker).map(|m| m.len()).unwrap_or(0);
     assert_eq!(len, later, "the daemon outlived its call");
     // Exit codes and signals come through unchanged.
-    let (code, _, _) = fx.run(&sb, Scope::Write, "exit 7").await;
+    let (code, _, _) = fx.run(&sb, Scope::Write, "exit 7");
     assert_eq!(code, 7);
-    let (code, _, _) = fx.run(&sb, Scope::Write, "kill -9 $$").await;
+    let (code, _, _) = fx.run(&sb, Scope::Write, "kill -9 $$");
     assert_eq!(code, 128 + 9);
 }
 
-#[tokio::test]
-async fn a_command_sees_no_process_of_another_task() {
+#[test]
+fn a_command_sees_no_process_of_another_task() {
     if !confinable() || support().namespaces.is_none() {
         return;
     }
     let (a, b) = (Fixture::new(), Fixture::new());
-    let (sa, _ra) = a.sandbox(NetworkSetting::None).await;
-    let (sb, _rb) = b.sandbox(NetworkSetting::None).await;
+    let (sa, _ra) = a.sandbox(NetworkSetting::None);
+    let (sb, _rb) = b.sandbox(NetworkSetting::None);
     // Task A's command runs `sleep 7.25` with a secret in its environment.
-    let a_run = tokio::spawn(async move {
-        a.run(&sa, Scope::Write, "export TASK_SECRET=s3cr3t; sleep 7.25")
-            .await
+    let stop_a = Cancel::new();
+    let stop = stop_a.clone();
+    let a_run = std::thread::spawn(move || {
+        a.run_until(
+            &sa,
+            Scope::Write,
+            "export TASK_SECRET=s3cr3t; sleep 7.25",
+            &stop,
+        )
     });
     let cmdline_has = |text: &str| {
         std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
@@ -807,92 +787,83 @@ async fn a_command_sees_no_process_of_another_task() {
         if cmdline_has("sleep 7.25") {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        std::thread::sleep(Duration::from_millis(50));
     }
     assert!(cmdline_has("sleep 7.25"), "task A's command never started");
     // Task B's command looks for it through its /proc by cmdline and by environment (the
     // script names the pattern in pieces, so its own command line does not match).
-    let (code, out, err) = b
-        .run(
-            &sb,
-            Scope::Write,
-            "p=7; p=\"sleep $p.25\"; s=s3; s=${s}cr3t; n=0; \
+    let (code, out, err) = b.run(
+        &sb,
+        Scope::Write,
+        "p=7; p=\"sleep $p.25\"; s=s3; s=${s}cr3t; n=0; \
              for d in /proc/[0-9]*; do \
                tr '\\0' ' ' < $d/cmdline 2>/dev/null | grep -q \"$p\" && n=$((n+1)); \
                grep -qa \"$s\" $d/environ 2>/dev/null && n=$((n+1)); \
              done; echo found=$n",
-        )
-        .await;
+    );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("found=0"), "{out}");
-    a_run.abort();
+    stop_a.abandon();
+    a_run.join().unwrap();
 }
 
-#[tokio::test]
-async fn the_namespace_init_retiring_its_mounts_is_not_taken_for_a_leftover() {
+#[test]
+fn the_namespace_init_retiring_its_mounts_is_not_taken_for_a_leftover() {
     if !confinable() || support().namespaces.is_none() {
         return;
     }
     // As runner is: the inits come back to this process when their waiter ends.
     crate::process::orphans::become_subreaper();
     let fx = Fixture::new();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     // The init of each command's namespaces ends after the command, retiring the mount
     // namespace; the call neither waits for it nor notes it as a process left running.
     for _ in 0..12 {
-        let (code, _, err) = fx.run(&sb, Scope::ReadOnly, "true").await;
+        let (code, _, err) = fx.run(&sb, Scope::ReadOnly, "true");
         assert_eq!(code, 0, "{err}");
         assert!(!err.contains("[runner] this command left"), "{err}");
     }
 }
 
-#[tokio::test]
-async fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
+#[test]
+fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
     if !confinable() || support().namespaces.is_none() {
         return;
     }
     let fx = Fixture::new();
     let key = fx.p("outside/key");
     std::fs::write(&key, "k").unwrap();
-    let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
     let before = std::fs::metadata(&key).unwrap();
-    let (code, _, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!("chmod 0666 '{0}'; touch -d 2001-01-01 '{0}'", key.display()),
-        )
-        .await;
+    let (code, _, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!("chmod 0666 '{0}'; touch -d 2001-01-01 '{0}'", key.display()),
+    );
     assert_ne!(code, 0);
     let after = std::fs::metadata(&key).unwrap();
     use std::os::unix::fs::MetadataExt;
     assert_eq!(before.mode(), after.mode());
     assert_eq!(before.mtime(), after.mtime());
     // Inside the workdir, metadata changes as ever.
-    let (code, _, err) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            "chmod 0600 a.txt && touch -d 2001-01-01 a.txt",
-        )
-        .await;
+    let (code, _, err) = fx.run(
+        &sb,
+        Scope::Write,
+        "chmod 0600 a.txt && touch -d 2001-01-01 a.txt",
+    );
     assert_eq!(code, 0, "{err}");
     // A command allowed as read-only changes no metadata, not even in the workdir.
     let written = std::fs::metadata(fx.p("work/a.txt")).unwrap();
-    let (code, _, _) = fx
-        .run(&sb, Scope::ReadOnly, "chmod 0644 a.txt; touch a.txt")
-        .await;
+    let (code, _, _) = fx.run(&sb, Scope::ReadOnly, "chmod 0644 a.txt; touch a.txt");
     assert_ne!(code, 0);
     let a = std::fs::metadata(fx.p("work/a.txt")).unwrap();
     assert_eq!(a.mode() & 0o777, 0o600);
     assert_eq!(a.mtime(), written.mtime());
-    let (code, out, err) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status",
-        )
-        .await;
+    let (code, out, err) = fx.run(
+        &sb,
+        Scope::Write,
+        "grep -E '^Cap(Eff|Prm|Bnd|Amb)' /proc/self/status",
+    );
     assert_eq!(code, 0, "{err}");
     for line in out.lines() {
         assert!(line.ends_with("0000000000000000"), "{out}");
