@@ -9,6 +9,7 @@ use crate::spec::{
 };
 
 pub mod foreign;
+pub mod prompt_file;
 pub mod stdin;
 
 const EXEC_EXAMPLES: &str = "\
@@ -203,9 +204,23 @@ pub struct ExecArgs {
     /// --append-system-prompt still follow); replaces every spec's `system_prompt`.
     #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub system_prompt: Option<String>,
+    /// --system-prompt with the text read from FILE (as Claude Code's flag).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "system_prompt"]
+    )]
+    pub system_prompt_file: Option<PathBuf>,
     /// Text appended to the system prompt; replaces every spec's `system_prompt_append`.
     #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub append_system_prompt: Option<String>,
+    /// --append-system-prompt with the text read from FILE (as Claude Code's flag).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "append_system_prompt"]
+    )]
+    pub append_system_prompt_file: Option<PathBuf>,
     /// Inline task (-p): an extra directory the agent may read (repeatable).
     #[arg(
         long = "add-dir",
