@@ -21,6 +21,7 @@ pub mod atomic_file;
 pub(crate) mod batch;
 pub mod cli;
 pub(crate) mod contract;
+pub mod event_schema;
 pub mod events;
 pub mod git;
 pub mod governor;
