@@ -677,7 +677,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             args.junit.as_deref(),
             &args.transcript_dir,
         ) {
-            report_failures.push(e);
+            report_failures.push(e.to_string());
         }
     }
     for r in &end.results {

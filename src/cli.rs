@@ -363,7 +363,7 @@ fn parse_positive_usd(s: &str) -> Result<f64, String> {
 }
 
 fn parse_duration(s: &str) -> Result<SpecDuration, String> {
-    SpecDuration::parse(s)
+    SpecDuration::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_replay_mode(s: &str) -> Result<ReplayMode, String> {

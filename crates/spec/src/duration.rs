@@ -12,10 +12,10 @@ pub struct SpecDuration(pub Duration);
 
 impl SpecDuration {
     /// Parse `1h30m`, `90s`, `500ms`, `2m`, `1.5h`-free forms; a bare integer is seconds.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, DurationError> {
         let t = s.trim();
         if t.is_empty() {
-            return Err("empty duration".into());
+            return Err(DurationError::Empty);
         }
         if let Ok(secs) = t.parse::<u64>() {
             return Ok(SpecDuration(Duration::from_secs(secs)));
@@ -27,13 +27,16 @@ impl SpecDuration {
                 .find(|c: char| !c.is_ascii_digit())
                 .unwrap_or(rest.len());
             if digits == 0 {
-                return Err(format!(
-                    "invalid duration `{s}`: expected a number at `{rest}` (e.g. 90s, 30m, 1h30m, 500ms)"
-                ));
+                return Err(DurationError::NoNumber {
+                    input: s.to_string(),
+                    at: rest.to_string(),
+                });
             }
             let n: u64 = rest[..digits]
                 .parse()
-                .map_err(|_| format!("invalid duration `{s}`: number too large"))?;
+                .map_err(|_| DurationError::TooLarge {
+                    input: s.to_string(),
+                })?;
             rest = &rest[digits..];
             let unit_len = rest
                 .find(|c: char| c.is_ascii_digit())
@@ -46,20 +49,62 @@ impl SpecDuration {
                 "m" => Duration::from_secs(n.saturating_mul(60)),
                 "h" => Duration::from_secs(n.saturating_mul(3600)),
                 "" => {
-                    return Err(format!(
-                        "invalid duration `{s}`: missing unit after {n} (use ms, s, m or h)"
-                    ));
+                    return Err(DurationError::NoUnit {
+                        input: s.to_string(),
+                        after: n,
+                    });
                 }
                 u => {
-                    return Err(format!(
-                        "invalid duration `{s}`: unknown unit `{u}` (use ms, s, m or h)"
-                    ));
+                    return Err(DurationError::UnknownUnit {
+                        input: s.to_string(),
+                        unit: u.to_string(),
+                    });
                 }
             };
             total = total.saturating_add(d);
         }
         Ok(SpecDuration(total))
     }
+}
+
+/// Why a duration does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    /// Nothing but blanks.
+    #[error("empty duration")]
+    Empty,
+    /// A unit where a number belongs.
+    #[error(
+        "invalid duration `{input}`: expected a number at `{at}` (e.g. 90s, 30m, 1h30m, 500ms)"
+    )]
+    NoNumber {
+        /// The duration as written.
+        input: String,
+        /// Where the number is missing.
+        at: String,
+    },
+    /// A number beyond `u64`.
+    #[error("invalid duration `{input}`: number too large")]
+    TooLarge {
+        /// The duration as written.
+        input: String,
+    },
+    /// A number without its unit.
+    #[error("invalid duration `{input}`: missing unit after {after} (use ms, s, m or h)")]
+    NoUnit {
+        /// The duration as written.
+        input: String,
+        /// The number left without a unit.
+        after: u64,
+    },
+    /// A unit other than `ms`, `s`, `m` or `h`.
+    #[error("invalid duration `{input}`: unknown unit `{unit}` (use ms, s, m or h)")]
+    UnknownUnit {
+        /// The duration as written.
+        input: String,
+        /// The unit.
+        unit: String,
+    },
 }
 
 impl fmt::Display for SpecDuration {

@@ -59,7 +59,9 @@ pub(crate) fn param_sets(
             }
             sets
         }
-        Matrix::Glob(g) => glob_sets(&g.glob, spec_dir).map_err(|why| at("matrix.glob", why))?,
+        Matrix::Glob(g) => {
+            glob_sets(&g.glob, spec_dir).map_err(|why| at("matrix.glob", why.to_string()))?
+        }
     };
     if sets.len() > MAX_MATRIX_TASKS {
         return Err(at(
@@ -87,9 +89,9 @@ fn is_glob(component: &str) -> bool {
 /// A glob pattern split into how many directories it first goes up (`../`) and the pattern
 /// below that point, with `.` and `dir/..` resolved; an error for an absolute pattern or a `..`
 /// after a wildcard.
-fn split_up(pattern: &str) -> Result<(usize, String), String> {
+fn split_up(pattern: &str) -> Result<(usize, String), GlobError> {
     if pattern.starts_with('/') {
-        return Err("is absolute".into());
+        return Err(GlobError::Absolute);
     }
     let mut up = 0usize;
     let mut parts: Vec<&str> = Vec::new();
@@ -98,7 +100,7 @@ fn split_up(pattern: &str) -> Result<(usize, String), String> {
             "" | "." => {}
             ".." => match parts.last() {
                 Some(last) if is_glob(last) => {
-                    return Err("has `..` after a wildcard".into());
+                    return Err(GlobError::UpAfterWildcard);
                 }
                 Some(_) => {
                     parts.pop();
@@ -109,9 +111,62 @@ fn split_up(pattern: &str) -> Result<(usize, String), String> {
         }
     }
     if parts.is_empty() {
-        return Err("names no path below its directory".into());
+        return Err(GlobError::Empty);
     }
     Ok((up, parts.join("/")))
+}
+
+/// Why a `matrix.glob` pattern cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum GlobError {
+    /// It starts at `/`.
+    #[error("is absolute")]
+    Absolute,
+    /// It goes up after a wildcard.
+    #[error("has `..` after a wildcard")]
+    UpAfterWildcard,
+    /// It names its own directory.
+    #[error("names no path below its directory")]
+    Empty,
+    /// Any of the above, with the pattern.
+    #[error(
+        "glob {pattern:?} {why}; expected a pattern relative to the spec file, e.g. `crates/*` or `../services/*`"
+    )]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        why: Box<GlobError>,
+    },
+    /// It goes up past `/`.
+    #[error("glob {0:?} goes above the file system root")]
+    AboveRoot(String),
+    /// It reaches outside the repository.
+    #[error("glob {pattern:?} reaches outside {} (the repository holding the spec); expected a pattern inside it", boundary.display())]
+    Outside {
+        /// The pattern.
+        pattern: String,
+        /// The directory it may not leave.
+        boundary: std::path::PathBuf,
+    },
+    /// It matches nothing.
+    #[error("glob {pattern:?} matched nothing under {}; expected at least one path{closest}", anchor.display())]
+    NoMatch {
+        /// The pattern.
+        pattern: String,
+        /// The directory it is matched below.
+        anchor: std::path::PathBuf,
+        /// ` (the closest existing path: …)`, or nothing.
+        closest: String,
+    },
+    /// globset refuses it.
+    #[error("invalid glob {pattern:?}: {why}")]
+    Invalid {
+        /// The pattern.
+        pattern: String,
+        /// What globset says.
+        why: globset::Error,
+    },
 }
 
 /// The directory matrix globs may not leave: the root of the git repository holding the spec,
@@ -128,31 +183,32 @@ fn glob_boundary(spec_dir: &Path) -> std::path::PathBuf {
 /// Paths matching `pattern` relative to `spec_dir` — anywhere inside the git repository that
 /// holds the spec (`../services/*`), never outside it — sorted, as `path` (relative to the spec
 /// file) and `basename` parameter sets.
-fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
-    let (up, below) = split_up(pattern).map_err(|why| {
-        format!(
-            "glob {pattern:?} {why}; expected a pattern relative to the spec file, e.g. `crates/*` or `../services/*`"
-        )
+fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, GlobError> {
+    let (up, below) = split_up(pattern).map_err(|why| GlobError::Pattern {
+        pattern: pattern.to_string(),
+        why: Box::new(why),
     })?;
     let mut anchor = spec_dir.to_path_buf();
     for _ in 0..up {
         if !anchor.pop() {
-            return Err(format!("glob {pattern:?} goes above the file system root"));
+            return Err(GlobError::AboveRoot(pattern.to_string()));
         }
     }
     let boundary = glob_boundary(spec_dir);
     let inside = std::fs::canonicalize(&anchor).is_ok_and(|a| a.starts_with(&boundary));
     if !inside {
-        return Err(format!(
-            "glob {pattern:?} reaches outside {} (the repository holding the spec); expected a \
-             pattern inside it",
-            boundary.display()
-        ));
+        return Err(GlobError::Outside {
+            pattern: pattern.to_string(),
+            boundary,
+        });
     }
     let matcher = globset::GlobBuilder::new(&below)
         .literal_separator(true)
         .build()
-        .map_err(|e| format!("invalid glob {pattern:?}: {e}"))?
+        .map_err(|why| GlobError::Invalid {
+            pattern: pattern.to_string(),
+            why,
+        })?
         .compile_matcher();
     // Walk only below the pattern's literal prefix.
     let literal: Vec<&str> = below.split('/').take_while(|c| !is_glob(c)).collect();
@@ -187,10 +243,11 @@ fn glob_sets(pattern: &str, spec_dir: &Path) -> Result<Vec<Params>, String> {
             })
             .map(|p| format!(" (the closest existing path: `{p}`)"))
             .unwrap_or_default();
-        return Err(format!(
-            "glob {pattern:?} matched nothing under {}; expected at least one path{closest}",
-            anchor.display()
-        ));
+        return Err(GlobError::NoMatch {
+            pattern: pattern.to_string(),
+            anchor,
+            closest,
+        });
     }
     found.sort_by(|a, b| a[1].1.cmp(&b[1].1));
     Ok(found)
@@ -415,11 +472,13 @@ mod tests {
         let tmp = repo_with_services();
         std::fs::create_dir_all(tmp.path().join("outside/x")).unwrap();
         let tasks = tmp.path().join("repo/tasks");
-        let e = glob_sets("../../outside/*", &tasks).unwrap_err();
+        let e = glob_sets("../../outside/*", &tasks)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("reaches outside"), "{e}");
         // Outside a repository, the spec's directory is the boundary.
         let plain = tmp.path().join("outside/x");
-        let e = glob_sets("../*", &plain).unwrap_err();
+        let e = glob_sets("../*", &plain).unwrap_err().to_string();
         assert!(e.contains("reaches outside"), "{e}");
     }
 
@@ -503,6 +562,7 @@ mod tests {
         assert!(
             glob_sets("nothing/*", d.path())
                 .unwrap_err()
+                .to_string()
                 .contains("matched nothing")
         );
         assert!(glob_sets("../*", d.path()).is_err());

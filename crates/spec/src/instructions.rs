@@ -44,7 +44,7 @@ impl Instructions {
     }
 
     /// Why a listed name is not a plain file name, if one is not.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), NotAFileName> {
         for name in self.file_names() {
             let plain = !name.is_empty()
                 && name != "."
@@ -52,14 +52,19 @@ impl Instructions {
                 && !name.contains('/')
                 && !name.contains('\0');
             if !plain {
-                return Err(format!(
-                    "`{name}` is not a file name; `instructions` lists names such as AGENTS.md, looked for in the workdir and the directories above it"
-                ));
+                return Err(NotAFileName(name));
             }
         }
         Ok(())
     }
 }
+
+/// A name in `instructions` that is not a plain file name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a file name; `instructions` lists names such as AGENTS.md, looked for in the workdir and the directories above it"
+)]
+pub struct NotAFileName(pub String);
 
 #[cfg(test)]
 mod tests {

@@ -235,17 +235,30 @@ fn spec_dir(path: &Path) -> Result<PathBuf, SpecError> {
 
 /// `rel` resolved against `base`, canonicalized, and checked to be a directory; on failure
 /// the reason, phrased to follow "workdir …".
-fn existing_dir(base: &Path, rel: &Path) -> Result<PathBuf, String> {
+fn existing_dir(base: &Path, rel: &Path) -> Result<PathBuf, DirError> {
     let full = base.join(rel);
     let shown = format!("{} (resolved to {})", rel.display(), full.display());
     match fs::canonicalize(&full) {
         Ok(canon) if canon.is_dir() => Ok(canon),
-        Ok(_) => Err(format!("{shown} is not a directory; expected a directory")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            Err(format!("{shown} does not exist; expected a directory"))
-        }
-        Err(e) => Err(format!("{shown} cannot be used: {e}")),
+        Ok(_) => Err(DirError::NotADirectory(shown)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DirError::Missing(shown)),
+        Err(e) => Err(DirError::Unusable(shown, e)),
     }
+}
+
+/// Why a directory a spec names cannot be used, phrased to follow "workdir …" (each holds the
+/// path as written and as resolved).
+#[derive(Debug, thiserror::Error)]
+enum DirError {
+    /// It is something else.
+    #[error("{0} is not a directory; expected a directory")]
+    NotADirectory(String),
+    /// It does not exist.
+    #[error("{0} does not exist; expected a directory")]
+    Missing(String),
+    /// It cannot be resolved.
+    #[error("{0} cannot be used: {1}")]
+    Unusable(String, std::io::Error),
 }
 
 /// Read `file` as UTF-8 text of at most [`MAX_SPEC_BYTES`]. Errors are reported against

@@ -89,10 +89,37 @@ pub enum Part<'a> {
     Var(&'a str),
 }
 
+/// Why an `env` value is not a well-formed template.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A `$` that starts neither `${` nor `$$`.
+    #[error("`$` must start `${{NAME}}` (write `$$` for a literal `$`) in `{value}`")]
+    LoneDollar {
+        /// The value.
+        value: String,
+    },
+    /// A `${` without its `}`.
+    #[error("unclosed `${{` in `{value}`")]
+    Unclosed {
+        /// The value.
+        value: String,
+    },
+    /// `${…}` around something other than a variable name.
+    #[error(
+        "`${{{name}}}` in `{value}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+    )]
+    NotAName {
+        /// What stands between the braces.
+        name: String,
+        /// The value.
+        value: String,
+    },
+}
+
 /// Split an `env` value into text and `${VAR}` references. `$$` is a literal `$`; any other
 /// `$` must start a well-formed `${NAME}` with NAME of letters, digits and `_`, not starting
 /// with a digit.
-pub fn parse_template(value: &str) -> Result<Vec<Part<'_>>, String> {
+pub fn parse_template(value: &str) -> Result<Vec<Part<'_>>, TemplateError> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut rest = value;
@@ -105,18 +132,21 @@ pub fn parse_template(value: &str) -> Result<Vec<Part<'_>>, String> {
             continue;
         }
         let Some(body) = after.strip_prefix('{') else {
-            return Err(format!(
-                "`$` must start `${{NAME}}` (write `$$` for a literal `$`) in `{value}`"
-            ));
+            return Err(TemplateError::LoneDollar {
+                value: value.to_string(),
+            });
         };
         let Some(end) = body.find('}') else {
-            return Err(format!("unclosed `${{` in `{value}`"));
+            return Err(TemplateError::Unclosed {
+                value: value.to_string(),
+            });
         };
         let name = &body[..end];
         if !is_var_name(name) {
-            return Err(format!(
-                "`${{{name}}}` in `{value}` is not a variable name (letters, digits and `_`, not starting with a digit)"
-            ));
+            return Err(TemplateError::NotAName {
+                name: name.to_string(),
+                value: value.to_string(),
+            });
         }
         if !text.is_empty() {
             out.push(Part::Text(std::mem::take(&mut text).into()));

@@ -90,7 +90,7 @@ pub(crate) fn static_errors(path: &Path, source: &str, spec: &TaskSpec) -> Vec<S
     check_context(spec, &at, &mut errs);
     check_mcp_servers(spec, &at, &mut errs);
     if let Err(why) = spec.instructions.check() {
-        errs.push(at("instructions", why));
+        errs.push(at("instructions", why.to_string()));
     }
     check_models(spec, &at, &mut errs);
     errs
@@ -124,7 +124,7 @@ fn check_mcp_servers(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
                 ));
             }
             if let Err(why) = parse_template(value) {
-                errs.push(at(&key(&format!(".env.{var}")), why));
+                errs.push(at(&key(&format!(".env.{var}")), why.to_string()));
             }
         }
         for (field, d) in [

@@ -4,7 +4,34 @@
 //! [`crate::process::BASE_ENV`] (and the sandbox's TMPDIR and proxy variables).
 
 use crate::spec::McpServerSpec;
-use crate::spec::mcp::{Part, parse_template};
+use crate::spec::mcp::{Part, TemplateError, parse_template};
+
+/// Why a server's `env` cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EnvError {
+    /// A value is not a well-formed template.
+    #[error("mcp_servers.{server}.env.{var}: {why}")]
+    Template {
+        /// The server's name.
+        server: String,
+        /// The variable.
+        var: String,
+        /// What is wrong with its value.
+        why: TemplateError,
+    },
+    /// A value takes a variable runner does not have.
+    #[error(
+        "mcp_servers.{server}.env.{var} takes ${{{unset}}}, which is not set in runner's environment"
+    )]
+    Unset {
+        /// The server's name.
+        server: String,
+        /// The variable.
+        var: String,
+        /// The variable its value takes.
+        unset: String,
+    },
+}
 
 /// The `env` of server `name` with every `${VAR}` expanded through `lookup`; `Err` names the
 /// first variable that is not set (or a malformed value).
@@ -12,11 +39,14 @@ pub(crate) fn expand(
     name: &str,
     spec: &McpServerSpec,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, EnvError> {
     let mut out = Vec::with_capacity(spec.env.len() + crate::hooks::isolation::SAFE_ENV.len());
     for (var, template) in &spec.env {
-        let parts =
-            parse_template(template).map_err(|e| format!("mcp_servers.{name}.env.{var}: {e}"))?;
+        let parts = parse_template(template).map_err(|why| EnvError::Template {
+            server: name.to_string(),
+            var: var.clone(),
+            why,
+        })?;
         let mut value = String::new();
         for p in parts {
             match p {
@@ -24,9 +54,11 @@ pub(crate) fn expand(
                 Part::Var(v) => match lookup(v) {
                     Some(x) => value.push_str(&x),
                     None => {
-                        return Err(format!(
-                            "mcp_servers.{name}.env.{var} takes ${{{v}}}, which is not set in runner's environment"
-                        ));
+                        return Err(EnvError::Unset {
+                            server: name.to_string(),
+                            var: var.clone(),
+                            unset: v.to_string(),
+                        });
                     }
                 },
             }
@@ -74,7 +106,9 @@ mod tests {
                 ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string())
             ]
         );
-        let e = expand("gh", &spec(&[("T", "${NOPE}")]), lookup).unwrap_err();
+        let e = expand("gh", &spec(&[("T", "${NOPE}")]), lookup)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("mcp_servers.gh.env.T") && e.contains("${NOPE}"),
             "{e}"

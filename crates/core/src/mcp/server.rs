@@ -87,6 +87,16 @@ pub(crate) struct Server {
     stderr: Arc<Mutex<StderrTail>>,
 }
 
+/// Why listing a server's tools failed.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server `{server}`: listing its tools failed: {why}")]
+pub(crate) struct ListError {
+    /// The server's name.
+    server: String,
+    /// What the SDK reported.
+    why: rmcp::ServiceError,
+}
+
 /// Why a server did not start.
 #[derive(Debug, thiserror::Error)]
 #[error("MCP server `{name}` did not start: {reason}")]
@@ -112,7 +122,8 @@ impl Server {
             name: name.to_string(),
             reason,
         };
-        let env = super::env::expand(name, spec, |k| std::env::var(k).ok()).map_err(fail)?;
+        let env = super::env::expand(name, spec, |k| std::env::var(k).ok())
+            .map_err(|e| fail(e.to_string()))?;
         let mut child = crate::child::spawn(&Spawn {
             program: Program::Exec {
                 program: &spec.command,
@@ -201,11 +212,11 @@ impl Server {
     }
 
     /// List the server's tools again.
-    pub(crate) async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
-        self.peer
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("MCP server `{}`: listing its tools failed: {e}", self.name))
+    pub(crate) async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, ListError> {
+        self.peer.list_all_tools().await.map_err(|why| ListError {
+            server: self.name.clone(),
+            why,
+        })
     }
 
     /// Call `tool` with `arguments`: the server's answer as a tool result, or a tool error

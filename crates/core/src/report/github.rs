@@ -460,6 +460,32 @@ pub(crate) fn write_outputs(path: &Path, pairs: &[(String, String)]) -> std::io:
     f.flush()
 }
 
+/// A file of the Actions step that could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum StepFileError {
+    /// The step summary (`GITHUB_STEP_SUMMARY`).
+    #[error("cannot write the step summary {}: {source}", path.display())]
+    Summary {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What writing it reported.
+        source: std::io::Error,
+    },
+    /// The step outputs (`GITHUB_OUTPUT`).
+    #[error("cannot write the step outputs {}: {source}", path.display())]
+    Outputs {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What writing it reported.
+        source: std::io::Error,
+    },
+}
+
+/// The files of the Actions step that could not be written, each naming its file.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct FinishError(pub Vec<StepFileError>);
+
 /// Everything at the end of a run in Actions: annotations, summary, outputs. A summary or
 /// outputs file that cannot be written is returned, naming the file.
 pub fn finish(
@@ -467,7 +493,7 @@ pub fn finish(
     results: &[RunResult],
     junit: Option<&Path>,
     transcripts: &Path,
-) -> Result<(), String> {
+) -> Result<(), FinishError> {
     annotate(results);
     let mut failed = Vec::new();
     if let Some(p) = &env.step_summary {
@@ -477,16 +503,22 @@ pub fn finish(
             .append(true)
             .open(p)
             .and_then(|mut f| f.write_all(md.as_bytes()));
-        if let Err(e) = r {
-            let why = format!("cannot write the step summary {}: {e}", p.display());
+        if let Err(source) = r {
+            let why = StepFileError::Summary {
+                path: p.clone(),
+                source,
+            };
             tracing::error!("{why}");
             failed.push(why);
         }
     }
     if let Some(p) = &env.output {
         let pairs = StepOutputs::new(results, junit, transcripts).pairs();
-        if let Err(e) = write_outputs(p, &pairs) {
-            let why = format!("cannot write the step outputs {}: {e}", p.display());
+        if let Err(source) = write_outputs(p, &pairs) {
+            let why = StepFileError::Outputs {
+                path: p.clone(),
+                source,
+            };
             tracing::error!("{why}");
             failed.push(why);
         }
@@ -494,7 +526,7 @@ pub fn finish(
     if failed.is_empty() {
         Ok(())
     } else {
-        Err(failed.join("; "))
+        Err(FinishError(failed))
     }
 }
 

@@ -7,7 +7,7 @@
 //! file; a file's directory is probed the same way, and an existing file must be writable.
 
 use std::fs::{self, OpenOptions};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What the run will write, each with the flag that chose it.
 #[derive(Debug, Default)]
@@ -42,37 +42,68 @@ pub fn check(paths: &OutputPaths<'_>) -> Vec<String> {
     problems
 }
 
+/// Why a path the run will write cannot be written (phrased to follow the path).
+#[derive(Debug, thiserror::Error)]
+enum NotWritable {
+    /// A directory path names something else.
+    #[error("exists and is not a directory")]
+    NotADirectory,
+    /// The directory cannot be made.
+    #[error("cannot be created: {0}")]
+    CannotCreate(std::io::Error),
+    /// The directory takes no new file.
+    #[error("is not writable: {0}")]
+    DirectoryRefusesFiles(std::io::Error),
+    /// A file path names a directory.
+    #[error("is a directory; expected a file")]
+    IsADirectory,
+    /// A file replaced whole is not a regular file.
+    #[error("is not a regular file; expected a file path")]
+    NotARegularFile,
+    /// The file cannot be opened for writing.
+    #[error("cannot be written: {0}")]
+    FileRefusesWrites(std::io::Error),
+    /// The file's directory cannot be written.
+    #[error("its directory {} {why}", dir.display())]
+    Directory {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        why: Box<NotWritable>,
+    },
+}
+
 /// Create `dir` if needed and check a file can be created in it.
-fn writable_dir(dir: &Path) -> Result<(), String> {
+fn writable_dir(dir: &Path) -> Result<(), NotWritable> {
     match fs::metadata(dir) {
-        Ok(m) if !m.is_dir() => return Err("exists and is not a directory".into()),
+        Ok(m) if !m.is_dir() => return Err(NotWritable::NotADirectory),
         Ok(_) => {}
         Err(_) => {
-            fs::create_dir_all(dir).map_err(|e| format!("cannot be created: {e}"))?;
+            fs::create_dir_all(dir).map_err(NotWritable::CannotCreate)?;
         }
     }
     tempfile::Builder::new()
         .prefix(".runner-write-check")
         .tempfile_in(dir)
         .map(drop)
-        .map_err(|e| format!("is not writable: {e}"))
+        .map_err(NotWritable::DirectoryRefusesFiles)
 }
 
 /// Check `file` can be written: its directory exists (or can be created) and takes new files,
 /// and the file, if it exists, is not a directory, can be opened for writing and — when it is
 /// `replaced` — is a regular file.
-fn writable_file(file: &Path, replaced: bool) -> Result<(), String> {
+fn writable_file(file: &Path, replaced: bool) -> Result<(), NotWritable> {
     match fs::metadata(file) {
-        Ok(m) if m.is_dir() => return Err("is a directory; expected a file".into()),
+        Ok(m) if m.is_dir() => return Err(NotWritable::IsADirectory),
         Ok(m) if replaced && !m.is_file() => {
-            return Err("is not a regular file; expected a file path".into());
+            return Err(NotWritable::NotARegularFile);
         }
         Ok(_) => {
             // Opened without truncating: the check changes nothing.
             OpenOptions::new()
                 .append(true)
                 .open(file)
-                .map_err(|e| format!("cannot be written: {e}"))?;
+                .map_err(NotWritable::FileRefusesWrites)?;
             if !replaced {
                 return Ok(());
             }
@@ -83,7 +114,10 @@ fn writable_file(file: &Path, replaced: bool) -> Result<(), String> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    writable_dir(parent).map_err(|why| format!("its directory {} {why}", parent.display()))
+    writable_dir(parent).map_err(|why| NotWritable::Directory {
+        dir: parent.to_path_buf(),
+        why: Box::new(why),
+    })
 }
 
 #[cfg(test)]

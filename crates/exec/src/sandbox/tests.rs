@@ -291,17 +291,15 @@ fn the_parent_process_is_out_of_reach() {
     // sandbox; runner itself wipes its initial environment block, which an end-to-end test
     // checks.)
     const PARENT: &str = "p=$PPID; [ \"$p\" = 0 ] && p=1; ";
-    let (code, _, _) = fx
-        .run(
-            &sb,
-            Scope::Write,
-            &format!("{PARENT}head -c 16 /proc/$p/mem >/dev/null"),
-        );
+    let (code, _, _) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!("{PARENT}head -c 16 /proc/$p/mem >/dev/null"),
+    );
     assert_ne!(code, 0);
     // Signals to processes outside the sandbox are refused (Landlock ABI 6).
     if support().landlock_scope() {
-        let (code, _, _) = fx
-            .run(&sb, Scope::Write, &format!("{PARENT}kill -0 $p"));
+        let (code, _, _) = fx.run(&sb, Scope::Write, &format!("{PARENT}kill -0 $p"));
         assert_ne!(code, 0);
     }
 }
