@@ -34,8 +34,9 @@ CRATES = {
     "runner-exec": {"runner-protocol"},
     "runner-model": {"runner-protocol"},
     "runner-spec": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
-    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec"},
-    "runner": {"runner-core", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+    "runner-report": {"runner-protocol", "runner-exec", "runner-model", "runner-spec"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report"},
+    "runner": {"runner-core", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
 }
 
 # External crates a workspace crate must not depend on, directly or through another

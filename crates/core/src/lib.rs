@@ -16,27 +16,27 @@
 #![warn(missing_docs)]
 
 pub mod agent;
-pub mod atomic_file;
+pub use runner_report::atomic_file;
 pub(crate) mod child;
-pub(crate) mod contract;
+pub(crate) use runner_report::contract;
 pub mod event_schema;
-pub mod events;
+pub use runner_report::events;
 pub mod git;
 pub mod governor;
 pub(crate) mod hooks;
 pub mod integrity;
-pub mod log;
+pub use runner_report::log;
 pub(crate) mod mcp;
 pub use runner_model as model;
 pub use runner_policy as permissions;
 pub use runner_protocol::outcome;
 pub mod prepare;
 pub use runner_exec::process;
-pub mod redact;
-pub mod report;
 pub use runner_exec::sandbox;
 pub(crate) use runner_model::retry;
 pub use runner_policy::roots;
+pub use runner_report as report;
+pub use runner_report::redact;
 pub mod session;
 pub use runner_spec as spec;
 pub mod task;

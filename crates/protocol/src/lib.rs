@@ -24,6 +24,7 @@ pub mod outcome;
 pub mod redact;
 pub mod roots;
 pub mod scope;
+pub mod summary;
 
 pub use access::Access;
 pub use mode::PermissionMode;

@@ -1,10 +1,7 @@
 //! A finished task's changes: the patch file, the change counts, and the commit on the task's
 //! branch.
 
-use std::path::PathBuf;
-
 use git2::{DiffOptions, Oid, Repository, Signature};
-use serde::{Deserialize, Serialize};
 
 use super::objects::{self, retry};
 use super::repo::REPO_LOCK;
@@ -12,54 +9,7 @@ use super::snapshot::{commit_for_tree, default_signature};
 use super::task::{Ending, GitTask};
 use super::{GitError, git_err, hold, io_err};
 
-/// What git made of a finished task (the result's `runner_git`, JUnit `git.*` properties).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct GitSummary {
-    /// The task ran in a worktree of its own.
-    pub isolated: bool,
-    /// The commit its changes are measured against.
-    pub base_commit: String,
-    /// Whether it changed any file.
-    pub changed: bool,
-    /// Files changed, added or deleted.
-    pub files_changed: usize,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// The patch file (`git apply`-able against the base commit).
-    pub patch: Option<PathBuf>,
-    /// Branch the changes were committed on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub branch: Option<String>,
-    /// That commit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    /// The worktree, when it was kept (after an interrupt).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub worktree: Option<PathBuf>,
-    /// Each file changed, with its lines added and removed, in the patch's order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileChange>,
-}
-
-/// One file a task changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct FileChange {
-    /// Its path, relative to the repository root.
-    pub path: String,
-    /// `added`, `modified`, `deleted`, `renamed` or `typechange`.
-    pub status: String,
-    /// Lines added.
-    pub insertions: usize,
-    /// Lines removed.
-    pub deletions: usize,
-    /// A binary file (no line counts).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub binary: bool,
-}
+pub use runner_protocol::summary::{FileChange, GitSummary};
 
 /// The [`FileChange`] of one delta of a diff, with the line counts of its `patch`.
 fn file_change(delta: &git2::DiffDelta<'_>, patch: Option<&git2::Patch<'_>>) -> FileChange {

@@ -5,42 +5,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::limiter::{Governor, Permit};
 
-/// What the rate-limit governor did to one task (the result's `runner_rate_limit`, JUnit's
-/// `rate_limit.*` properties), with the governor's limit when the task ended.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[schemars(deny_unknown_fields)]
-pub struct RateLimitTally {
-    /// The task's requests that waited for the governor before they were sent.
-    pub waits: u64,
-    /// Those waits and the waits after its 429s, summed: not charged to `retry.budget` or
-    /// `limits.timeout`.
-    pub wait_ms: u64,
-    /// Rate-limited responses (429) the task got.
-    pub rate_limited: u64,
-    /// Overloaded responses (529) the task got.
-    pub overloaded: u64,
-    /// Requests in flight the governor allowed when the task ended.
-    pub limit: u32,
-    /// The lowest it allowed until then.
-    pub min_limit: u32,
-    /// Its ceiling (`--jobs`).
-    pub max_limit: u32,
-}
-
-impl RateLimitTally {
-    /// Whether the governor never held the task back and the task met no rate limit.
-    pub fn is_empty(&self) -> bool {
-        self.waits == 0 && self.rate_limited == 0 && self.overloaded == 0
-    }
-}
+pub use runner_protocol::summary::RateLimitTally;
 
 /// Time a task spent waiting on the governor, including a wait under way.
 #[derive(Debug, Default)]

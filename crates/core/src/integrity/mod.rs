@@ -25,51 +25,11 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde::{Deserialize, Serialize};
-
 pub use error::IntegrityError;
 use snapshot::{Diff, Snapshot};
 use watch::{Depth, Watched};
 
-/// One change to a watched file that no permission rule allowed (the `runner_integrity`
-/// record, and the result's `integrity` list).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct IntegrityChange {
-    /// The path that changed.
-    pub path: PathBuf,
-    /// `added`, `removed`, `modified`, `mode_changed`, `replaced`, or `unreadable` (the
-    /// fingerprint could not be taken).
-    pub change: String,
-    /// What changed, in words (e.g. `mode 100644 -> 100755`).
-    pub detail: String,
-    /// The command after which it was found (`before …` when it was there before that
-    /// command started: made by something still running, or between commands).
-    pub after: String,
-    /// Whether the change was undone.
-    pub restored: bool,
-    /// Why it could not be undone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-impl IntegrityChange {
-    /// The line that describes it.
-    pub fn message(&self) -> String {
-        let undone = match (&self.error, self.restored) {
-            (_, true) => "undone".to_string(),
-            (Some(e), false) => format!("NOT undone: {e}"),
-            (None, false) => "NOT undone".to_string(),
-        };
-        format!(
-            "{} {} ({}) after {}; {undone}",
-            self.path.display(),
-            self.change.replace('_', " "),
-            self.detail,
-            self.after
-        )
-    }
-}
+pub use runner_protocol::summary::IntegrityChange;
 
 /// How many times a check restores before it gives up on what still differs.
 const RESTORE_ROUNDS: usize = 3;
