@@ -340,8 +340,10 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
     match s {
         "anthropic" => Ok(ProviderKind::Anthropic),
         "openai" => Ok(ProviderKind::Openai),
+        "bedrock" => Ok(ProviderKind::Bedrock),
+        "vertex" => Ok(ProviderKind::Vertex),
         _ => Err(format!(
-            "unknown provider `{s}` (expected anthropic or openai; replay runs with --replay FILE)"
+            "unknown provider `{s}` (expected anthropic, openai, bedrock or vertex; replay runs with --replay FILE)"
         )),
     }
 }

@@ -4,6 +4,7 @@
 //! A task that passes is a [`PreparedTask`]; `runner resume` prepares through the same
 //! functions ([`resume`]).
 
+pub mod cloud;
 pub mod resume;
 pub mod rules;
 pub mod settings;
@@ -195,6 +196,16 @@ pub enum PrepareError {
         /// The variable.
         var: String,
     },
+    /// A cloud provider (Bedrock, Vertex AI) lacks its region, project or credentials.
+    #[error("{spec}: provider `{provider}`: {message}")]
+    ProviderConfig {
+        /// Spec path.
+        spec: String,
+        /// Provider name.
+        provider: String,
+        /// What is missing and how to set it.
+        message: String,
+    },
     /// The cassette cannot be used.
     #[error("{0}")]
     Cassette(#[from] crate::model::cassette::CassetteError),
@@ -250,6 +261,16 @@ pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prepar
                 }
             },
         },
+        ProviderKind::Bedrock | ProviderKind::Vertex => {
+            cloud::check(spec.provider, |k| std::env::var(k).ok()).map_err(|message| {
+                PrepareError::ProviderConfig {
+                    spec: task.loaded.path.display().to_string(),
+                    provider: spec.provider.as_str().into(),
+                    message,
+                }
+            })?;
+            None
+        }
         ProviderKind::Replay => None,
     };
     Ok(task)
@@ -413,7 +434,7 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
     match spec.provider {
         ProviderKind::Anthropic => Some(ANTHROPIC_KEY_VAR.to_string()),
         ProviderKind::Openai => OpenaiConfig::key_var(spec.openai.as_ref()),
-        ProviderKind::Replay => None,
+        ProviderKind::Bedrock | ProviderKind::Vertex | ProviderKind::Replay => None,
     }
 }
 
@@ -422,6 +443,11 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 /// Actions' runtime tokens, and the variables MCP servers' `env` values take (`${VAR}`).
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
+    for n in cloud::secret_vars(loaded.spec.provider) {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
     let configured = key_var(&loaded.spec);
     let always = [
         ANTHROPIC_KEY_VAR,

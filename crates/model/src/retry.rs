@@ -251,6 +251,12 @@ pub fn mid_stream(err: &ProviderError) -> bool {
 /// A message for a permanent API failure that names the cause and what to do.
 pub fn describe(err: &ProviderError) -> String {
     match err {
+        // A cloud platform's own error (Bedrock's `AccessDeniedException`, Vertex AI's
+        // `PERMISSION_DENIED`): its name and message say more than Anthropic's wording.
+        ProviderError::Http {
+            error_type: Some(t),
+            ..
+        } if t.bytes().any(|b| b.is_ascii_uppercase()) => err.to_string(),
         ProviderError::Http {
             status, message, ..
         } => match status {
