@@ -23,6 +23,8 @@ mod cloud_providers;
 mod compat_artifacts;
 mod context;
 mod default_layout;
+mod doc_commands;
+mod event_schemas;
 mod example_replay;
 mod examples;
 mod exec_basic;

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod binary;
+pub mod doc_blocks;
 pub mod e2e;
 pub mod fixtures;
 pub mod harness;
@@ -32,6 +33,7 @@ pub mod mock_openai;
 pub mod mock_server;
 pub mod mock_turn;
 pub mod prompt_cache;
+pub mod schemas;
 pub mod sinks;
 pub mod sse_builder;
 
@@ -49,5 +51,6 @@ pub use mock_openai::*;
 pub use mock_server::{CapturedRequest, WORKDIR};
 pub use mock_turn::{Gate, Hold, MockTurn};
 pub use prompt_cache::*;
+pub use schemas::*;
 pub use sinks::*;
 pub use sse_builder::*;
