@@ -86,14 +86,16 @@ impl BedrockConfig {
                     .filter(|v| !v.is_empty())
             })
             .unwrap_or_else(|| default.clone());
-        let credentials = CredentialChain::from_lookup(&lookup, &region).ok_or_else(|| {
-            ProviderError::Config(
-                "provider bedrock found no AWS credentials: set AWS_ACCESS_KEY_ID and \
+        let credentials = CredentialChain::from_lookup(&lookup, &region)
+            .map_err(|e| ProviderError::Config(format!("provider bedrock: {e}")))?
+            .ok_or_else(|| {
+                ProviderError::Config(
+                    "provider bedrock found no AWS credentials: set AWS_ACCESS_KEY_ID and \
                  AWS_SECRET_ACCESS_KEY, AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN, or \
                  AWS_PROFILE (the instance metadata service is disabled)"
-                    .into(),
-            )
-        })?;
+                        .into(),
+                )
+            })?;
         let mut idle_timeout =
             http::default_idle_timeout(&endpoint, &default, Self::DEFAULT_IDLE_TIMEOUT);
         if let Some(t) = http::idle_timeout_override(&lookup) {
@@ -142,20 +144,25 @@ pub fn model_id(model: &str, region: &str) -> String {
         return model.to_string();
     }
     match crate::table::bedrock_id(model) {
-        Some(id) => format!("{}.{id}", geography(region)),
+        Some(id) => format!("{}.{id}", geography(region, model)),
         None => model.to_string(),
     }
 }
 
-/// The inference-profile prefix of `region`'s geography.
-fn geography(region: &str) -> &'static str {
+/// The models with Japan (`jp.`) and Australia (`au.`) inference profiles; the others are
+/// offered there through the Asia-Pacific (`apac.`) ones.
+const JP_AU_MODELS: [&str; 2] = ["claude-sonnet-4-5", "claude-haiku-4-5"];
+
+/// The inference-profile prefix of `region`'s geography for `model`.
+fn geography(region: &str, model: &str) -> &'static str {
+    let national = JP_AU_MODELS.contains(&crate::table::canonical_id(model));
     if region.starts_with("us-gov-") {
         "us-gov"
     } else if region.starts_with("eu-") {
         "eu"
-    } else if region.starts_with("ap-northeast-1") {
+    } else if national && (region == "ap-northeast-1" || region == "ap-northeast-3") {
         "jp"
-    } else if region.starts_with("ap-southeast-2") {
+    } else if national && (region == "ap-southeast-2" || region == "ap-southeast-4") {
         "au"
     } else if region.starts_with("ap-") {
         "apac"
@@ -213,6 +220,11 @@ fn classify_http(err: ProviderError) -> ProviderError {
             "validationexception" if message.contains("on-demand throughput") => Some(
                 "use an inference profile id such as `us.anthropic.…` (runner maps table models \
                  to one)",
+            ),
+            "validationexception" if message.contains("model identifier is invalid") => Some(
+                "this region offers no such model or inference profile: set `model` to an id \
+                 that `aws bedrock list-inference-profiles` lists (`global.anthropic.…`, \
+                 `us.anthropic.…`) or to an inference profile ARN",
             ),
             "unrecognizedclientexception"
             | "invalidsignatureexception"
@@ -374,6 +386,22 @@ mod tests {
             "apac.anthropic.claude-haiku-4-5-20251001-v1:0"
         );
         assert_eq!(
+            model_id("claude-sonnet-4-5", "ap-northeast-1"),
+            "jp.anthropic.claude-sonnet-4-5-20250929-v1:0"
+        );
+        assert_eq!(
+            model_id("claude-haiku-4-5-20251001", "ap-southeast-2"),
+            "au.anthropic.claude-haiku-4-5-20251001-v1:0"
+        );
+        assert_eq!(
+            model_id("claude-sonnet-4", "ap-northeast-1"),
+            "apac.anthropic.claude-sonnet-4-20250514-v1:0"
+        );
+        assert_eq!(
+            model_id("claude-3-5-haiku", "us-gov-west-1"),
+            "us-gov.anthropic.claude-3-5-haiku-20241022-v1:0"
+        );
+        assert_eq!(
             model_id("anthropic.claude-3-5-haiku-20241022-v1:0", "us-west-2"),
             "anthropic.claude-3-5-haiku-20241022-v1:0"
         );
@@ -429,5 +457,12 @@ mod tests {
             retry(http(400, Some("ValidationException"), "bad")).0,
             Some(false)
         );
+        let (r, m) = retry(http(
+            400,
+            Some("ValidationException"),
+            "The provided model identifier is invalid.",
+        ));
+        assert_eq!(r, Some(false));
+        assert!(m.contains("list-inference-profiles"), "{m}");
     }
 }

@@ -6,7 +6,7 @@
 //! the response the Anthropic API's SSE, decoded by [`crate::anthropic::event_stream`].
 //!
 //! Project: `ANTHROPIC_VERTEX_PROJECT_ID`, `GOOGLE_CLOUD_PROJECT`, `GCLOUD_PROJECT`, else the
-//! credentials' project. Region: `CLOUD_ML_REGION`, else `global`. Base URL:
+//! credentials' project. Region: `CLOUD_ML_REGION`, `GOOGLE_CLOUD_LOCATION`, else `global`. Base URL:
 //! `ANTHROPIC_VERTEX_BASE_URL`, else `https://{region}-aiplatform.googleapis.com`
 //! (`https://aiplatform.googleapis.com` for `global`). A 429 (`RESOURCE_EXHAUSTED`, a quota)
 //! is retried, as are 5xx answers; a 401 drops the cached token so the next attempt gets a new
@@ -53,8 +53,8 @@ impl VertexConfig {
         "GOOGLE_CLOUD_PROJECT",
         "GCLOUD_PROJECT",
     ];
-    /// Env var naming the region.
-    pub const ENV_REGION: &'static str = "CLOUD_ML_REGION";
+    /// Env vars naming the region, first set wins (Claude Code's, then Google's SDKs').
+    pub const ENV_REGION: [&'static str; 2] = ["CLOUD_ML_REGION", "GOOGLE_CLOUD_LOCATION"];
     /// Env var overriding the base URL (an LLM gateway, a test).
     pub const ENV_BASE_URL: &'static str = "ANTHROPIC_VERTEX_BASE_URL";
 
@@ -86,7 +86,10 @@ impl VertexConfig {
                         .into(),
                 )
             })?;
-        let region = get(Self::ENV_REGION).unwrap_or_else(|| "global".into());
+        let region = Self::ENV_REGION
+            .iter()
+            .find_map(|k| get(k))
+            .unwrap_or_else(|| "global".into());
         let default = Self::default_base_url(&region);
         let base_url = get(Self::ENV_BASE_URL).unwrap_or_else(|| default.clone());
         let mut idle_timeout =
@@ -253,6 +256,18 @@ mod tests {
             "https://us-east5-aiplatform.googleapis.com/v1/projects/proj/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict"
         );
         assert_eq!(cfg.idle_timeout, VertexConfig::DEFAULT_IDLE_TIMEOUT);
+        let cfg = VertexConfig::from_lookup(|k| match k {
+            "GOOGLE_CLOUD_PROJECT" => Some("p2".into()),
+            "GOOGLE_CLOUD_LOCATION" => Some("europe-west1".into()),
+            "GCE_METADATA_HOST" => Some("127.0.0.1:9".into()),
+            "HOME" => Some("/nonexistent".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            (cfg.project.as_str(), cfg.region.as_str()),
+            ("p2", "europe-west1")
+        );
         assert_eq!(model_id("claude-x@1"), "claude-x@1");
         assert_eq!(
             VertexConfig::default_base_url("global"),

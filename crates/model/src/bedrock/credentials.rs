@@ -6,7 +6,10 @@
 //!    `aws-actions/configure-aws-credentials` and EKS service accounts set up;
 //! 3. the profile `AWS_PROFILE` (default `default`) of `~/.aws/credentials` and
 //!    `~/.aws/config` (`AWS_SHARED_CREDENTIALS_FILE`, `AWS_CONFIG_FILE`): static keys, or
-//!    `role_arn` + `web_identity_token_file`;
+//!    `role_arn` + `web_identity_token_file`, or `credential_process` (a command printing
+//!    credentials as JSON, run with `sh -c`, as the AWS CLI does). A profile that needs what
+//!    runner does not read (SSO, `source_profile` role chains) is a configuration error that
+//!    says how to export its credentials instead;
 //! 4. the ECS container endpoint (`AWS_CONTAINER_CREDENTIALS_RELATIVE_URI` or `_FULL_URI`);
 //! 5. the EC2 instance metadata service, IMDSv2 (off with `AWS_EC2_METADATA_DISABLED=true`).
 //!
@@ -27,6 +30,8 @@ use crate::provider::ProviderError;
 const REFRESH_BEFORE: Duration = Duration::from_secs(300);
 /// Bound on each credential endpoint call (STS, ECS, IMDS).
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bound on a profile's `credential_process` command.
+const PROCESS_TIMEOUT: Duration = Duration::from_secs(60);
 /// IMDS answers within a few milliseconds on EC2; off EC2 the address does not answer.
 const IMDS_TIMEOUT: Duration = Duration::from_secs(2);
 const IMDS_DEFAULT: &str = "http://169.254.169.254";
@@ -85,6 +90,9 @@ enum Source {
         url: String,
         authorization: Option<String>,
     },
+    Process {
+        command: String,
+    },
     Imds,
 }
 
@@ -107,6 +115,7 @@ impl std::fmt::Debug for CredentialChain {
             Source::Static { .. } => "static keys",
             Source::WebIdentity { .. } => "web identity",
             Source::Container { .. } => "container endpoint",
+            Source::Process { .. } => "credential process",
             Source::Imds => "instance metadata",
         };
         f.debug_struct("CredentialChain")
@@ -207,7 +216,45 @@ fn session_name(lookup: &dyn Fn(&str) -> Option<String>) -> String {
     })
 }
 
-fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Source> {
+/// The profile settings of credential sources runner does not read, with what to do instead.
+const UNSUPPORTED_PROFILE_KEYS: [(&str, &str); 4] = [
+    ("sso_session", "an SSO profile"),
+    ("sso_start_url", "an SSO profile"),
+    (
+        "source_profile",
+        "a role chained from another profile (`source_profile`)",
+    ),
+    (
+        "credential_source",
+        "a role assumed with `credential_source`",
+    ),
+];
+
+/// Where credentials come from: `Ok(None)` when no source applies (the instance metadata
+/// service disabled), `Err` when the profile names a source runner does not read.
+fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<Source>, String> {
+    let found = simple_source(lookup);
+    if let Some(Source::Imds) | None = found {
+        let profile = profile_entries(lookup);
+        if let Some((_, what)) = UNSUPPORTED_PROFILE_KEYS
+            .iter()
+            .find(|(k, _)| get(&profile, k).is_some())
+        {
+            let name = non_empty(lookup, "AWS_PROFILE")
+                .or_else(|| non_empty(lookup, "AWS_DEFAULT_PROFILE"))
+                .unwrap_or_else(|| "default".into());
+            return Err(format!(
+                "the AWS profile `{name}` is {what}, which runner does not read: export its \
+                 credentials before running (`eval \"$(aws configure export-credentials \
+                 --profile {name} --format env)\"`), or use static keys, a web identity token \
+                 file or `credential_process` in the profile"
+            ));
+        }
+    }
+    Ok(found)
+}
+
+fn simple_source(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Source> {
     if let (Some(id), Some(secret)) = (
         non_empty(lookup, "AWS_ACCESS_KEY_ID"),
         non_empty(lookup, "AWS_SECRET_ACCESS_KEY"),
@@ -249,6 +296,11 @@ fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Source> {
             session_name: get(&profile, "role_session_name")
                 .map(str::to_string)
                 .unwrap_or_else(|| session_name(lookup)),
+        });
+    }
+    if let Some(command) = get(&profile, "credential_process") {
+        return Some(Source::Process {
+            command: command.to_string(),
         });
     }
     let authorization = non_empty(lookup, "AWS_CONTAINER_AUTHORIZATION_TOKEN");
@@ -295,6 +347,65 @@ fn parse_time(s: &str) -> Option<SystemTime> {
     Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
+/// The JSON a `credential_process` prints (`Version` 1).
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ProcessCredentials {
+    version: u32,
+    access_key_id: String,
+    secret_access_key: String,
+    #[serde(default)]
+    session_token: Option<String>,
+    #[serde(default)]
+    expiration: Option<String>,
+}
+
+/// Run a profile's `credential_process` with `sh -c` and read the credentials it prints.
+async fn process_credentials(command: &str) -> Result<AwsCredentials, ProviderError> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let out = tokio::time::timeout(PROCESS_TIMEOUT, cmd.output())
+        .await
+        .map_err(|_| {
+            config_error(format!(
+                "the profile's credential_process did not finish within {}s",
+                PROCESS_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| config_error(format!("cannot run the profile's credential_process: {e}")))?;
+    if !out.status.success() {
+        let stderr: String = String::from_utf8_lossy(&out.stderr)
+            .trim()
+            .chars()
+            .take(500)
+            .collect();
+        return Err(config_error(format!(
+            "the profile's credential_process failed ({}): {stderr}",
+            out.status
+        )));
+    }
+    let c: ProcessCredentials = serde_json::from_slice(&out.stdout).map_err(|e| {
+        config_error(format!(
+            "the profile's credential_process printed no credentials JSON: {e}"
+        ))
+    })?;
+    if c.version != 1 {
+        return Err(config_error(format!(
+            "the profile's credential_process printed Version {}; runner reads Version 1",
+            c.version
+        )));
+    }
+    Ok(AwsCredentials {
+        access_key_id: c.access_key_id,
+        secret_access_key: c.secret_access_key,
+        session_token: c.session_token,
+        expires: c.expiration.as_deref().and_then(parse_time),
+    })
+}
+
 /// The JSON the ECS and EC2 credential endpoints answer.
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]
@@ -319,22 +430,28 @@ impl From<EndpointCredentials> for AwsCredentials {
 }
 
 impl CredentialChain {
-    /// The chain for this environment (read through `lookup`); `None` when no source applies.
-    pub fn from_lookup(lookup: &dyn Fn(&str) -> Option<String>, region: &str) -> Option<Self> {
-        let source = source(lookup)?;
+    /// The chain for this environment (read through `lookup`); `Ok(None)` when no source
+    /// applies, `Err` (what to do) when the profile names a source runner does not read.
+    pub fn from_lookup(
+        lookup: &dyn Fn(&str) -> Option<String>,
+        region: &str,
+    ) -> Result<Option<Self>, String> {
+        let Some(source) = source(lookup)? else {
+            return Ok(None);
+        };
         let sts_endpoint = non_empty(lookup, "AWS_ENDPOINT_URL_STS")
             .or_else(|| non_empty(lookup, "AWS_ENDPOINT_URL"))
             .unwrap_or_else(|| format!("https://sts.{region}.amazonaws.com"));
         let imds_endpoint = non_empty(lookup, "AWS_EC2_METADATA_SERVICE_ENDPOINT")
             .unwrap_or_else(|| IMDS_DEFAULT.into());
-        Some(CredentialChain {
+        Ok(Some(CredentialChain {
             inner: Arc::new(Inner {
                 source,
                 sts_endpoint: sts_endpoint.trim_end_matches('/').to_string(),
                 imds_endpoint: imds_endpoint.trim_end_matches('/').to_string(),
                 cache: tokio::sync::Mutex::new(None),
             }),
-        })
+        }))
     }
 
     /// Fixed credentials (tests, embedding).
@@ -410,6 +527,7 @@ impl CredentialChain {
                 })?;
                 Ok(c.into())
             }
+            Source::Process { command } => process_credentials(command).await,
             Source::Imds => self.imds(client).await,
         }
     }
@@ -510,6 +628,10 @@ mod tests {
         }
     }
 
+    fn src(lookup: &dyn Fn(&str) -> Option<String>) -> Option<Source> {
+        source(lookup).unwrap()
+    }
+
     #[test]
     fn environment_wins_then_web_identity_then_profile() {
         let e = [
@@ -519,7 +641,7 @@ mod tests {
             ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
         ];
         assert!(
-            matches!(source(&env(&e)), Some(Source::Static { access_key_id, .. }) if access_key_id == "AKID")
+            matches!(src(&env(&e)), Some(Source::Static { access_key_id, .. }) if access_key_id == "AKID")
         );
         let e = [
             ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t"),
@@ -527,7 +649,7 @@ mod tests {
             ("AWS_ROLE_SESSION_NAME", "ci"),
         ];
         assert_eq!(
-            source(&env(&e)),
+            src(&env(&e)),
             Some(Source::WebIdentity {
                 token_file: "/t".into(),
                 role_arn: "arn:aws:iam::1:role/r".into(),
@@ -550,7 +672,7 @@ mod tests {
             ("AWS_PROFILE", "ci"),
         ];
         assert_eq!(
-            source(&env(&e)),
+            src(&env(&e)),
             Some(Source::Static {
                 access_key_id: "C".into(),
                 secret_access_key: "c".into(),
@@ -563,17 +685,62 @@ mod tests {
         let e = [("AWS_REGION", "ap-south-1"), ("AWS_CONFIG_FILE", f)];
         assert_eq!(region(&env(&e)).as_deref(), Some("ap-south-1"));
         // Nothing configured: the instance metadata service, unless disabled.
+        assert_eq!(src(&env(&[("HOME", "/nonexistent")])), Some(Source::Imds));
         assert_eq!(
-            source(&env(&[("HOME", "/nonexistent")])),
-            Some(Source::Imds)
-        );
-        assert_eq!(
-            source(&env(&[
+            src(&env(&[
                 ("HOME", "/nonexistent"),
                 ("AWS_EC2_METADATA_DISABLED", "true")
             ])),
             None
         );
+    }
+
+    #[tokio::test]
+    async fn credential_process_and_unsupported_profiles() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config");
+        let json = r#"{"Version": 1, "AccessKeyId": "ASIAP", "SecretAccessKey": "ps", "SessionToken": "pt", "Expiration": "2099-01-01T00:00:00Z"}"#;
+        std::fs::write(
+            &config,
+            format!(
+                "[profile proc]\ncredential_process = printf '%s' '{json}'\n\
+                 [profile bad]\ncredential_process = echo nope >&2; exit 3\n\
+                 [profile sso]\nsso_session = corp\nsso_account_id = 1\n\
+                 [profile chained]\nrole_arn = arn:aws:iam::1:role/r\nsource_profile = proc\n"
+            ),
+        )
+        .unwrap();
+        let f = config.to_str().unwrap();
+        let with = |profile: &'static str| {
+            let f = f.to_string();
+            move |k: &str| match k {
+                "AWS_CONFIG_FILE" => Some(f.clone()),
+                "AWS_PROFILE" => Some(profile.to_string()),
+                "HOME" => Some("/nonexistent".to_string()),
+                _ => None,
+            }
+        };
+        let client = reqwest::Client::new();
+        let chain = CredentialChain::from_lookup(&with("proc"), "us-east-1")
+            .unwrap()
+            .unwrap();
+        let c = chain.credentials(&client).await.unwrap();
+        assert_eq!(c.access_key_id, "ASIAP");
+        assert_eq!(c.session_token.as_deref(), Some("pt"));
+        assert!(c.expires.is_some());
+        let chain = CredentialChain::from_lookup(&with("bad"), "us-east-1")
+            .unwrap()
+            .unwrap();
+        let e = chain.credentials(&client).await.unwrap_err().to_string();
+        assert!(
+            e.contains("credential_process failed") && e.contains("nope"),
+            "{e}"
+        );
+        for (profile, what) in [("sso", "SSO"), ("chained", "source_profile")] {
+            let e = CredentialChain::from_lookup(&with(profile), "us-east-1").unwrap_err();
+            assert!(e.contains(what) && e.contains("export-credentials"), "{e}");
+            assert!(e.contains(&format!("--profile {profile}")), "{e}");
+        }
     }
 
     #[test]
