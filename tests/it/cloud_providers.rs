@@ -702,3 +702,121 @@ fn missing_region_or_project_stops_before_any_request() {
     );
     assert!(mock.requests().is_empty());
 }
+
+#[test]
+fn an_sso_profile_stops_before_any_request_with_the_export_command() {
+    let mock = start(Cloud::Bedrock, vec![]);
+    let repo = TestRepo::new();
+    let config = repo.path().join("aws-config");
+    std::fs::write(
+        &config,
+        "[profile corp]\nregion = eu-west-1\nsso_session = corp\nsso_account_id = 1\n",
+    )
+    .unwrap();
+    let spec = write_spec(repo.path(), "name: t1\nprompt: hi\nprovider: bedrock\n");
+    let run = Runner::new()
+        .current_dir(repo.path())
+        .env("HOME", repo.path())
+        .env("AWS_CONFIG_FILE", &config)
+        .env("AWS_PROFILE", "corp")
+        .args(["exec"])
+        .arg(&spec)
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("SSO")
+            && run
+                .stderr
+                .contains("aws configure export-credentials --profile corp"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty());
+}
+
+#[test]
+fn runner_init_for_bedrock_writes_a_spec_that_runs_and_an_oidc_workflow() {
+    let mock = start(Cloud::Bedrock, vec![CloudTurn::Events(text_events("done"))]);
+    let repo = TestRepo::new();
+    let init = Runner::new()
+        .current_dir(repo.path())
+        .args(["init", "triage", "--workflow", "--provider", "bedrock"])
+        .run();
+    init.expect_code(0);
+    assert!(
+        init.stderr.contains("needs AWS credentials and AWS_REGION"),
+        "{}",
+        init.stderr
+    );
+    let spec = repo.read("tasks/triage.yaml");
+    assert!(spec.contains("\nprovider: bedrock "), "{spec}");
+    let wf: serde_json::Value =
+        yaml_serde::from_str(&repo.read(".github/workflows/runner.yml")).unwrap();
+    assert_eq!(wf["permissions"]["id-token"], "write");
+    let steps = wf["jobs"]["tasks"]["steps"].as_array().unwrap();
+    let aws = steps
+        .iter()
+        .position(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("aws-actions/configure-aws-credentials@"))
+        })
+        .expect("a configure-aws-credentials step");
+    let run_step = steps.iter().position(|s| s["id"] == "runner").unwrap();
+    assert!(aws < run_step);
+    assert_eq!(
+        steps[aws]["with"]["role-to-assume"],
+        "${{ vars.AWS_ROLE_ARN }}"
+    );
+    assert!(steps[run_step]["env"]["ANTHROPIC_API_KEY"].is_null());
+    // The spec runs as written against Bedrock, with no Anthropic key.
+    let run = exec_in(&mock, &repo)
+        .arg("tasks/triage.yaml")
+        .json()
+        .env_remove("ANTHROPIC_API_KEY")
+        .run();
+    run.expect_code(0);
+    assert_eq!(run.result()["result"], "done");
+    assert_eq!(mock.model_requests().len(), 1);
+    assert_eq!(mock.signature_failures(), 0);
+    mock.assert_clean();
+}
+
+#[test]
+fn runner_init_for_vertex_writes_a_workload_identity_workflow() {
+    let repo = TestRepo::new();
+    let init = Runner::new()
+        .current_dir(repo.path())
+        .args(["init", "review", "--workflow", "--provider", "vertex"])
+        .run();
+    init.expect_code(0);
+    let spec = repo.read("tasks/review.yaml");
+    assert!(spec.contains("\nprovider: vertex "), "{spec}");
+    assert!(spec.contains("needs Google credentials"), "{spec}");
+    let wf: serde_json::Value =
+        yaml_serde::from_str(&repo.read(".github/workflows/runner.yml")).unwrap();
+    assert_eq!(wf["permissions"]["id-token"], "write");
+    let steps = wf["jobs"]["tasks"]["steps"].as_array().unwrap();
+    let auth = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("google-github-actions/auth@"))
+        })
+        .expect("a google-github-actions/auth step");
+    assert_eq!(
+        auth["with"]["workload_identity_provider"],
+        "${{ vars.GCP_WORKLOAD_IDENTITY_PROVIDER }}"
+    );
+    let run_step = steps.iter().find(|s| s["id"] == "runner").unwrap();
+    assert_eq!(
+        run_step["env"]["ANTHROPIC_VERTEX_PROJECT_ID"],
+        "${{ vars.GCP_PROJECT }}"
+    );
+    let v = Runner::new()
+        .current_dir(repo.path())
+        .args(["validate", "tasks/review.yaml"])
+        .run();
+    assert_eq!(v.code, Some(0), "{}", v.stderr);
+}
