@@ -820,3 +820,51 @@ fn runner_init_for_vertex_writes_a_workload_identity_workflow() {
         .run();
     assert_eq!(v.code, Some(0), "{}", v.stderr);
 }
+
+#[test]
+fn provider_flag_moves_specs_written_for_other_apis_onto_bedrock() {
+    let mock = start(
+        Cloud::Bedrock,
+        vec![
+            CloudTurn::Events(text_events("one")),
+            CloudTurn::Events(text_events("two")),
+        ],
+    );
+    let repo = TestRepo::new();
+    let anthropic = write_spec(
+        repo.path(),
+        "name: t1\nprompt: \"say one\"\nmodel: claude-sonnet-4-5\n",
+    );
+    let openai = repo.path().join("t2.yaml");
+    std::fs::write(
+        &openai,
+        "name: t2\nprompt: \"say two\"\nprovider: openai\nmodel: claude-haiku-4-5\nopenai:\n  base_url: http://127.0.0.1:9/v1\n",
+    )
+    .unwrap();
+    let run = exec_in(&mock, &repo)
+        .args(["--provider", "bedrock"])
+        .arg(&anthropic)
+        .arg(&openai)
+        .json()
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .run();
+    run.expect_code(0);
+    let results = run.json();
+    let texts: Vec<_> = results
+        .iter()
+        .map(|r| r["result"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+    let paths: Vec<String> = mock
+        .model_requests()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p.contains("claude-haiku-4-5")),
+        "{paths:?}"
+    );
+    assert_eq!(mock.signature_failures(), 0);
+    mock.assert_clean();
+}

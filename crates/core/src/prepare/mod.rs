@@ -68,6 +68,8 @@ pub struct Overrides {
     pub system_prompt_append: Option<String>,
     /// `--base head|working-tree` (replaces the spec's `git.base`).
     pub git_base: Option<crate::spec::GitBase>,
+    /// `--provider` (replaces the spec's `provider`; `--replay` wins over it).
+    pub provider: Option<ProviderKind>,
 }
 
 impl Overrides {
@@ -92,7 +94,9 @@ impl Overrides {
                 self.system_prompt_append.is_some(),
                 "--append-system-prompt",
             ),
-            "cassette" | "provider" => set(self.replay.is_some(), "--replay"),
+            "cassette" => set(self.replay.is_some(), "--replay"),
+            "provider" if self.replay.is_some() => Some("--replay"),
+            "provider" => set(self.provider.is_some(), "--provider"),
             _ => None,
         }
     }
@@ -170,6 +174,15 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     }
     if let Some(b) = o.git_base {
         spec.git.base = b;
+    }
+    if let Some(p) = o.provider {
+        // The settings only the spec's own provider reads go with it.
+        if p != spec.provider {
+            spec.openai = None;
+            spec.cassette = None;
+            loaded.cassette = None;
+        }
+        spec.provider = p;
     }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
