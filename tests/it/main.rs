@@ -19,6 +19,7 @@ mod anthropic_http;
 mod batch_cancel;
 mod batch_scale;
 mod cli_compat;
+mod cloud_providers;
 mod compat_artifacts;
 mod context;
 mod default_layout;

@@ -1,4 +1,4 @@
-//! The JSON Schema of a [`ContentBlock`](crate::model::ContentBlock): its `Serialize` is
+//! The JSON Schema of a [`ContentBlock`]: its `Serialize` is
 //! hand-written (the API's shape, unknown block types kept verbatim), so its schema is too.
 //! It follows [`ContentBlock::to_value`](crate::model::ContentBlock::to_value) field by field.
 

@@ -24,10 +24,22 @@ pub const TEST_STREAM_IDLE_TIMEOUT_MS: &str = "3000";
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Environment variable prefixes removed from the child's environment.
-const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_"];
+/// (`AWS_*`, `GOOGLE_*` and the like: no test may reach a real cloud account's credentials.)
+const SCRUBBED_PREFIXES: &[&str] = &[
+    "ANTHROPIC_",
+    "RUNNER_",
+    "OPENAI_",
+    "CLAUDE_",
+    "AWS_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+];
 
 /// Individual variables removed from the child's environment.
 const SCRUBBED_VARS: &[&str] = &[
+    "CLOUD_ML_REGION",
+    "GCE_METADATA_HOST",
     "RUST_LOG",
     "RUST_BACKTRACE",
     "JOB_COMPLETION_INDEX",
