@@ -210,8 +210,13 @@ fn bench_connect(
 
 /// CPU time (user + system) per call of `f`, of this process and of the processes it started
 /// and reaped: on a shared machine the wall time grows with the load, the CPU time much less.
+/// Over 100 calls, or `RUNNER_BENCH_CPU_CALLS` (more calls average out more of the load).
 fn cpu_per_iter(mut f: impl FnMut()) -> Duration {
-    const N: u32 = 100;
+    let n: u32 = std::env::var("RUNNER_BENCH_CPU_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(100);
     let used = || {
         let mut total = Duration::ZERO;
         for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
@@ -226,8 +231,8 @@ fn cpu_per_iter(mut f: impl FnMut()) -> Duration {
         total
     };
     let before = used();
-    for _ in 0..N {
+    for _ in 0..n {
         f();
     }
-    (used() - before) / N
+    (used() - before) / n
 }

@@ -102,13 +102,18 @@ impl ChildPolicy {
         }
     }
 
-    /// Enter the sandbox (when there is one) in the child, confined to `scope`.
-    fn confine(&self, cmd: &mut std::process::Command, scope: Scope) -> std::io::Result<()> {
+    /// The sandbox's confinement (when there is one) for `scope`, with its variables set on
+    /// `cmd`; [`enter_in_child`] has the child enter it.
+    fn confine(
+        &self,
+        cmd: &mut std::process::Command,
+        scope: Scope,
+    ) -> std::io::Result<Option<crate::sandbox::Confinement>> {
         let Some(sandbox) = &self.sandbox else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(confinement) = sandbox.confine(scope).map_err(std::io::Error::other)? else {
-            return Ok(());
+            return Ok(None);
         };
         for (k, v) in &confinement.env {
             cmd.env(k, v);
@@ -116,14 +121,38 @@ impl ChildPolicy {
         for k in &confinement.remove {
             cmd.env_remove(k);
         }
-        let mut confinement = confinement;
-        // SAFETY: `enter` makes only the Landlock, prctl and seccomp system calls, and
-        // allocates nothing: it is safe between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || confinement.enter());
-        }
-        Ok(())
+        Ok(Some(confinement))
     }
+}
+
+/// Have the child enter `confinement` between fork and exec. Called once `cmd`'s program,
+/// arguments and environment are complete: a confinement that starts the command itself
+/// (namespaces) is given its image here, with the report descriptor `report_fd`.
+fn enter_in_child(
+    cmd: &mut std::process::Command,
+    mut confinement: crate::sandbox::Confinement,
+    inherit_env: bool,
+    report_fd: Option<std::os::fd::RawFd>,
+) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    if confinement.execs() {
+        let mut image = crate::sandbox::exec_image::ExecImage::new(cmd, inherit_env)?;
+        if let Some(fd) = report_fd {
+            image = image.with_fd(fd, REPORT_FD);
+        }
+        confinement.set_exec(image);
+        // The standard library never `exec`s this command (the confinement does, from the
+        // image): it need not copy the environment for it.
+        cmd.env_clear();
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (inherit_env, report_fd);
+    // SAFETY: `enter` makes only system calls (namespaces, Landlock, prctl, seccomp, and with
+    // namespaces `clone` and `exec`), and allocates nothing: it is safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || confinement.enter());
+    }
+    Ok(())
 }
 
 /// What a child runs.
@@ -260,11 +289,19 @@ pub fn spawn(s: &Spawn<'_>) -> std::io::Result<Child> {
     }
     let call = orphans::begin();
     cmd.env(orphans::CALL_VAR, call.to_string());
-    s.env.confine(&mut cmd, s.scope)?;
+    let confined = s.env.confine(&mut cmd, s.scope).and_then(|c| match c {
+        Some(c) => enter_in_child(&mut cmd, c, s.inherit_env, s.report_fd),
+        None => Ok(()),
+    });
+    if let Err(e) = confined {
+        orphans::forget(call);
+        return Err(e);
+    }
     if let Some(fd) = s.report_fd {
         // Registered after the confinement, so it runs last before exec: the confinement still
         // needs its ruleset's descriptor, which may have any number, REPORT_FD included; once
-        // it is applied, no descriptor but the child's stdio matters any more.
+        // it is applied, no descriptor but the child's stdio matters any more. (A confinement
+        // that starts the command itself does the same, last.)
         // SAFETY: `install_report_fd` makes only the dup2 and fcntl system calls, which are
         // async-signal-safe; it runs in the child between fork and exec.
         unsafe {

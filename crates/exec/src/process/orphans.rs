@@ -104,6 +104,16 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                 // Already going: nothing left running; its zombie is reaped by a later sweep.
                 continue;
             }
+            // Before its environment is read: an init's is runner's own, of no call.
+            if st.group == pid && st.session != pid && namespace_init(pid) {
+                // The init of a PID namespace: a confined command's, done and retiring the
+                // command's mount namespace (an RCU grace period: several milliseconds, not
+                // waited for). Killing it kills whatever is left in the namespace; its zombie
+                // is reaped by a later sweep.
+                // SAFETY: kill with a pid runner's own child holds until reaped.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                continue;
+            }
             let call = call_of(pid);
             let other_running = call.is_some_and(|c| {
                 c != id && {
@@ -113,15 +123,6 @@ fn sweep(id: u64, leaders: impl Fn() -> HashSet<i32>) -> u32 {
                 }
             });
             if other_running {
-                continue;
-            }
-            if namespace_init(pid) {
-                // The init of a PID namespace: a confined command's, done and retiring the
-                // command's mount namespace (an RCU grace period: several milliseconds, not
-                // waited for). Killing it kills whatever is left in the namespace; its zombie
-                // is reaped by a later sweep.
-                // SAFETY: kill with a pid runner's own child holds until reaped.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
                 continue;
             }
             found.push(pid);
@@ -182,6 +183,8 @@ fn children(parent: i32) -> Vec<i32> {
 
 struct Stat {
     zombie: bool,
+    /// The process group (a namespace's init leads its own, in its waiter's session).
+    group: i32,
     /// The process is exiting (the kernel's `PF_EXITING`): it can no longer run anything.
     exiting: bool,
     session: i32,
@@ -190,15 +193,18 @@ struct Stat {
 /// The kernel's flag of a process that is exiting (`/proc/<pid>/stat` field 9).
 const PF_EXITING: u64 = 0x4;
 
-/// State, session and flags of `pid` (`/proc/<pid>/stat` fields 3, 6 and 9).
+/// State, process group, session and flags of `pid` (`/proc/<pid>/stat` fields 3, 5, 6 and
+/// 9).
 fn stat(pid: i32) -> Option<Stat> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let mut f = s.rsplit_once(") ")?.1.split_whitespace();
     let state = f.next()?;
-    let session = f.nth(2)?.parse().ok()?;
+    let group = f.nth(1)?.parse().ok()?;
+    let session = f.next()?.parse().ok()?;
     let flags: u64 = f.nth(2)?.parse().ok()?;
     Some(Stat {
         zombie: state == "Z",
+        group,
         exiting: flags & PF_EXITING != 0,
         session,
     })
@@ -302,6 +308,9 @@ mod tests {
     fn this_process_is_in_its_own_session_view() {
         let me = std::process::id() as i32;
         assert!(stat(me).is_some_and(|s| !s.zombie && !s.exiting));
+        // SAFETY: getpgrp and getsid cannot fail for the calling process.
+        let (group, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
+        assert!(stat(me).is_some_and(|s| s.group == group && s.session == session));
         assert!(!namespace_init(me));
     }
 }

@@ -36,6 +36,8 @@
 
 #[cfg(target_os = "linux")]
 mod caps;
+#[cfg(target_os = "linux")]
+pub mod exec_image;
 pub mod files;
 pub mod home;
 pub mod hosts;
@@ -277,8 +279,7 @@ struct Compiled {
     rulesets: [std::sync::Mutex<(::landlock::RulesetCreated, u32)>; 2],
     filter: Arc<seccompiler::BpfProgram>,
     /// The namespaces of a command of each scope (read-only, write): a read-only command's
-    /// mounts are all read-only but the writable devices, a writing command's also leave the
-    /// writable roots writable.
+    /// mounts are all read-only, a writing command's leave the writable roots writable.
     namespaces: Option<[Arc<namespace::Namespaces>; 2]>,
     /// How each command passes its `connect` supervisor's listener to runner.
     unix: Option<Arc<unix_sockets::Handoff>>,
@@ -472,13 +473,14 @@ impl Sandbox {
                 &protect::protected_pids(),
                 unix_mode,
             )?),
+            // The writable devices need no mount of their own: a read-only mount refuses
+            // writes to regular files, directories and links, not to a character device (and
+            // it refuses their metadata changes).
             namespaces: sup.namespaces.map(|kind| {
                 let user = kind == NamespaceKind::User;
-                let mut writable = plan.writable.clone();
-                writable.extend(plan.devices.iter().cloned());
                 [
-                    Arc::new(namespace::Namespaces::new(user, &plan.devices)),
-                    Arc::new(namespace::Namespaces::new(user, &writable)),
+                    Arc::new(namespace::Namespaces::new(user, &[])),
+                    Arc::new(namespace::Namespaces::new(user, &plan.writable)),
                 ]
             }),
             unix: unix.as_ref().map(unix_sockets::Supervisor::handoff),
@@ -602,6 +604,7 @@ impl Sandbox {
                     Scope::Write => write.clone(),
                 }),
                 unix: c.unix.clone(),
+                exec: None,
             }))
         }
         #[cfg(not(target_os = "linux"))]
@@ -694,36 +697,78 @@ pub struct Confinement {
     /// The `connect` supervisor's filter and the way to its thread.
     #[cfg(target_os = "linux")]
     unix: Option<Arc<unix_sockets::Handoff>>,
+    /// With namespaces: what the command `exec`s (see [`Confinement::execs`]).
+    #[cfg(target_os = "linux")]
+    exec: Option<exec_image::ExecImage>,
 }
 
 impl Confinement {
+    /// Whether [`Confinement::enter`] starts the command itself (with namespaces of its own:
+    /// the command is a new process in them), so it must be given the program's image with
+    /// [`Confinement::set_exec`], made once the command's environment is complete.
+    pub fn execs(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            self.namespaces.is_some()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            false
+        }
+    }
+
+    /// What the command `exec`s, when [`Confinement::execs`].
+    #[cfg(target_os = "linux")]
+    pub fn set_exec(&mut self, image: exec_image::ExecImage) {
+        self.exec = Some(image);
+    }
+
     /// Restrict the calling process: namespaces of its own (where the kernel lets runner make
     /// them), no capabilities, Landlock (which also sets `no_new_privs`), then the seccomp
-    /// filter and the filter that sends `connect` to runner's supervisor. Meant for the child after `fork`: it allocates nothing.
+    /// filter and the filter that sends `connect` to runner's supervisor. Meant for the child
+    /// after `fork`: it allocates nothing. With namespaces it starts the command in them and
+    /// does not return but with an error (see [`Confinement::execs`]).
     pub fn enter(&mut self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
-            if let Some(ns) = &self.namespaces {
-                ns.enter()?;
-            }
-            caps::drop_all()?;
-            if let Some(own) = self.own.take() {
-                own.restrict()?;
-            } else {
-                let Some(ruleset) = self.ruleset.take() else {
+            if let Some(ns) = self.namespaces.take() {
+                let Some(image) = self.exec.take() else {
                     return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
                 };
-                match ruleset.restrict_self() {
-                    Ok(status) if status.ruleset != ::landlock::RulesetStatus::NotEnforced => {}
-                    _ => return Err(std::io::Error::from_raw_os_error(libc::EPERM)),
-                }
+                let mut start = || match self.restrict() {
+                    Err(e) => e,
+                    Ok(()) => image.exec(),
+                };
+                return match ns.enter(&mut start) {
+                    Err(e) => Err(e),
+                    Ok(never) => match never {},
+                };
             }
-            if seccompiler::apply_filter(self.filter.as_slice()).is_err() {
-                return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+            self.restrict()?;
+        }
+        Ok(())
+    }
+
+    /// Everything but the namespaces, in the process that goes on to `exec` the command.
+    #[cfg(target_os = "linux")]
+    fn restrict(&mut self) -> std::io::Result<()> {
+        caps::drop_all()?;
+        if let Some(own) = self.own.take() {
+            own.restrict()?;
+        } else {
+            let Some(ruleset) = self.ruleset.take() else {
+                return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+            };
+            match ruleset.restrict_self() {
+                Ok(status) if status.ruleset != ::landlock::RulesetStatus::NotEnforced => {}
+                _ => return Err(std::io::Error::from_raw_os_error(libc::EPERM)),
             }
-            if let Some(unix) = &self.unix {
-                unix.enter()?;
-            }
+        }
+        if seccompiler::apply_filter(self.filter.as_slice()).is_err() {
+            return Err(std::io::Error::from_raw_os_error(libc::EPERM));
+        }
+        if let Some(unix) = &self.unix {
+            unix.enter()?;
         }
         Ok(())
     }

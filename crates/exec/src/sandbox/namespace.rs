@@ -14,15 +14,19 @@
 //!
 //! 1. the *waiter*, runner's direct child and the leader of the command's process group: it
 //!    makes the namespaces (PID, mount, and user when runner is not root) and every mount
-//!    but `/proc`, starts the init and forks the command, ignores the stop signals runner
+//!    but `/proc`, starts the init and the command, ignores the stop signals runner
 //!    sends the group (the command handles them), waits for the command, and ends the way it
 //!    ended;
 //! 2. the *init* (pid 1 of the namespace): a `clone` sharing the waiter's memory and
 //!    descriptors (no page tables copied), out of the command's process group, that only
 //!    reaps orphans; asked by the waiter when the command has ended with processes still
 //!    running, it kills them, and tells the waiter how many;
-//! 3. the *command* (pid 2, the waiter's child): it mounts the namespace's `/proc` and goes on
-//!    to the rest of the confinement (capabilities, Landlock, seccomp) and `exec`.
+//! 3. the *command* (pid 2, the waiter's child): started as `vfork` starts a child, sharing the
+//!    waiter's memory (no page tables copied, no page of runner's copied on write) on a stack
+//!    of its own while the waiter waits for its `exec`; it mounts the namespace's `/proc`, goes
+//!    on to the rest of the confinement (capabilities, Landlock, seccomp) and `exec`s the
+//!    program itself, from an [`super::exec_image::ExecImage`] runner made beforehand (it
+//!    cannot return into the code that forked the waiter: that is the waiter's).
 //!
 //! When the command ends the waiter looks at the init's children: none running (the usual
 //! case) and it ends at once; otherwise the init stops them first, and the command's stderr
@@ -36,8 +40,9 @@
 //! without waiting for it) waits for that.
 //!
 //! Everything here runs between `fork` and `exec` of a multi-threaded process: system calls
-//! only, no allocation (the paths are made beforehand).
+//! only, no allocation (the paths and the program's image are made beforehand).
 
+use std::convert::Infallible;
 use std::ffi::CString;
 use std::io;
 
@@ -70,6 +75,8 @@ impl Namespaces {
     pub(crate) fn new(user: bool, writable: &[std::path::PathBuf]) -> Namespaces {
         use std::os::unix::ffi::OsStrExt;
         let c = |s: &str| CString::new(s).unwrap_or_default();
+        // The stacks every waiter inherits (when they cannot be made, entering fails).
+        let _ = Stacks::made();
         // SAFETY: getuid and getgid cannot fail.
         let ids = unsafe { (libc::getuid(), libc::getgid()) };
         Namespaces {
@@ -91,11 +98,13 @@ impl Namespaces {
         }
     }
 
-    /// Enter the namespaces. Runs in the child between `fork` and `exec`; returns only in
-    /// the process that goes on to `exec` the command (pid 2 of the namespace). An error
-    /// before the command is forked is returned in the waiter, the command's own in the
-    /// command, so the spawn fails either way.
-    pub(crate) fn enter(&self) -> io::Result<()> {
+    /// Enter the namespaces and start the command in them. Runs in the child between `fork`
+    /// and `exec` (which becomes the waiter); `start` runs in the command (pid 2 of the
+    /// namespace) once its `/proc` is mounted, and returns only with the error that kept it
+    /// from `exec`ing. Returns only with an error (the waiter's own, or the command's before
+    /// its `exec`), so the spawn fails either way; once the command runs, the waiter waits
+    /// for it and ends the way it ended.
+    pub(crate) fn enter(&self, start: &mut dyn FnMut() -> io::Error) -> io::Result<Infallible> {
         let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
         if self.user {
             flags |= libc::CLONE_NEWUSER;
@@ -115,21 +124,34 @@ impl Namespaces {
         let mut report = [0 as libc::c_int; 2];
         // SAFETY: pipe2 writes two descriptors into the array.
         check(unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) })?;
-        let init = start_init(report[1])?;
-        // SAFETY: fork in the child of a fork; both sides go on with system calls only.
-        let command = check(unsafe { libc::fork() })?;
-        if command > 0 {
-            waiter(command, init, report);
+        let stacks = Stacks::inherited()?;
+        let init = start_init(report[1], stacks.init as *mut libc::c_void)?;
+        let mut command = CommandStart {
+            ns: self,
+            report,
+            start,
+            error: 0,
+        };
+        // SAFETY: the command runs `command_main` alone on its own stack, in the waiter's
+        // memory, while the waiter is suspended (CLONE_VFORK) until it `exec`s or ends; it
+        // never returns into the waiter's frames. `command` outlives it.
+        let pid = check(unsafe {
+            libc::clone(
+                command_main,
+                stacks.command as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&mut command as *mut CommandStart<'_>).cast(),
+            )
+        })?;
+        // SAFETY: the command wrote its error (if any) before it ended; it no longer runs in
+        // this memory.
+        let error = unsafe { std::ptr::read_volatile(&command.error) };
+        if error != 0 {
+            // SAFETY: reaping our own child, which has ended.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(io::Error::from_raw_os_error(error));
         }
-        // The command from here on: the signal mask std set, and the namespace's `/proc`.
-        let empty = empty_set();
-        // SAFETY: sigprocmask with a set on our stack; closing our copies of the init's pipe.
-        unsafe {
-            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-            libc::close(report[0]);
-            libc::close(report[1]);
-        }
-        self.mount_proc()
+        waiter(pid, init, report)
     }
 
     /// Map runner's uid and gid onto themselves in the new user namespace.
@@ -282,31 +304,118 @@ fn empty_set() -> libc::sigset_t {
 /// The init's stack: it shares the waiter's memory, so it needs one of its own.
 const INIT_STACK: usize = 64 * 1024;
 
-/// Start the namespace's init (its pid 1): a `clone` that shares the waiter's memory and
-/// descriptor table, in a process group of its own. `report`: where it writes how many
-/// processes it stopped. Returns its pid (as runner numbers it).
-fn start_init(report: libc::c_int) -> io::Result<libc::pid_t> {
-    // SAFETY: an anonymous private mapping, which nothing else refers to; it lives as long as
-    // the waiter's memory.
-    let stack = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            INIT_STACK,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-            -1,
-            0,
-        )
-    };
-    if stack == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
+/// The command's stack until it `exec`s (it shares the waiter's memory): the confinement's
+/// system calls and `execvp`, which copies `PATH` entries onto it.
+const COMMAND_STACK: usize = 256 * 1024;
+
+/// The tops of the command's and the init's stacks, in one mapping with a page no access is
+/// allowed to below it: `[guard | command | init]`. The command runs more code (`execvp` copies
+/// `PATH` entries onto its stack) and faults rather than write below its stack; the init runs
+/// a loop of system calls in a small fraction of its own.
+///
+/// The mapping is made once, in runner, which never touches it: every waiter (a fork of
+/// runner) inherits it empty (nothing to copy) as a private copy of its own, which its init
+/// and its command use. No system call per command, and nothing shared between commands.
+#[derive(Clone, Copy)]
+struct Stacks {
+    command: usize,
+    init: usize,
+}
+
+static STACKS: std::sync::OnceLock<Option<Stacks>> = std::sync::OnceLock::new();
+
+const PAGE: usize = 4096;
+
+impl Stacks {
+    /// The mapping, made on first use (in runner, never between fork and exec).
+    fn made() -> Option<Stacks> {
+        *STACKS.get_or_init(|| Stacks::map().ok())
     }
-    // SAFETY: the stack grows down from the end of the mapping; the init runs `init_main`
-    // alone on it and never returns into the waiter's frames.
+
+    /// The mapping runner made, for a child between fork and exec (no allocation).
+    fn inherited() -> io::Result<Stacks> {
+        STACKS
+            .get()
+            .copied()
+            .flatten()
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))
+    }
+
+    fn map() -> io::Result<Stacks> {
+        let len = PAGE + COMMAND_STACK + INIT_STACK;
+        // SAFETY: an anonymous private mapping, which nothing else refers to.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: mprotect on the mapping's first page.
+        check(unsafe { libc::mprotect(base, PAGE, libc::PROT_NONE) })?;
+        let base = base as usize;
+        Ok(Stacks {
+            command: base + PAGE + COMMAND_STACK,
+            init: base + len,
+        })
+    }
+}
+
+/// What the command is started with (on the waiter's stack, which it reads while the waiter
+/// is suspended).
+struct CommandStart<'a> {
+    ns: &'a Namespaces,
+    /// The init's pipe, which the command closes.
+    report: [libc::c_int; 2],
+    /// The rest of the confinement and the `exec`: returns only with an error.
+    start: &'a mut dyn FnMut() -> io::Error,
+    /// The errno that kept the command from `exec`ing (0: none).
+    error: libc::c_int,
+}
+
+/// The command, pid 2 of the namespace: the signal mask std set, the namespace's `/proc`, then
+/// `start` (the rest of the confinement and `exec`). Runs on its own stack in the waiter's
+/// memory until it `exec`s: system calls only. Ends only when it cannot `exec`, with the
+/// error left for the waiter.
+extern "C" fn command_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the waiter's `CommandStart`, which the waiter does not touch until
+    // this process `exec`s or ends.
+    let command = unsafe { &mut *arg.cast::<CommandStart<'_>>() };
+    let empty = empty_set();
+    // SAFETY: sigprocmask with a set on our stack; closing our copies of the init's pipe.
+    unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::close(command.report[0]);
+        libc::close(command.report[1]);
+    }
+    let error = match command.ns.mount_proc() {
+        Err(e) => e,
+        Ok(()) => (command.start)(),
+    };
+    command.error = error
+        .raw_os_error()
+        .filter(|e| *e != 0)
+        .unwrap_or(libc::EINVAL);
+    // SAFETY: _exit is always safe.
+    unsafe { libc::_exit(127) }
+}
+
+/// Start the namespace's init (its pid 1) on the stack whose top is `stack`: a `clone` that
+/// shares the waiter's memory and descriptor table, in a process group of its own. `report`:
+/// where it writes how many processes it stopped. Returns its pid (as runner numbers it).
+fn start_init(report: libc::c_int, stack: *mut libc::c_void) -> io::Result<libc::pid_t> {
+    // SAFETY: the init runs `init_main` alone on its own stack and never returns into the
+    // waiter's frames.
     let init = check(unsafe {
         libc::clone(
             init_main,
-            stack.cast::<u8>().add(INIT_STACK).cast(),
+            stack,
             libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
             report as isize as *mut libc::c_void,
         )

@@ -129,9 +129,14 @@ fn probe_namespaces() -> Option<NamespaceKind> {
     cmd.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: `enter` makes system calls only (see the namespace module).
+    let image = super::exec_image::ExecImage::new(&cmd, true).ok()?;
+    // SAFETY: `enter` makes system calls only (see the namespace module), and the command
+    // `exec`s the image.
     unsafe {
-        cmd.pre_exec(move || ns.enter());
+        cmd.pre_exec(move || match ns.enter(&mut || image.exec()) {
+            Err(e) => Err(e),
+            Ok(never) => match never {},
+        });
     }
     match cmd.status() {
         Ok(s) if s.success() => Some(kind),

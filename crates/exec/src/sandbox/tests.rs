@@ -833,6 +833,75 @@ fn the_namespace_init_retiring_its_mounts_is_not_taken_for_a_leftover() {
     }
 }
 
+/// A confined program starts as the standard library would start it (with namespaces the
+/// confinement itself `exec`s it): found on the command's own `PATH`, with its arguments and
+/// its environment; one that cannot start fails the spawn with its error.
+#[test]
+fn a_confined_program_starts_as_the_standard_library_would_start_it() {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
+    let bin = fx.p("work/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let tool = bin.join("runner-test-tool");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\necho \"$0|$1|$2|$RUNNER_TEST_VAR|$CDPATH\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let policy = ChildPolicy {
+        remove: vec![],
+        sandbox: Some(sb.clone()),
+        git_workspace: None,
+    };
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [
+        ("PATH".to_string(), path),
+        ("RUNNER_TEST_VAR".to_string(), "v 1".to_string()),
+        ("CDPATH".to_string(), "/set-then-kept".to_string()),
+    ];
+    let args = ["a b".to_string(), "c".to_string()];
+    let spawn = |program: &'static str| {
+        crate::process::spawn(&crate::process::Spawn {
+            program: crate::process::Program::Exec {
+                program,
+                args: &args,
+            },
+            cwd: &fx.p("work"),
+            env: &policy,
+            inherit_env: true,
+            extra_env: &env,
+            stdin: false,
+            scope: Scope::ReadOnly,
+            report_fd: None,
+        })
+    };
+    let mut child = spawn("runner-test-tool").unwrap();
+    let mut out = String::new();
+    let mut stdout = child.inner.stdout.take().unwrap();
+    stdout.read_to_string(&mut out).unwrap();
+    assert!(child.inner.wait().unwrap().success());
+    // The kernel gives a script's interpreter the path `execvp` found.
+    assert_eq!(
+        out.trim(),
+        format!("{}|a b|c|v 1|/set-then-kept", tool.display())
+    );
+    let err = match spawn("/nonexistent/runner-test-tool") {
+        Err(e) => e,
+        Ok(_) => panic!("a missing program started"),
+    };
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+}
+
 #[test]
 fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
     if !confinable() || support().namespaces.is_none() {
@@ -867,6 +936,20 @@ fn metadata_outside_the_roots_cannot_change_and_root_has_no_capabilities() {
     let a = std::fs::metadata(fx.p("work/a.txt")).unwrap();
     assert_eq!(a.mode() & 0o777, 0o600);
     assert_eq!(a.mtime(), written.mtime());
+    // The devices stay writable on their read-only mount, and their metadata does not change.
+    for scope in [Scope::ReadOnly, Scope::Write] {
+        let (_, out, err) = fx.run(
+                &sb,
+                scope,
+                "echo x > /dev/null && echo wrote; head -c 4 /dev/zero | wc -c; touch /dev/null 2>/dev/null || echo refused",
+            )
+;
+        assert_eq!(
+            out.split_whitespace().collect::<Vec<_>>(),
+            ["wrote", "4", "refused"],
+            "{err}"
+        );
+    }
     let (code, out, err) = fx.run(
         &sb,
         Scope::Write,
