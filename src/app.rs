@@ -598,6 +598,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         }
     };
     crate::model::anthropic::install_crypto_provider();
+    let telemetry = start_telemetry(&args);
     let github = github::GithubEnv::detect();
     let command_token = github.as_ref().and_then(|_| github_commands(&tasks));
     let out = stdout_writer();
@@ -623,6 +624,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             record: args.record.clone(),
             stream_out: (format == OutputFormat::StreamJson).then(|| out.clone()),
             governors: Arc::new(crate::governor::Governors::new(args.jobs)),
+            telemetry: telemetry.clone(),
         },
         groups: groups.clone(),
         on_result: Arc::new(move |r, skipped| {
@@ -689,6 +691,10 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         }
         report_failures.extend(r.report_errors.iter().cloned());
     }
+    // Every report is out; what is left for the collector goes now, within its bound.
+    if let Some(t) = &telemetry {
+        t.shutdown(end.results.len());
+    }
     // An interrupted run ends with the signal's code, also when no task was running then.
     let code = combined_exit_code(
         end.results
@@ -705,6 +711,27 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         report_failures.join("; ")
     );
     if code == 0 { EXIT_REPORT_FAILED } else { code }
+}
+
+/// The run's OpenTelemetry export, when `--otel` and the `OTEL_*` variables ask for one. A
+/// configuration that does not work is logged and the run goes on without it.
+fn start_telemetry(args: &ExecArgs) -> Option<Arc<runner_telemetry::Telemetry>> {
+    let var = |name: &str| std::env::var(name).ok();
+    let config = match runner_telemetry::Config::from_env(args.otel.into(), args.otel_content, var)
+    {
+        Ok(c) => c?,
+        Err(e) => {
+            tracing::warn!("OpenTelemetry export is off: {e}");
+            return None;
+        }
+    };
+    match runner_telemetry::Telemetry::start(&config, env!("CARGO_PKG_VERSION"), var) {
+        Ok(t) => Some(Arc::new(t)),
+        Err(e) => {
+            tracing::warn!("OpenTelemetry export is off: {e}");
+            None
+        }
+    }
 }
 
 /// What the flags point at, made concrete: `-p -` becomes the text on stdin, `--continue` the

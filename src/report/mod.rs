@@ -18,6 +18,7 @@ pub mod rate_limit;
 pub mod result_file;
 pub mod stream_json;
 pub mod structured;
+pub(crate) mod telemetry;
 pub mod text;
 pub mod timing;
 pub(crate) mod tool_log;

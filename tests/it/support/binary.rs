@@ -24,13 +24,15 @@ pub const TEST_STREAM_IDLE_TIMEOUT_MS: &str = "3000";
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Environment variable prefixes removed from the child's environment.
-const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_"];
+const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_", "OTEL_"];
 
 /// Individual variables removed from the child's environment.
 const SCRUBBED_VARS: &[&str] = &[
     "RUST_LOG",
     "RUST_BACKTRACE",
     "JOB_COMPLETION_INDEX",
+    "TRACEPARENT",
+    "TRACESTATE",
     "http_proxy",
     "HTTP_PROXY",
     "https_proxy",

@@ -30,6 +30,7 @@ pub mod mock_bucket;
 pub mod mock_openai;
 pub mod mock_server;
 pub mod mock_turn;
+pub mod otlp;
 pub mod prompt_cache;
 pub mod sinks;
 pub mod sse_builder;
