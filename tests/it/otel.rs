@@ -429,3 +429,35 @@ fn no_connection_is_made_when_export_is_off() {
     assert!(!run.stderr.contains("OpenTelemetry"), "{}", run.stderr);
     assert_eq!(receiver.connections(), 0);
 }
+
+#[test]
+fn sigterm_still_flushes_the_interrupted_task() {
+    let receiver = OtlpReceiver::start();
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![MockTurn::Stall {
+        events: Resp::new().text("slow answer").build(),
+        after: 2,
+        stall: Duration::from_secs(60),
+    }]);
+    let out = OutDir::new();
+    let spec = write_spec(repo.path(), "name: sig\nprompt: hi\n");
+    let started = exec(&mock, &repo, &out)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .arg(&spec)
+        .spawn();
+    assert!(mock.wait_for_requests(1, Duration::from_secs(30)));
+    std::thread::sleep(Duration::from_millis(200));
+    started.signal(nix::sys::signal::Signal::SIGTERM);
+    started.wait().expect_code(143);
+    let spans = receiver.spans();
+    one(&spans, "runner batch");
+    let task = one(&spans, "invoke_agent sig");
+    assert_eq!(
+        attr(&task.attributes, "runner.task.outcome").as_deref(),
+        Some("interrupted")
+    );
+    assert_eq!(
+        receiver.metric("runner.tasks", &[("runner.task.outcome", "interrupted")]),
+        Some(1.0)
+    );
+}

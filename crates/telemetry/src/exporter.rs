@@ -60,6 +60,8 @@ impl Telemetry {
         var: impl Fn(&str) -> Option<String>,
     ) -> Result<Telemetry, TelemetryError> {
         let timeout = config.timeout;
+        // The workspace's reqwest brings no TLS provider: the process's, or ring (runner's).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         // reqwest's blocking client runs its own runtime; it is built off the caller's (async)
         // thread.
         let client = std::thread::spawn(move || {
