@@ -201,6 +201,11 @@ fn a_run_exports_its_span_tree_attributes_and_metrics() {
     );
     assert!(spans.iter().all(|s| s.trace_id == batch.trace_id));
 
+    assert_resource_and_metrics(&receiver);
+}
+
+/// The resource and the metric values of [`script`]'s run.
+fn assert_resource_and_metrics(receiver: &OtlpReceiver) {
     let res = receiver.resource();
     for (k, v) in [
         ("service.name", "ci-agent"),
@@ -460,4 +465,142 @@ fn sigterm_still_flushes_the_interrupted_task() {
         receiver.metric("runner.tasks", &[("runner.task.outcome", "interrupted")]),
         Some(1.0)
     );
+}
+
+#[test]
+fn a_spec_keeps_its_task_out_of_the_export_or_opts_its_content_in() {
+    let receiver = OtlpReceiver::start();
+    let repo = TestRepo::new();
+    let a = write_spec_named(
+        repo.path(),
+        "a.yaml",
+        &named_task("alpha", "telemetry:\n  export: false\n"),
+    );
+    let b = write_spec_named(
+        repo.path(),
+        "b.yaml",
+        &named_task("beta", "telemetry:\n  content: true\n"),
+    );
+    let mock = MockAnthropic::start_each(vec![text_turn("done")], 2);
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .arg(&a)
+        .arg(&b)
+        .run();
+    run.expect_code(0);
+    let spans = receiver.spans();
+    assert!(
+        named(&spans, "invoke_agent alpha").is_empty(),
+        "{:?}",
+        names(&spans)
+    );
+    let batch = one(&spans, "runner batch");
+    assert_eq!(
+        attr(&batch.attributes, "runner.tasks").as_deref(),
+        Some("1")
+    );
+    one(&spans, "invoke_agent beta");
+    let chat = one(&spans, "chat claude-sonnet-4-5");
+    let input = attr(&chat.attributes, "gen_ai.input.messages").unwrap_or_default();
+    assert!(input.contains("task beta"), "{input}");
+    assert_eq!(
+        attr(&chat.attributes, "gen_ai.output.messages").as_deref(),
+        Some("done")
+    );
+    assert_eq!(receiver.metric("runner.tasks", &[]), Some(1.0));
+    assert_eq!(receiver.metric("runner.model.requests", &[]), Some(1.0));
+
+    // Every task opted out: nothing is built, nothing connects.
+    let quiet = OtlpReceiver::start();
+    let mock = MockAnthropic::start(vec![text_turn("done")]);
+    let run = exec(&mock, &repo, &OutDir::new())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", quiet.endpoint())
+        .arg(&a)
+        .run();
+    run.expect_code(0);
+    assert_eq!(quiet.connections(), 0);
+}
+
+#[test]
+fn tasks_that_never_ran_have_their_span_and_are_counted() {
+    let receiver = OtlpReceiver::start();
+    let repo = TestRepo::new();
+    let dir = repo.path().join("tasks");
+    std::fs::create_dir(&dir).unwrap();
+    write_spec_named(
+        &dir,
+        "a.yaml",
+        &named_task(
+            "a-fails",
+            "git:\n  isolate: false\nverify:\n  - run: \"false\"\n",
+        ),
+    );
+    write_spec_named(
+        &dir,
+        "b.yaml",
+        &named_task("b-later", "git:\n  isolate: false\n"),
+    );
+    let mock = MockAnthropic::start(vec![text_turn("done")]);
+    let out = OutDir::new();
+    let run = exec(&mock, &repo, &out)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .arg("--fail-fast")
+        .arg(&dir)
+        .run();
+    run.expect_code(1);
+    let spans = receiver.spans();
+    let batch = one(&spans, "runner batch");
+    let failed = one(&spans, "invoke_agent a-fails");
+    assert_eq!(
+        attr(&failed.attributes, "runner.task.outcome").as_deref(),
+        Some("checks_failed")
+    );
+    let later = one(&spans, "invoke_agent b-later");
+    assert_eq!(later.parent_span_id, batch.span_id);
+    assert_eq!(
+        attr(&later.attributes, "runner.task.outcome").as_deref(),
+        Some("skipped")
+    );
+    assert!(children(&spans, later).is_empty());
+    for outcome in ["checks_failed", "skipped"] {
+        assert_eq!(
+            receiver.metric("runner.tasks", &[("runner.task.outcome", outcome)]),
+            Some(1.0),
+            "{outcome}"
+        );
+    }
+}
+
+#[test]
+fn headers_and_gzip_compression_come_from_the_variables() {
+    let receiver = OtlpReceiver::start();
+    let (_mock, run) = run_exporting(
+        &receiver,
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "x-team=agents,authorization=Bearer%20tok",
+            ),
+            ("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"),
+        ],
+    );
+    run.expect_code(0);
+    // Decoded after gunzipping: the whole tree is there.
+    let spans = receiver.spans();
+    one(&spans, "invoke_agent t1");
+    assert_eq!(receiver.metric("runner.tasks", &[]), Some(1.0));
+    let requests = receiver.headers();
+    assert!(requests.len() >= 2, "a trace and a metric export");
+    for headers in &requests {
+        let get = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("x-team"), Some("agents"), "{headers:?}");
+        assert_eq!(get("authorization"), Some("Bearer tok"), "{headers:?}");
+        assert_eq!(get("content-encoding"), Some("gzip"), "{headers:?}");
+    }
 }

@@ -135,7 +135,13 @@ fn main() {
         fmt_dur(d),
     ]);
     let start = std::time::Instant::now();
-    telemetry.shutdown(1);
+    telemetry.shutdown(&[(
+        "t1".to_string(),
+        TaskEnd {
+            outcome: "success".into(),
+            ..Default::default()
+        },
+    )]);
     t.row(vec![
         "on: final flush, collector refusing (bound 200 ms + 500 ms)".into(),
         fmt_dur(start.elapsed()),

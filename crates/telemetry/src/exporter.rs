@@ -17,7 +17,7 @@ use opentelemetry_sdk::trace::SdkTracerProvider;
 use crate::client::Client;
 use crate::config::Config;
 use crate::metrics::Instruments;
-use crate::trace::{Shared, TaskStart, TaskTrace};
+use crate::trace::{Shared, TaskEnd, TaskStart, TaskTrace};
 
 /// An exporter could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -126,10 +126,16 @@ impl Telemetry {
                 tracer,
                 instruments: Instruments::new(&meter),
                 content: config.content,
+                tasks: Default::default(),
             }),
             batch,
             timeout,
         })
+    }
+
+    /// Whether prompt and tool content goes on every task's spans (`--otel-content`).
+    pub fn content(&self) -> bool {
+        self.shared.content
     }
 
     /// Open a task's span under the batch span.
@@ -137,11 +143,15 @@ impl Telemetry {
         TaskTrace::start(self.shared.clone(), &self.batch, start)
     }
 
-    /// End the batch span (with the number of tasks) and flush everything, waiting at most the
-    /// export timeout (plus a moment): an unreachable collector does not hold the exit up.
-    pub fn shutdown(&self, tasks: usize) {
+    /// End the run: every task of `tasks` (name and how it ended, as the batch reports them)
+    /// gets its span ended and is counted, also those a second signal cut short or that never
+    /// ran; then the batch span ends (with the number of tasks) and everything is flushed,
+    /// waiting at most the export timeout (plus a moment): an unreachable collector does not
+    /// hold the exit up.
+    pub fn shutdown(&self, tasks: &[(String, TaskEnd)]) {
+        self.shared.end_remaining(&self.batch, tasks);
         let span = self.batch.span();
-        span.set_attribute(KeyValue::new("runner.tasks", tasks as i64));
+        span.set_attribute(KeyValue::new("runner.tasks", tasks.len() as i64));
         span.end();
         let deadline = Instant::now() + self.timeout + Duration::from_millis(500);
         let (tx, rx) = mpsc::channel();

@@ -2,7 +2,8 @@
 //! turn its model request and tool calls, in the OpenTelemetry GenAI semantic conventions. The
 //! metrics of the same facts are recorded alongside.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
@@ -158,15 +159,86 @@ pub(crate) struct Shared {
     pub(crate) tracer: SdkTracer,
     pub(crate) instruments: Instruments,
     pub(crate) content: bool,
+    /// The tasks seen, by name: `Some` while the task's span is open, `None` once it ended.
+    pub(crate) tasks: Mutex<HashMap<String, Option<Context>>>,
 }
 
-/// The spans of one task; ends its span when dropped if [`TaskTrace::end`] was not called.
+impl Shared {
+    pub(crate) fn tasks(&self) -> MutexGuard<'_, HashMap<String, Option<Context>>> {
+        // A panic elsewhere while the map was held leaves it usable.
+        self.tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// End a task's span (`cx`'s) with how the task ended, and count the task.
+    pub(crate) fn end_task(&self, cx: &Context, e: &TaskEnd) {
+        let m = &self.instruments;
+        let span = cx.span();
+        let input = e
+            .usage
+            .input_tokens
+            .saturating_add(e.usage.cache_read_input_tokens)
+            .saturating_add(e.usage.cache_creation_input_tokens);
+        span.set_attributes([
+            kv("runner.task.outcome", e.outcome.clone()),
+            kv("runner.task.turns", i64::from(e.turns)),
+            kv("gen_ai.usage.input_tokens", tokens(input)),
+            kv("gen_ai.usage.output_tokens", tokens(e.usage.output_tokens)),
+        ]);
+        if let Some(c) = e.cost_usd {
+            span.set_attribute(kv("runner.cost_usd", c));
+            m.cost
+                .add(c, &[kv("gen_ai.request.model", e.model.clone())]);
+        }
+        if e.is_error {
+            span.set_attribute(kv("error.type", e.outcome.clone()));
+            span.set_status(Status::error(e.message.clone()));
+        }
+        span.end();
+        m.tasks
+            .add(1, &[kv("runner.task.outcome", e.outcome.clone())]);
+    }
+
+    /// At the run's end: end the span of each task in `ends` whose span is still open (a
+    /// second signal cut it short), and give one to each task that never had one (skipped,
+    /// not started), so every task of the run has its span and is counted once.
+    pub(crate) fn end_remaining(&self, parent: &Context, ends: &[(String, TaskEnd)]) {
+        let mut seen = std::mem::take(&mut *self.tasks());
+        for (name, e) in ends {
+            let cx = match seen.remove(name) {
+                Some(Some(cx)) => cx,
+                Some(None) => continue,
+                None => {
+                    let span = self
+                        .tracer
+                        .span_builder(format!("invoke_agent {name}"))
+                        .with_attributes([
+                            kv("gen_ai.operation.name", "invoke_agent"),
+                            kv("gen_ai.agent.name", name.clone()),
+                            kv("gen_ai.request.model", e.model.clone()),
+                        ])
+                        .start_with_context(&self.tracer, parent);
+                    parent.with_span(span)
+                }
+            };
+            self.end_task(&cx, e);
+        }
+        // Open spans of tasks the batch did not report (none, normally): ended as they are.
+        for cx in seen.into_values().flatten() {
+            cx.span().end();
+        }
+    }
+}
+
+/// The spans of one task. Dropped without [`TaskTrace::end`] (its task was cut short), its
+/// span stays open for [`crate::Telemetry::shutdown`] to end with the batch's outcome.
 #[derive(Debug)]
 pub struct TaskTrace {
     shared: Arc<Shared>,
     cx: Context,
+    name: String,
     provider: String,
-    ended: bool,
 }
 
 fn kv(key: &'static str, value: impl Into<Value>) -> KeyValue {
@@ -197,11 +269,13 @@ impl TaskTrace {
             .with_kind(SpanKind::Internal)
             .with_attributes(attrs)
             .start_with_context(&shared.tracer, parent);
+        let cx = parent.with_span(span);
+        shared.tasks().insert(t.name.clone(), Some(cx.clone()));
         TaskTrace {
-            cx: parent.with_span(span),
+            cx,
             shared,
+            name: t.name,
             provider: t.provider,
-            ended: false,
         }
     }
 
@@ -395,40 +469,88 @@ impl TaskTrace {
     }
 
     /// End the task span with how the task ended, and count the task.
-    pub fn end(mut self, e: TaskEnd) {
-        self.ended = true;
-        let m = &self.shared.instruments;
-        let span = self.cx.span();
-        let input = e
-            .usage
-            .input_tokens
-            .saturating_add(e.usage.cache_read_input_tokens)
-            .saturating_add(e.usage.cache_creation_input_tokens);
-        span.set_attributes([
-            kv("runner.task.outcome", e.outcome.clone()),
-            kv("runner.task.turns", i64::from(e.turns)),
-            kv("gen_ai.usage.input_tokens", tokens(input)),
-            kv("gen_ai.usage.output_tokens", tokens(e.usage.output_tokens)),
-        ]);
-        if let Some(c) = e.cost_usd {
-            span.set_attribute(kv("runner.cost_usd", c));
-            m.cost
-                .add(c, &[kv("gen_ai.request.model", e.model.clone())]);
+    pub fn end(self, e: TaskEnd) {
+        let open = self.shared.tasks().insert(self.name.clone(), None);
+        // Not open any more: the run's end came first and reported the task itself.
+        if open.flatten().is_some() {
+            self.shared.end_task(&self.cx, &e);
         }
-        if e.is_error {
-            span.set_attribute(kv("error.type", e.outcome.clone()));
-            span.set_status(Status::error(e.message.clone()));
-        }
-        span.end();
-        m.tasks
-            .add(1, &[kv("runner.task.outcome", e.outcome.clone())]);
     }
 }
 
-impl Drop for TaskTrace {
-    fn drop(&mut self) {
-        if !self.ended {
-            self.cx.span().end();
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::metrics::SdkMeterProvider;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+
+    fn end(outcome: &str, is_error: bool) -> TaskEnd {
+        TaskEnd {
+            outcome: outcome.into(),
+            is_error,
+            ..Default::default()
         }
+    }
+
+    fn start(name: &str) -> TaskStart {
+        TaskStart {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_run_end_gives_every_task_one_span_with_its_outcome() {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let meters = SdkMeterProvider::builder().build();
+        let shared = Arc::new(Shared {
+            tracer: provider.tracer("test"),
+            instruments: Instruments::new(&meters.meter("test")),
+            content: false,
+            tasks: Default::default(),
+        });
+        let batch = Context::new();
+        TaskTrace::start(shared.clone(), &batch, start("done")).end(end("success", false));
+        // Cut short: its task is still running when the run ends.
+        let cut = TaskTrace::start(shared.clone(), &batch, start("cut"));
+        // Dropped unended: its span waits for the run's end.
+        drop(TaskTrace::start(shared.clone(), &batch, start("dropped")));
+        assert_eq!(exporter.get_finished_spans().unwrap().len(), 1);
+
+        shared.end_remaining(
+            &batch,
+            &[
+                ("done".into(), end("success", false)),
+                ("cut".into(), end("interrupted", true)),
+                ("dropped".into(), end("interrupted", true)),
+                ("never".into(), end("skipped", false)),
+            ],
+        );
+        // The cut-short task ending after the run's end records nothing more.
+        cut.end(end("success", false));
+
+        let spans = exporter.get_finished_spans().unwrap();
+        let outcome = |name: &str| {
+            let found: Vec<_> = spans
+                .iter()
+                .filter(|s| s.name == format!("invoke_agent {name}"))
+                .collect();
+            assert_eq!(found.len(), 1, "{name}: {spans:?}");
+            found[0]
+                .attributes
+                .iter()
+                .find(|kv| kv.key.as_str() == "runner.task.outcome")
+                .map(|kv| kv.value.to_string())
+        };
+        assert_eq!(spans.len(), 4);
+        assert_eq!(outcome("done").as_deref(), Some("success"));
+        assert_eq!(outcome("cut").as_deref(), Some("interrupted"));
+        assert_eq!(outcome("dropped").as_deref(), Some("interrupted"));
+        assert_eq!(outcome("never").as_deref(), Some("skipped"));
     }
 }

@@ -1,6 +1,6 @@
 //! An OTLP/HTTP receiver on 127.0.0.1: accepts `POST /v1/traces` and `/v1/metrics`, decodes
-//! them with the official protobuf definitions (`opentelemetry-proto`) and keeps them, counting
-//! every connection made to it.
+//! them with the official protobuf definitions (`opentelemetry-proto`), gzip-compressed or not,
+//! and keeps them with their headers, counting every connection made to it.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -20,6 +20,8 @@ struct Received {
     traces: Vec<ExportTraceServiceRequest>,
     metrics: Vec<ExportMetricsServiceRequest>,
     other: Vec<String>,
+    /// The headers of every export request (names lower-cased).
+    headers: Vec<Vec<(String, String)>>,
 }
 
 /// The receiver; it stops accepting when dropped (its thread ends with the test process).
@@ -72,6 +74,11 @@ impl OtlpReceiver {
             .flat_map(|r| &r.scope_spans)
             .flat_map(|s| s.spans.clone())
             .collect()
+    }
+
+    /// The headers of every export request so far (names lower-cased).
+    pub fn headers(&self) -> Vec<Vec<(String, String)>> {
+        self.got.lock().unwrap().headers.clone()
     }
 
     /// The resource attributes of the first span export.
@@ -169,6 +176,7 @@ fn serve(stream: TcpStream, got: &Mutex<Received>) {
             .unwrap_or_default()
             .to_string();
         let mut length = 0usize;
+        let mut headers = Vec::new();
         loop {
             let mut h = String::new();
             if reader.read_line(&mut h).unwrap_or(0) == 0 {
@@ -178,18 +186,31 @@ fn serve(stream: TcpStream, got: &Mutex<Received>) {
             if h.is_empty() {
                 break;
             }
-            if let Some((k, v)) = h.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
+            if let Some((k, v)) = h.split_once(':') {
+                let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+                if k == "content-length" {
+                    length = v.parse().unwrap_or(0);
+                }
+                headers.push((k, v));
             }
         }
         let mut body = vec![0; length];
         if reader.read_exact(&mut body).is_err() {
             return;
         }
+        let gzip = headers
+            .iter()
+            .any(|(k, v)| k == "content-encoding" && v == "gzip");
+        if gzip {
+            let mut plain = Vec::new();
+            flate2::read::GzDecoder::new(body.as_slice())
+                .read_to_end(&mut plain)
+                .unwrap();
+            body = plain;
+        }
         {
             let mut g = got.lock().unwrap();
+            g.headers.push(headers);
             match path.as_str() {
                 "/v1/traces" => g
                     .traces

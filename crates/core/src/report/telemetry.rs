@@ -48,11 +48,18 @@ pub(crate) struct TelemetrySink {
     turn: TurnSoFar,
     turn_number: u32,
     turn_start: SystemTime,
+    content: bool,
 }
 
 impl TelemetrySink {
-    /// A sink recording into `telemetry`, redacting content with `redactor`.
-    pub(crate) fn new(telemetry: Arc<Telemetry>, redactor: Arc<Redactor>) -> TelemetrySink {
+    /// A sink recording into `telemetry`; prompt and tool content goes on the spans when
+    /// `content` (the run's `--otel-content` or the spec's `telemetry.content`), redacted with
+    /// `redactor`.
+    pub(crate) fn new(
+        telemetry: Arc<Telemetry>,
+        redactor: Arc<Redactor>,
+        content: bool,
+    ) -> TelemetrySink {
         TelemetrySink {
             trace: None,
             telemetry,
@@ -61,11 +68,12 @@ impl TelemetrySink {
             turn: TurnSoFar::default(),
             turn_number: 0,
             turn_start: SystemTime::now(),
+            content,
         }
     }
 
     fn content(&self) -> bool {
-        self.trace.as_ref().is_some_and(TaskTrace::content)
+        self.content
     }
 
     fn redacted(&self, text: &str) -> String {
@@ -182,11 +190,11 @@ impl Sink for TelemetrySink {
                     }));
                 }
             }
-            RunEvent::UserText { text, .. } | RunEvent::CompactSummary { text, .. } => {
-                if self.content() {
-                    let t = self.redacted(text);
-                    self.turn.input.push(t);
-                }
+            RunEvent::UserText { text, .. } | RunEvent::CompactSummary { text, .. }
+                if self.content() =>
+            {
+                let t = self.redacted(text);
+                self.turn.input.push(t);
             }
             RunEvent::AssistantBlockStreamed {
                 block: ContentBlock::ToolUse { id, name, input },
@@ -226,7 +234,7 @@ impl Sink for TelemetrySink {
                     request_model: self.model.clone(),
                     response_model: Some(meta.model.clone()),
                     response_id: Some(meta.message_id.clone()).filter(|s| !s.is_empty()),
-                    usage: meta.usage.clone(),
+                    usage: meta.usage,
                     finish_reason: meta.stop_reason.as_ref().map(|s| s.as_str().to_string()),
                     retries: Vec::new(),
                     input: None,
@@ -342,7 +350,7 @@ impl Sink for TelemetrySink {
                         is_error: r.outcome.is_error(),
                         message: self.redacted(&r.outcome.message),
                         turns: r.num_turns,
-                        usage: r.usage.clone(),
+                        usage: r.usage,
                         cost_usd: r.total_cost_usd,
                         model: r.model.clone(),
                     });

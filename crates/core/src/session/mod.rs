@@ -764,10 +764,12 @@ fn sinks(
         &task.loaded.spec.name,
         &task.loaded.workdir,
     )));
-    if let Some(t) = &opts.telemetry {
+    let otel = &task.loaded.spec.telemetry;
+    if let Some(t) = opts.telemetry.as_ref().filter(|_| otel.export) {
         sinks.push(Box::new(crate::report::telemetry::TelemetrySink::new(
             t.clone(),
             redactor.clone(),
+            t.content() || otel.content,
         )));
     }
     if crate::report::progress::active() {
