@@ -714,12 +714,23 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
 }
 
 /// The run's OpenTelemetry export, when `--otel` and the `OTEL_*` variables ask for one and a
-/// task's spec lets it be exported (`telemetry.export`), with the names of those tasks. A
-/// configuration that does not work is logged and the run goes on without it.
+/// task's spec lets it be exported (`telemetry.export`), with the names of those tasks. Off
+/// (the default) this reads a few variables and builds nothing. A configuration that does not
+/// work is logged and the run goes on without it.
 fn start_telemetry(
     args: &ExecArgs,
     tasks: &[(PreparedTask, Option<String>)],
 ) -> (Option<Arc<runner_telemetry::Telemetry>>, HashSet<String>) {
+    let var = |name: &str| std::env::var(name).ok();
+    let config = match runner_telemetry::Config::from_env(args.otel.into(), args.otel_content, var)
+    {
+        Ok(Some(c)) => c,
+        Ok(None) => return (None, HashSet::new()),
+        Err(e) => {
+            tracing::warn!("OpenTelemetry export is off: {e}");
+            return (None, HashSet::new());
+        }
+    };
     let exported: HashSet<String> = tasks
         .iter()
         .filter(|(p, _)| p.loaded.spec.telemetry.export)
@@ -728,25 +739,11 @@ fn start_telemetry(
     if exported.is_empty() {
         return (None, exported);
     }
-    (configure_telemetry(args), exported)
-}
-
-/// The exporters `--otel` and the `OTEL_*` variables ask for, if any.
-fn configure_telemetry(args: &ExecArgs) -> Option<Arc<runner_telemetry::Telemetry>> {
-    let var = |name: &str| std::env::var(name).ok();
-    let config = match runner_telemetry::Config::from_env(args.otel.into(), args.otel_content, var)
-    {
-        Ok(c) => c?,
-        Err(e) => {
-            tracing::warn!("OpenTelemetry export is off: {e}");
-            return None;
-        }
-    };
     match runner_telemetry::Telemetry::start(&config, env!("CARGO_PKG_VERSION"), var) {
-        Ok(t) => Some(Arc::new(t)),
+        Ok(t) => (Some(Arc::new(t)), exported),
         Err(e) => {
             tracing::warn!("OpenTelemetry export is off: {e}");
-            None
+            (None, exported)
         }
     }
 }
