@@ -23,6 +23,7 @@ mod compat_artifacts;
 mod context;
 mod default_layout;
 mod doc_commands;
+mod event_schemas;
 mod example_replay;
 mod examples;
 mod exec_basic;

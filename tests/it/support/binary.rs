@@ -328,9 +328,12 @@ impl From<Output> for Run {
 }
 
 impl Run {
-    /// stdout parsed as JSON lines (`--output-format json` results, stream-json frames).
+    /// stdout parsed as JSON lines (`--output-format json` results, stream-json frames), each
+    /// frame checked against the committed schema ([`super::check_frames`]).
     pub fn json(&self) -> Vec<Value> {
-        json_lines(self.stdout.as_bytes())
+        let lines = json_lines(self.stdout.as_bytes());
+        super::check_frames(&lines);
+        lines
     }
 
     /// The single JSON line of `--output-format json` (panics unless there is exactly one).

@@ -33,6 +33,7 @@ pub mod mock_server;
 pub mod mock_turn;
 pub mod otlp;
 pub mod prompt_cache;
+pub mod schemas;
 pub mod sinks;
 pub mod sse_builder;
 
@@ -49,5 +50,6 @@ pub use mock_openai::*;
 pub use mock_server::{CapturedRequest, WORKDIR};
 pub use mock_turn::{Gate, Hold, MockTurn};
 pub use prompt_cache::*;
+pub use schemas::*;
 pub use sinks::*;
 pub use sse_builder::*;
