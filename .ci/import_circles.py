@@ -33,10 +33,11 @@ CRATES = {
     "runner-policy": {"runner-protocol"},
     "runner-exec": {"runner-protocol"},
     "runner-model": {"runner-protocol"},
+    "runner-telemetry": {"runner-protocol"},
     "runner-spec": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
-    "runner-report": {"runner-protocol", "runner-exec", "runner-model", "runner-spec"},
-    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report"},
-    "runner": {"runner-core", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+    "runner-report": {"runner-protocol", "runner-exec", "runner-model", "runner-spec", "runner-telemetry"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry"},
+    "runner": {"runner-core", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-telemetry"},
 }
 
 # External crates a workspace crate must not depend on, directly or through another
@@ -46,6 +47,7 @@ FREE_OF = {
     "runner-policy": {"tokio", "reqwest", "git2"},
     "runner-exec": {"tokio", "tokio-util", "reqwest", "git2"},
     "runner-model": {"git2"},
+    "runner-telemetry": {"git2"},
 }
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"

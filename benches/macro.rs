@@ -1,10 +1,12 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
 //! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
-//! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|ratelimit|all]`
+//! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|ratelimit|otel|all]`
 //! (default: all; `gitcost` is the batch's git cost per task alone; `filerules` is Grep and
 //! Glob with and without the sandbox's file rules; `ratelimit` is 1,000 tasks against a
-//! token-bucket rate limit, with the rate-limit governor on and off, and runs only when named).
+//! token-bucket rate limit, with the rate-limit governor on and off, and runs only when named;
+//! `otel` is the session with OpenTelemetry export off, on to a local OTLP receiver, and on to
+//! a collector that refuses connections, runs interleaved, and runs only when named).
 //!
 //! Environment:
 //! - `BENCH_RUNS` (default 5): runs per measurement (medians are reported);
@@ -103,6 +105,9 @@ fn main() {
     }
     if which == "ratelimit" {
         ratelimit::bench_rate_limit();
+    }
+    if which == "otel" {
+        bench_otel(runs);
     }
     if all || which == "sandbox" {
         bench_sandbox(runs);
@@ -423,6 +428,83 @@ fn bench_session(runs: usize) {
         "runs: {runs} plain + {runs} under /usr/bin/time; walls {:?}\n",
         walls.iter().map(|d| fmt_dur(*d)).collect::<Vec<_>>()
     );
+}
+
+/// The session of [`bench_session`] with OpenTelemetry export off (no `OTEL_*` variable), on
+/// (to an OTLP/HTTP receiver on 127.0.0.1) and on to a port nothing listens on, interleaved so
+/// the machine's load falls on all three alike.
+fn bench_otel(runs: usize) {
+    let repo = sample_repo();
+    let root = std::fs::canonicalize(repo.path()).unwrap();
+    let spec = session_spec(&root);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let cases = ["off", "on (local receiver)", "on (collector refusing)"];
+    let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    let mut gaps: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    let mut rss: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let receiver = support::otlp::OtlpReceiver::start();
+    for run in 0..runs * 2 {
+        let with_time = run % 2 == 1;
+        for (c, walls) in walls.iter_mut().enumerate() {
+            let mock = MockAnthropic::start(session_script(&root));
+            let out_dir = tempfile::tempdir().unwrap();
+            let mut cmd = runner(&mock);
+            cmd.current_dir(repo.path())
+                .arg("exec")
+                .arg(&spec)
+                .arg("--transcript-dir")
+                .arg(out_dir.path());
+            match c {
+                1 => cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint()),
+                2 => cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &closed),
+                _ => &mut cmd,
+            };
+            let mut cmd = if with_time { timed(&cmd) } else { cmd };
+            let spawned = Instant::now();
+            let out = cmd.output().expect("spawn runner");
+            let wall = spawned.elapsed();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "runner failed: {stderr}");
+            let reqs = mock.requests();
+            assert_eq!(reqs.len(), SESSION_TURNS + 1);
+            if with_time {
+                rss[c].push(max_rss_kb(&stderr).expect("time -v output") as f64 / 1024.0);
+                continue;
+            }
+            walls.push(wall);
+            let span = reqs[SESSION_TURNS].received_at - reqs[0].received_at;
+            gaps[c].push(span / SESSION_TURNS as u32);
+        }
+    }
+    assert!(
+        !receiver.spans().is_empty(),
+        "the receiver got the exported spans"
+    );
+    let mut t = Table::new(&[
+        "20-tool-turn session, OpenTelemetry",
+        "wall (spawn → exit)",
+        "per turn (request gaps / 20)",
+        "peak RSS",
+    ]);
+    for (c, name) in cases.iter().enumerate() {
+        t.row(vec![
+            (*name).into(),
+            fmt_dur(median(&walls[c])),
+            fmt_dur(median(&gaps[c])),
+            format!("{:.1} MB", median_f64(&rss[c])),
+        ]);
+    }
+    println!("{}", t.render());
+    for (c, name) in cases.iter().enumerate() {
+        println!(
+            "{name}: walls {:?}",
+            walls[c].iter().map(|d| fmt_dur(*d)).collect::<Vec<_>>()
+        );
+    }
+    println!();
 }
 
 // ---------------------------------------------------------------- (2) 10 × 100 ms in one turn

@@ -4,7 +4,7 @@
 mod continue_hint;
 mod sessions;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -599,6 +599,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         }
     };
     crate::model::anthropic::install_crypto_provider();
+    let (telemetry, exported) = start_telemetry(&args, &tasks);
     let github = github::GithubEnv::detect();
     let command_token = github.as_ref().and_then(|_| github_commands(&tasks));
     let out = stdout_writer();
@@ -624,6 +625,7 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
             record: args.record.clone(),
             stream_out: (format == OutputFormat::StreamJson).then(|| out.clone()),
             governors: Arc::new(crate::governor::Governors::new(args.jobs)),
+            telemetry: telemetry.clone(),
         },
         groups: groups.clone(),
         on_result: Arc::new(move |r, skipped| {
@@ -690,6 +692,10 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         }
         report_failures.extend(r.report_errors.iter().cloned());
     }
+    // Every report is out; what is left for the collector goes now, within its bound.
+    if let Some(t) = &telemetry {
+        t.shutdown(&telemetry_ends(&end.results, &exported));
+    }
     // An interrupted run ends with the signal's code, also when no task was running then.
     let code = combined_exit_code(
         end.results
@@ -706,6 +712,64 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
         report_failures.join("; ")
     );
     if code == 0 { EXIT_REPORT_FAILED } else { code }
+}
+
+/// The run's OpenTelemetry export, when `--otel` and the `OTEL_*` variables ask for one and a
+/// task's spec lets it be exported (`telemetry.export`), with the names of those tasks. Off
+/// (the default) this reads a few variables and builds nothing. A configuration that does not
+/// work is logged and the run goes on without it.
+fn start_telemetry(
+    args: &ExecArgs,
+    tasks: &[(PreparedTask, Option<String>)],
+) -> (Option<Arc<runner_telemetry::Telemetry>>, HashSet<String>) {
+    let var = |name: &str| std::env::var(name).ok();
+    let config = match runner_telemetry::Config::from_env(args.otel.into(), args.otel_content, var)
+    {
+        Ok(Some(c)) => c,
+        Ok(None) => return (None, HashSet::new()),
+        Err(e) => {
+            tracing::warn!("OpenTelemetry export is off: {e}");
+            return (None, HashSet::new());
+        }
+    };
+    let exported: HashSet<String> = tasks
+        .iter()
+        .filter(|(p, _)| p.loaded.spec.telemetry.export)
+        .map(|(p, _)| p.loaded.spec.name.clone())
+        .collect();
+    if exported.is_empty() {
+        return (None, exported);
+    }
+    match runner_telemetry::Telemetry::start(&config, env!("CARGO_PKG_VERSION"), var) {
+        Ok(t) => (Some(Arc::new(t)), exported),
+        Err(e) => {
+            tracing::warn!("OpenTelemetry export is off: {e}");
+            (None, exported)
+        }
+    }
+}
+
+/// How each exported task of the run ended, for the telemetry's last word on it.
+fn telemetry_ends(
+    results: &[RunResult],
+    exported: &HashSet<String>,
+) -> Vec<(String, runner_telemetry::TaskEnd)> {
+    results
+        .iter()
+        .filter(|r| exported.contains(&r.task_name))
+        .map(|r| {
+            let end = runner_telemetry::TaskEnd {
+                outcome: r.outcome.name().to_string(),
+                is_error: r.outcome.is_error(),
+                message: r.outcome.message.clone(),
+                turns: r.num_turns,
+                usage: r.usage,
+                cost_usd: r.total_cost_usd,
+                model: r.model.clone(),
+            };
+            (r.task_name.clone(), end)
+        })
+        .collect()
 }
 
 /// What the flags point at, made concrete: `-p -` becomes the text on stdin,

@@ -354,6 +354,37 @@ pub struct ExecArgs {
     /// `replay_mode`.
     #[arg(long, value_name = "MODE", value_parser = parse_replay_mode)]
     pub replay_mode: Option<ReplayMode>,
+    /// OpenTelemetry export (traces and metrics over OTLP/HTTP): `auto` exports when
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` (or a per-signal endpoint) is set, `on` also without one
+    /// (to http://localhost:4318), `off` never. `OTEL_SDK_DISABLED=true` turns it off too.
+    #[arg(long, value_name = "WHEN", env = "RUNNER_OTEL", default_value = "auto")]
+    pub otel: OtelSwitch,
+    /// Put prompts, responses and tool inputs and results on the exported spans (redacted like
+    /// every artefact). Off by default: spans carry names, counts and outcomes only.
+    #[arg(long, env = "RUNNER_OTEL_CONTENT", value_parser = clap::builder::BoolishValueParser::new())]
+    pub otel_content: bool,
+}
+
+/// `--otel`: whether to export OpenTelemetry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum OtelSwitch {
+    /// When an OTLP endpoint variable is set.
+    #[default]
+    Auto,
+    /// Always (default endpoint http://localhost:4318).
+    On,
+    /// Never.
+    Off,
+}
+
+impl From<OtelSwitch> for runner_telemetry::Switch {
+    fn from(s: OtelSwitch) -> Self {
+        match s {
+            OtelSwitch::Auto => runner_telemetry::Switch::Auto,
+            OtelSwitch::On => runner_telemetry::Switch::On,
+            OtelSwitch::Off => runner_telemetry::Switch::Off,
+        }
+    }
 }
 
 fn parse_positive_usd(s: &str) -> Result<f64, String> {

@@ -60,6 +60,7 @@ mod mcp;
 mod mock_selftest;
 mod openai_exec;
 mod openai_fixtures;
+mod otel;
 mod permissions_e2e;
 mod policy_e2e;
 mod prompt_caching;

@@ -39,6 +39,7 @@ pub mod result_file;
 pub mod step_outputs;
 pub mod stream_json;
 pub mod structured;
+pub mod telemetry;
 pub mod text;
 pub mod timing;
 pub mod tool_log;

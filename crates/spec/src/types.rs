@@ -139,10 +139,44 @@ pub struct TaskSpec {
     /// `RUNNER_PARAM_<NAME>`. Without `{{…}}` in `name`, tasks are named `NAME[k=v,…]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<super::matrix::Matrix>,
+    /// OpenTelemetry for this task, when the run exports (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+    /// `--otel`): `export: false` keeps the task out of the export (no spans, no metrics);
+    /// `content: true` puts its prompts, responses and tool inputs and results on its spans,
+    /// redacted, as `--otel-content` does for every task.
+    #[serde(default, skip_serializing_if = "TelemetrySettings::is_unset")]
+    pub telemetry: TelemetrySettings,
     /// The matrix parameters this task was expanded with (set by loading; not a YAML field).
     #[serde(skip)]
     #[schemars(skip)]
     pub params: Vec<(String, String)>,
+}
+
+/// `telemetry:`: how the task takes part in the run's OpenTelemetry export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// Export the task's spans and metrics when the run exports (`false`: never).
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub export: bool,
+    /// Put the task's prompts, responses and tool inputs and results on its spans, redacted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub content: bool,
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        TelemetrySettings {
+            export: true,
+            content: false,
+        }
+    }
+}
+
+impl TelemetrySettings {
+    /// Whether every field has its default (the spec need not show it).
+    pub fn is_unset(&self) -> bool {
+        *self == TelemetrySettings::default()
+    }
 }
 
 /// `output:`: the JSON Schema the agent's final answer must match. Exactly one of `schema` and

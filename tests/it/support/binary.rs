@@ -34,6 +34,7 @@ const SCRUBBED_PREFIXES: &[&str] = &[
     "GOOGLE_",
     "GCLOUD_",
     "CLOUDSDK_",
+    "OTEL_",
 ];
 
 /// Individual variables removed from the child's environment.
@@ -43,6 +44,8 @@ const SCRUBBED_VARS: &[&str] = &[
     "RUST_LOG",
     "RUST_BACKTRACE",
     "JOB_COMPLETION_INDEX",
+    "TRACEPARENT",
+    "TRACESTATE",
     "http_proxy",
     "HTTP_PROXY",
     "https_proxy",

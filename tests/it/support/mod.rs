@@ -32,6 +32,7 @@ pub mod mock_cloud;
 pub mod mock_openai;
 pub mod mock_server;
 pub mod mock_turn;
+pub mod otlp;
 pub mod prompt_cache;
 pub mod schemas;
 pub mod sinks;

@@ -65,6 +65,8 @@ pub struct RunOptions {
     pub stream_out: Option<SharedOut>,
     /// The rate-limit governors every task of this run shares, one per provider and key.
     pub governors: Arc<Governors>,
+    /// The run's OpenTelemetry export, when configured.
+    pub telemetry: Option<Arc<runner_telemetry::Telemetry>>,
 }
 
 /// A task ready to run: built by [`Session::build`], run by [`Session::run`] and
@@ -732,7 +734,7 @@ fn system_prompt(
 }
 
 /// Where the task's events go: its transcript (appended to, for a resumed run), stream-json on
-/// stdout when chosen, and the batch progress line when it is shown.
+/// stdout when chosen, OpenTelemetry when exported, and the batch progress line when it is shown.
 fn sinks(
     task: &PreparedTask,
     opts: &RunOptions,
@@ -761,6 +763,14 @@ fn sinks(
         &task.loaded.spec.name,
         &task.loaded.workdir,
     )));
+    let otel = &task.loaded.spec.telemetry;
+    if let Some(t) = opts.telemetry.as_ref().filter(|_| otel.export) {
+        sinks.push(Box::new(crate::report::telemetry::TelemetrySink::new(
+            t.clone(),
+            redactor.clone(),
+            t.content() || otel.content,
+        )));
+    }
     if crate::report::progress::active() {
         sinks.push(Box::new(crate::report::progress::ProgressSink::new(
             task.model_info,
