@@ -151,7 +151,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
         // Two isolated tasks whose base is not known ahead: nothing is made ahead, so each
         // `begin` pays for its worktree.
         let pool = choice.and_then(|c| {
-            let isolated = vec![(root.to_path_buf(), GitBase::WorkingTree); 2];
+            let isolated = vec![(root.to_path_buf(), GitBase::WorkingTree, Vec::new()); 2];
             WorktreePool::start(&isolated, 1, &transcripts, c).expect("pool")
         });
         let plan = runner::git::GitPlan {
@@ -165,6 +165,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
             exclude: vec![out.path().to_path_buf()],
             worktrees: pool.as_ref().map(|p| p.source()),
             resume_from: None,
+            share_untracked: Vec::new(),
         };
         let mut begins = Vec::new();
         let mut finishes = Vec::new();
