@@ -357,6 +357,11 @@ pub fn bench_batch() {
                 if let Ok(mode) = std::env::var("BENCH_WORKTREES") {
                     cmd.env("RUNNER_WORKTREES", mode);
                 }
+                // Templates kept between the runs (`RUNNER_CACHE_DIR`): the first run makes
+                // one, the later runs reuse it.
+                if let Ok(cache) = std::env::var("BENCH_CACHE_DIR") {
+                    cmd.env("RUNNER_CACHE_DIR", cache);
+                }
                 let mut cmd = timed(&cmd);
                 loads.push(load_average().split(' ').next().unwrap_or("?").to_string());
                 let spawned = Instant::now();

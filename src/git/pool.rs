@@ -946,4 +946,47 @@ mod tests {
         assert!(s.upper().is_none());
         assert_eq!(s.worktree(), PathBuf::from("/x/s1/tree"));
     }
+
+    /// A checkout changed while the batch runs on it: the next worktree comes from a template
+    /// of the base commit, not from an overlay on the changed files.
+    #[test]
+    fn a_checkout_changed_during_the_batch_is_no_longer_the_lower_layer() {
+        use crate::git::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("src/a.txt"), "a\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let isolated = vec![(root.clone(), GitBase::Head, Vec::new()); 3];
+        let out = dir.path().join("out");
+        let pool = WorktreePool::start(&isolated, 1, &out, Choice::Auto)
+            .unwrap()
+            .unwrap();
+        if matches!(pool.inner.mode, Mode::Checkout) {
+            eprintln!("skipped: no overlay mounts here");
+            return;
+        }
+        let repo = Repository::open(&root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let take = || pool.take(&root, head.id(), head.tree_id(), &[]).unwrap();
+        let on_checkout = |pool: &WorktreePool| {
+            pool.inner.lock().keys.values().any(|ks| {
+                matches!(&ks.template, TemplateState::Ready(l) if matches!(**l, Lower::Checkout(_)))
+            })
+        };
+        let a = take();
+        assert!(on_checkout(&pool));
+        let read = |l: &Lease| std::fs::read_to_string(l.path.join("src/a.txt")).unwrap();
+        assert_eq!(read(&a), "a\n");
+        std::fs::write(root.join("src/a.txt"), "changed\n").unwrap();
+        let b = take();
+        assert_eq!(read(&b), "a\n", "the base, from a template");
+        assert!(!on_checkout(&pool));
+        pool.release(a);
+        pool.release(b);
+        pool.shutdown();
+        assert!(!out.join(POOL_DIR).exists());
+    }
 }
