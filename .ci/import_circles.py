@@ -11,13 +11,40 @@ re-exports), and checks two things:
   folder, with everything below it) has no circle. A module's own file (`mod.rs`, `lib.rs`) is
   its parent's business: a child naming its parent is not an edge between siblings.
 
+Between crates, it reads each `Cargo.toml` and checks that every workspace crate depends only
+on the crates below it in `CRATES` (normal and dev-dependencies: a dev-dependency that reached
+up would be a circle too), that every crate under `crates/` has its place there, and that the
+crates kept free of an async runtime, an HTTP client or a git library (`FREE_OF`) do not reach
+one through any workspace crate they depend on.
+
 Exits 1 naming each circle and the paths that tie it; prints one summary line otherwise.
 """
 
 import os
 import re
 import sys
+import tomllib
 from collections import defaultdict
+
+# The workspace's crates, each with the crates it may depend on: the direction of
+# docs/src/architecture.md, "Crates". A new crate gets its line here.
+CRATES = {
+    "runner-protocol": set(),
+    "runner-policy": {"runner-protocol"},
+    "runner-exec": {"runner-protocol"},
+    "runner-model": {"runner-protocol"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+    "runner": {"runner-core", "runner-protocol", "runner-policy", "runner-exec", "runner-model"},
+}
+
+# External crates a workspace crate must not depend on, directly or through another
+# workspace crate.
+FREE_OF = {
+    "runner-protocol": {"tokio", "reqwest", "git2"},
+    "runner-policy": {"tokio", "reqwest", "git2"},
+    "runner-exec": {"reqwest", "git2"},
+    "runner-model": {"git2"},
+}
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
@@ -266,6 +293,52 @@ def name(crate, mod):
     return os.path.relpath(crate.files.get(mod, crate.src + "/" + "/".join(mod)))
 
 
+def manifest_deps(path):
+    """A Cargo.toml's package name and the names of its dependencies (normal, dev, target)."""
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    tables = [doc.get("dependencies", {}), doc.get("dev-dependencies", {})]
+    for target in doc.get("target", {}).values():
+        tables += [target.get("dependencies", {}), target.get("dev-dependencies", {})]
+    deps = set()
+    for table in tables:
+        for key, spec in table.items():
+            deps.add(spec.get("package", key) if isinstance(spec, dict) else key)
+    return doc.get("package", {}).get("name"), deps
+
+
+def crate_problems(root):
+    """Workspace crates that depend upwards, have no place in CRATES or reach a FREE_OF crate."""
+    manifests = [os.path.join(root, "Cargo.toml")]
+    crates_dir = os.path.join(root, "crates")
+    if os.path.isdir(crates_dir):
+        manifests += sorted(
+            os.path.join(crates_dir, c, "Cargo.toml")
+            for c in os.listdir(crates_dir)
+            if os.path.isfile(os.path.join(crates_dir, c, "Cargo.toml"))
+        )
+    deps = dict(manifest_deps(m) for m in manifests)
+    problems = []
+    for crate, uses in sorted(deps.items()):
+        if crate not in CRATES:
+            problems.append(f"crate {crate} has no place in CRATES (.ci/import_circles.py)")
+            continue
+        for up in sorted((uses & set(deps)) - CRATES[crate]):
+            problems.append(f"crate {crate} depends on {up}, which is not below it")
+    for crate, banned in sorted(FREE_OF.items()):
+        seen, todo = set(), [crate]
+        while todo:
+            c = todo.pop()
+            if c in seen or c not in deps:
+                continue
+            seen.add(c)
+            for bad in sorted(deps[c] & banned):
+                via = "" if c == crate else f" through {c}"
+                problems.append(f"crate {crate} reaches {bad}{via}")
+            todo += sorted(deps[c] & set(deps))
+    return problems, len(deps)
+
+
 def main(root):
     crates = [os.path.join(root, "src")]
     crates_dir = os.path.join(root, "crates")
@@ -317,12 +390,17 @@ def main(root):
                     f"circle between modules of {os.path.relpath(src)}/{where if parent else ''}: {', '.join(comp)}\n"
                     + "\n".join(ties)
                 )
+    crate_issues, crate_count = crate_problems(root)
+    problems += crate_issues
     if problems:
         print(f"import circles: {len(problems)} found", file=sys.stderr)
         for p in problems:
             print(p, file=sys.stderr)
         return 1
-    print(f"import circles: none among {files} files and {modules} module levels of {len(crates)} crates")
+    print(
+        f"import circles: none among {files} files and {modules} module levels of {len(crates)} crates;"
+        f" {crate_count} crates depend one way"
+    )
     return 0
 
 

@@ -3,7 +3,9 @@
 # written plus a root to install into (a temporary directory) and `--debug` with the workspace's
 # target directory, so the build the tests made is reused instead of a release build from
 # scratch; then the installed binary runs an inline task with its prompt on stdin against the
-# offline example's recorded conversation. Quiet unless it fails.
+# offline example's recorded conversation, and `runner exec -p -` with a piped prompt against
+# the mock model server on 127.0.0.1 (the integration test that checks it, run with the
+# installed binary in place of the built one). Quiet unless it fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
@@ -28,5 +30,14 @@ if ! out=$("$tmp/bin/runner" exec -p - --replay "$ex/hello-replay.cassette.jsonl
 fi
 if ! grep -q TODO <<<"$out"; then
   echo "install_from_clone: unexpected answer from the installed runner: $out" >&2
+  exit 1
+fi
+# The same installed binary, its prompt piped to `runner exec -p -`, against the mock server.
+test_name=cli_compat::the_prompt_is_read_from_stdin
+if ! RUNNER_IT_BINARY="$tmp/bin/runner" CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" \
+  cargo test --locked --quiet --test it "$test_name" -- --exact >"$tmp/test.log" 2>&1 ||
+  ! grep -q '1 passed' "$tmp/test.log"; then
+  echo "install_from_clone: the installed runner failed $test_name:" >&2
+  cat "$tmp/test.log" >&2
   exit 1
 fi

@@ -707,10 +707,18 @@ pub async fn exec(mut args: ExecArgs) -> i32 {
     if code == 0 { EXIT_REPORT_FAILED } else { code }
 }
 
-/// What the flags point at, made concrete: `-p -` becomes the text on stdin, `--continue` the
+/// What the flags point at, made concrete: `-p -` becomes the text on stdin,
+/// `--system-prompt-file` and `--append-system-prompt-file` their files' text, `--continue` the
 /// newest run's transcript, a session id given as the transcript that run's.
 fn resolve_inputs(args: &mut ExecArgs) -> Result<(), String> {
     crate::cli::stdin::resolve(&mut args.prompt).map_err(|e| e.to_string())?;
+    crate::cli::prompt_file::resolve(&mut args.system_prompt, args.system_prompt_file.as_deref())
+        .map_err(|e| e.to_string())?;
+    crate::cli::prompt_file::resolve(
+        &mut args.append_system_prompt,
+        args.append_system_prompt_file.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
     if args.continue_last {
         let t = sessions::newest(&args.transcript_dir).map_err(|e| e.to_string())?;
         tracing::info!(transcript = %t.display(), "continuing the newest run");

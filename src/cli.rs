@@ -9,6 +9,7 @@ use crate::spec::{
 };
 
 pub mod foreign;
+pub mod prompt_file;
 pub mod stdin;
 
 const EXEC_EXAMPLES: &str = "\
@@ -29,6 +30,20 @@ Examples:
 Exit codes: 0 success, 1 agent error or failed checks, 2 invalid input (nothing ran),
 3 limit reached (turns, tokens, cost, time, context), 4 API error, 5 denied tool calls
 (with permissions.fail_on_denial), 130/143 interrupted by SIGINT/SIGTERM.";
+
+/// The examples `runner --help` ends with: the first commands a new user runs.
+const TOP_EXAMPLES: &str = "\
+Examples:
+  runner -p \"Fix the failing tests\" --allowed-tools \"Edit,Bash(cargo test:*)\"
+      One task given inline (the same as `runner exec -p ...`); the answer on stdout.
+  cat prompt.md | runner -p - --model gpt-4o
+      The prompt on stdin; the provider follows the model's name.
+  runner exec tasks/examples/hello-replay.yaml
+      The offline example from a clone (replay provider, no API key needed).
+  runner init fix-tests --workflow && runner validate tasks/
+      A spec for the project's tests and a GitHub workflow that runs it, checked.
+
+`runner COMMAND --help` shows each command's flags and more examples.";
 
 const RESUME_EXAMPLES: &str = "\
 Examples:
@@ -59,7 +74,13 @@ pub(crate) const LONG_VERSION: &str = concat!(
 
 /// Run an LLM coding agent non-interactively, for CI and batch automation.
 #[derive(Debug, Parser)]
-#[command(name = "runner", version = LONG_VERSION, about, propagate_version = true)]
+#[command(
+    name = "runner",
+    version = LONG_VERSION,
+    about,
+    propagate_version = true,
+    after_help = TOP_EXAMPLES
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -203,9 +224,23 @@ pub struct ExecArgs {
     /// --append-system-prompt still follow); replaces every spec's `system_prompt`.
     #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub system_prompt: Option<String>,
+    /// --system-prompt with the text read from FILE (as Claude Code's flag).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "system_prompt"]
+    )]
+    pub system_prompt_file: Option<PathBuf>,
     /// Text appended to the system prompt; replaces every spec's `system_prompt_append`.
     #[arg(long, value_name = "TEXT", conflicts_with = "resume")]
     pub append_system_prompt: Option<String>,
+    /// --append-system-prompt with the text read from FILE (as Claude Code's flag).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "append_system_prompt"]
+    )]
+    pub append_system_prompt_file: Option<PathBuf>,
     /// Inline task (-p): an extra directory the agent may read (repeatable).
     #[arg(
         long = "add-dir",

@@ -31,16 +31,6 @@ pub const FOREIGN_FLAGS: &[ForeignFlag] = &[
         instead: "--output-schema FILE (the JSON Schema in a file; the answer is reported as structured_output)",
     },
     ForeignFlag {
-        flag: "--system-prompt-file",
-        from: "Claude Code",
-        instead: "--system-prompt \"$(cat FILE)\"",
-    },
-    ForeignFlag {
-        flag: "--append-system-prompt-file",
-        from: "Claude Code",
-        instead: "--append-system-prompt \"$(cat FILE)\"",
-    },
-    ForeignFlag {
         flag: "--include-partial-messages",
         from: "Claude Code",
         instead: "--output-format stream-json (whole messages; partial messages are not sent)",

@@ -190,11 +190,59 @@ fn system_prompt_flags_replace_the_instructions_inline_and_in_a_spec() {
 }
 
 #[test]
+fn system_prompt_files_are_read_like_claude_codes() {
+    let repo = TestRepo::new();
+    let mock = MockAnthropic::start(vec![text_turn("done")]);
+    let out = OutDir::new();
+    std::fs::write(repo.path().join("system.md"), "You write release notes.\n").unwrap();
+    std::fs::write(repo.path().join("append.md"), "Keep it short.\n").unwrap();
+    let run = exec(&mock, &repo, &out)
+        .args(["-p", "go", "--system-prompt-file"])
+        .arg(repo.path().join("system.md"))
+        .arg("--append-system-prompt-file")
+        .arg(repo.path().join("append.md"))
+        .run();
+    run.expect_code(0);
+    let system = mock.request(0).system_text();
+    assert!(system.starts_with("You write release notes."), "{system}");
+    assert!(system.trim_end().ends_with("Keep it short."), "{system}");
+    mock.assert_clean();
+    // A missing file is invalid input, named; the text and the file flag together are refused.
+    let run = Runner::new()
+        .args([
+            "exec",
+            "-p",
+            "go",
+            "--system-prompt-file",
+            "/nonexistent/system.md",
+        ])
+        .run();
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("/nonexistent/system.md"),
+        "{}",
+        run.stderr
+    );
+    let run = Runner::new()
+        .args([
+            "exec",
+            "-p",
+            "go",
+            "--system-prompt",
+            "a",
+            "--system-prompt-file",
+            "b",
+        ])
+        .run();
+    run.expect_code(2);
+    assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+}
+
+#[test]
 fn other_tools_flags_name_what_to_use_instead() {
     for (flag, instead) in [
         ("--json-schema", "--output-schema FILE"),
         ("--input-format", "-p -"),
-        ("--system-prompt-file", "--system-prompt \"$(cat FILE)\""),
         ("--full-auto", "--permission-mode acceptEdits"),
     ] {
         let run = Runner::new().args(["exec", "-p", "hi", flag, "x"]).run();

@@ -22,6 +22,7 @@ mod cli_compat;
 mod compat_artifacts;
 mod context;
 mod default_layout;
+mod doc_commands;
 mod example_replay;
 mod examples;
 mod exec_basic;

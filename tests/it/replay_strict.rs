@@ -1,5 +1,6 @@
 //! Record a live run (against the mock), then replay it strictly and leniently, in another
-//! workdir, with and without changes to the prompt, the system prompt append and the tools.
+//! workdir, with and without changes to the prompt, the system prompt (the spec's own and its
+//! append) and the tools.
 
 use std::path::Path;
 
@@ -14,6 +15,14 @@ fn spec_yaml(prompt: &str, append: &str, tools: &str) -> String {
 
 /// Record a Read round trip in a fresh repo; returns the cassette path (outside the repo).
 fn record(dir: &Path) -> std::path::PathBuf {
+    record_spec(
+        dir,
+        &spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]"),
+    )
+}
+
+/// [`record`] with the spec `yaml`.
+fn record_spec(dir: &Path, yaml: &str) -> std::path::PathBuf {
     let repo = TestRepo::new();
     let file = repo.write("notes.txt", "alpha\n");
     let mock = MockAnthropic::start(vec![
@@ -22,10 +31,7 @@ fn record(dir: &Path) -> std::path::PathBuf {
             .turn(),
         text_turn("It says alpha."),
     ]);
-    let spec = write_spec(
-        repo.path(),
-        &spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]"),
-    );
+    let spec = write_spec(repo.path(), yaml);
     let cassette = dir.join("regress.cassette.jsonl");
     let out = exec_in(&mock, &repo)
         .arg("--record")
@@ -93,6 +99,17 @@ fn strict_replay_passes_unchanged_and_fails_with_a_diff_on_change() {
     assert!(err.contains("system_prompt_append changed"), "{err}");
     assert!(err.contains("tools removed: Glob"), "{err}");
 
+    // A custom system prompt where the recording had runner's own: a departure too.
+    let (code, r) = replay(
+        &cassette,
+        &format!("{same}system_prompt: You only read files.\n"),
+        "strict",
+    );
+    assert_eq!(code, Some(4), "{r}");
+    let err = r["errors"][0].as_str().unwrap();
+    assert!(err.contains("system_prompt changed"), "{err}");
+    assert!(err.contains("\"You only read files.\""), "{err}");
+
     // Lenient replay of the changed prompt still serves the recording.
     let (code, r) = replay(
         &cassette,
@@ -100,6 +117,33 @@ fn strict_replay_passes_unchanged_and_fails_with_a_diff_on_change() {
         "lenient",
     );
     assert_eq!(code, Some(0), "{r}");
+}
+
+#[test]
+fn a_changed_custom_system_prompt_is_a_departure() {
+    let dir = tempfile::tempdir().unwrap();
+    let custom = |text: &str| {
+        format!(
+            "{}system_prompt: {text:?}\n",
+            spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]")
+        )
+    };
+    let cassette = record_spec(dir.path(), &custom("You only read files."));
+    let (code, r) = replay(&cassette, &custom("You only read files."), "strict");
+    assert_eq!(code, Some(0), "{r}");
+    let (code, r) = replay(&cassette, &custom("You read and edit files."), "strict");
+    assert_eq!(code, Some(4), "{r}");
+    let err = r["errors"][0].as_str().unwrap();
+    assert!(err.contains("system_prompt changed"), "{err}");
+    assert!(err.contains("\"You read and edit files.\""), "{err}");
+    assert!(!err.contains("system_prompt_append changed"), "{err}");
+    // Without the custom prompt (runner's own again): also a departure.
+    let (code, r) = replay(
+        &cassette,
+        &spec_yaml("read notes.txt", "Be brief.", "[Read, Glob]"),
+        "strict",
+    );
+    assert_eq!(code, Some(4), "{r}");
 }
 
 #[test]

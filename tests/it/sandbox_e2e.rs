@@ -609,7 +609,9 @@ attempt("chmod", lambda: os.chmod(sys.argv[1], 0o644))
 attempt("mptcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))
 attempt("tcp", lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 0))
 attempt("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-attempt("prlimit", lambda: resource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (0, 0)))
+# The parent, or in a PID namespace of the command's own (where the parent is out of sight:
+# pid 0, which would name the caller) the namespace's init.
+attempt("prlimit", lambda: resource.prlimit(os.getppid() or 1, resource.RLIMIT_FSIZE, (0, 0)))
 "#;
 
 #[test]

@@ -122,10 +122,13 @@ fn bench_sandbox() {
     let (dc, _) = time_per_iter(SAMPLES, TARGET, || {
         black_box(sandbox.confine(Scope::Write).unwrap());
     });
+    let cc = cpu_per_iter(|| {
+        black_box(sandbox.confine(Scope::Write).unwrap());
+    });
     t.row(vec![
         "runner's side of confining one command (ruleset, env)".into(),
         fmt_dur(dc),
-        String::new(),
+        fmt_dur(cc),
     ]);
     for row in bench_connect(&rt, &work, &spill, &cancel, &plain, &boxed) {
         t.row(row);

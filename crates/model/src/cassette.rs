@@ -36,7 +36,8 @@ pub struct CassetteHeader {
 pub struct Exchange {
     /// 0-based position.
     pub seq: usize,
-    /// sha256 over the normalized request (model, messages, tools, system_append).
+    /// sha256 over the normalized request (model, messages, tools, system_prompt,
+    /// system_append).
     pub request_digest: String,
     /// The normalized request.
     pub request: Value,
@@ -217,24 +218,40 @@ pub fn replace_in_strings(v: &mut Value, from: &str, to: &str) {
     }
 }
 
-/// The normalized form of a request: workdir masked, runner's own system prompt left out
-/// (it carries the date, platform and workdir), the spec's `system_prompt_append` kept as
-/// `system_append` (only when set, so cassettes recorded without one keep their digest),
+/// The parts of a system prompt a cassette compares: the spec's own instructions
+/// (`system_prompt`, which replace runner's) and its `system_prompt_append`. runner's own
+/// system prompt is left out: it carries the date, platform and workdir.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SystemParts {
+    /// The spec's `system_prompt` (or `--system-prompt`), when set.
+    pub custom: Option<String>,
+    /// The spec's `system_prompt_append` (or `--append-system-prompt`), when set.
+    pub append: Option<String>,
+}
+
+/// The normalized form of a request: workdir masked, runner's own system prompt left out,
+/// a custom `system_prompt` kept as `system_prompt` and the `system_prompt_append` as
+/// `system_append` (each only when set, so cassettes recorded without one keep their digest),
 /// everything else as sent.
-pub fn normalize_request(
-    request: &ModelRequest,
-    workdir: &Path,
-    system_append: Option<&str>,
-) -> Value {
+pub fn normalize_request(request: &ModelRequest, workdir: &Path, system: &SystemParts) -> Value {
     let mut v = serde_json::json!({
         "model": request.model,
         "messages": request.messages,
         "tools": request.tools.as_slice(),
     });
-    if let Some(a) = system_append.map(str::trim).filter(|a| !a.is_empty())
-        && let Value::Object(m) = &mut v
-    {
-        m.insert("system_append".into(), a.into());
+    let set = |t: &Option<String>| {
+        t.as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    };
+    if let Value::Object(m) = &mut v {
+        if let Some(c) = set(&system.custom) {
+            m.insert("system_prompt".into(), c.into());
+        }
+        if let Some(a) = set(&system.append) {
+            m.insert("system_append".into(), a.into());
+        }
     }
     replace_in_strings(&mut v, &workdir.to_string_lossy(), WORKDIR_TOKEN);
     v
@@ -254,7 +271,7 @@ mod tests {
     use crate::Message;
 
     #[test]
-    fn normalization_masks_workdir_and_system() {
+    fn normalization_masks_workdir_and_keeps_the_specs_system_prompt() {
         let req = ModelRequest {
             model: "m".into(),
             system: "today is 2026-12-02".into(),
@@ -263,17 +280,31 @@ mod tests {
             max_tokens: 10,
             thinking: None,
         };
-        let a = normalize_request(&req, Path::new("/tmp/w1"), None);
+        let append = |a: &str| SystemParts {
+            custom: None,
+            append: Some(a.into()),
+        };
+        let a = normalize_request(&req, Path::new("/tmp/w1"), &SystemParts::default());
         let mut req2 = req.clone();
         req2.system = "today is 2027-01-01".into();
         req2.messages = vec![Message::user_text("read /other/src/a.rs")];
-        let b = normalize_request(&req2, Path::new("/other"), Some(" "));
+        let b = normalize_request(&req2, Path::new("/other"), &append(" "));
         assert_eq!(a, b);
         assert_eq!(digest(&a), digest(&b));
         assert!(a.to_string().contains("${WORKDIR}/src/a.rs"));
-        let c = normalize_request(&req, Path::new("/tmp/w1"), Some("Be brief."));
+        let c = normalize_request(&req, Path::new("/tmp/w1"), &append("Be brief."));
         assert_eq!(c["system_append"], "Be brief.");
         assert_ne!(digest(&a), digest(&c));
+        // A custom system prompt is compared too (workdir masked), and a changed one differs.
+        let custom = |t: &str| SystemParts {
+            custom: Some(t.into()),
+            append: None,
+        };
+        let d = normalize_request(&req, Path::new("/tmp/w1"), &custom("Review /tmp/w1 only."));
+        assert_eq!(d["system_prompt"], "Review ${WORKDIR} only.");
+        let e = normalize_request(&req, Path::new("/tmp/w1"), &custom("Review nothing."));
+        assert_ne!(digest(&a), digest(&d));
+        assert_ne!(digest(&d), digest(&e));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A readable description of how a request differs from the recorded one (strict replay).
 //!
 //! Both sides are normalized requests ([`super::cassette::normalize_request`]): `model`,
-//! `system_append`, `tools` and `messages`. The description names each section that changed:
-//! the model, the system prompt append, tools added, removed or changed, and the first message
+//! `system_prompt`, `system_append`, `tools` and `messages`. The description names each section
+//! that changed: the model, the spec's system prompt or its append, tools added, removed or
+//! changed, and the first message
 //! that differs, with both versions shown around the first differing character.
 
 use serde_json::Value;
@@ -23,17 +24,17 @@ pub fn describe(recorded: &Value, current: &Value) -> String {
             show(current.get("model"))
         ));
     }
-    let sys = |v: &Value| {
-        v.get("system_append")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    if sys(recorded) != sys(current) {
-        out.push(format!(
-            "system_prompt_append changed:\n{}",
-            text_diff(&sys(recorded), &sys(current))
-        ));
+    for (key, field) in [
+        ("system_prompt", "system_prompt"),
+        ("system_append", "system_prompt_append"),
+    ] {
+        let sys = |v: &Value| v.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+        if sys(recorded) != sys(current) {
+            out.push(format!(
+                "{field} changed:\n{}",
+                text_diff(&sys(recorded), &sys(current))
+            ));
+        }
     }
     tools_diff(recorded.get("tools"), current.get("tools"), &mut out);
     messages_diff(recorded.get("messages"), current.get("messages"), &mut out);
@@ -359,6 +360,15 @@ mod tests {
         let b = req("fix the bugs in parser.rs", t2, Some("Be brief."));
         let d = describe(&a, &b);
         assert!(d.contains("system_prompt_append changed"), "{d}");
+        assert!(!d.contains("system_prompt changed"), "{d}");
+        let mut custom = a.clone();
+        custom["system_prompt"] = json!("You review diffs.");
+        let mut changed = a.clone();
+        changed["system_prompt"] = json!("You review diffs strictly.");
+        let e = describe(&custom, &changed);
+        assert!(e.contains("system_prompt changed:"), "{e}");
+        assert!(e.contains("\"You review diffs.\""), "{e}");
+        assert!(describe(&a, &custom).contains("system_prompt changed:"));
         assert!(d.contains("tools added: Bash"), "{d}");
         assert!(d.contains("tool Read changed: description"), "{d}");
         assert!(d.contains("messages[0] (user) changed"), "{d}");

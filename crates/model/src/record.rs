@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use futures_util::StreamExt;
 
 use super::cassette::{
-    CASSETTE_VERSION, CassetteHeader, Exchange, WORKDIR_TOKEN, coalesce_deltas, digest,
-    normalize_request, replace_in_strings,
+    CASSETTE_VERSION, CassetteHeader, Exchange, SystemParts, WORKDIR_TOKEN, coalesce_deltas,
+    digest, normalize_request, replace_in_strings,
 };
 use super::{ModelCall, ModelRequest, Provider, ProviderError, StreamEvent};
 use runner_protocol::redact::Redactor;
@@ -24,18 +24,19 @@ pub struct RecordingProvider {
     writer: Arc<Mutex<Writer>>,
     workdir: PathBuf,
     redactor: Arc<Redactor>,
-    system_append: Option<String>,
+    system: SystemParts,
 }
 
 impl RecordingProvider {
     /// Start a new cassette at `path` (truncating it) for a run in `workdir`.
-    /// `system_append` is the spec's `system_prompt_append`, part of each request's digest.
+    /// `system` holds the spec's `system_prompt` and `system_prompt_append`, part of each
+    /// request's digest.
     pub fn create(
         inner: Arc<dyn Provider>,
         path: &Path,
         workdir: &Path,
         redactor: Arc<Redactor>,
-        system_append: Option<String>,
+        system: SystemParts,
     ) -> std::io::Result<Self> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)?;
@@ -54,7 +55,7 @@ impl RecordingProvider {
             writer: Arc::new(Mutex::new(Writer { file, seq: 0 })),
             workdir: workdir.to_path_buf(),
             redactor,
-            system_append,
+            system,
         })
     }
 }
@@ -67,8 +68,7 @@ impl Provider for RecordingProvider {
 
     async fn stream(&self, request: &ModelRequest) -> Result<ModelCall, ProviderError> {
         let call = self.inner.stream(request).await?;
-        let mut normalized =
-            normalize_request(request, &self.workdir, self.system_append.as_deref());
+        let mut normalized = normalize_request(request, &self.workdir, &self.system);
         self.redactor.redact_value(&mut normalized);
         let request_id = call.meta.request_id.clone();
         let writer = self.writer.clone();

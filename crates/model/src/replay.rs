@@ -17,7 +17,8 @@ use futures_util::stream;
 use serde_json::Value;
 
 use super::cassette::{
-    Cassette, CassetteError, Exchange, WORKDIR_TOKEN, digest, normalize_request, replace_in_strings,
+    Cassette, CassetteError, Exchange, SystemParts, WORKDIR_TOKEN, digest, normalize_request,
+    replace_in_strings,
 };
 use super::cassette_diff;
 use super::settings::ReplayMode;
@@ -32,7 +33,7 @@ pub struct ReplayProvider {
     workdir: PathBuf,
     mode: ReplayMode,
     redactor: Arc<Redactor>,
-    system_append: Option<String>,
+    system: SystemParts,
     next: Mutex<usize>,
     /// Where a lenient replay's conversation first departed from the recording (request
     /// number and what differed), kept to explain a replay that later stops fitting. A change
@@ -49,18 +50,18 @@ impl ReplayProvider {
             workdir: workdir.to_path_buf(),
             mode: ReplayMode::Lenient,
             redactor: Arc::new(Redactor::new(Vec::new())),
-            system_append: None,
+            system: SystemParts::default(),
             next: Mutex::new(0),
             divergence: Mutex::new(None),
         })
     }
 
-    /// Check requests strictly: normalize them like the recorder did (workdir masked,
-    /// `system_append` included, secrets redacted by `redactor`) and compare digests.
-    pub fn strict(mut self, redactor: Arc<Redactor>, system_append: Option<String>) -> Self {
+    /// Check requests strictly: normalize them like the recorder did (workdir masked, the
+    /// spec's `system` parts included, secrets redacted by `redactor`) and compare digests.
+    pub fn strict(mut self, redactor: Arc<Redactor>, system: SystemParts) -> Self {
         self.mode = ReplayMode::Strict;
         self.redactor = redactor;
-        self.system_append = system_append;
+        self.system = system;
         self
     }
 
@@ -71,7 +72,7 @@ impl ReplayProvider {
         ex: &Exchange,
         request: &ModelRequest,
     ) -> Result<(), ProviderError> {
-        let mut current = normalize_request(request, &self.workdir, self.system_append.as_deref());
+        let mut current = normalize_request(request, &self.workdir, &self.system);
         self.redactor.redact_value(&mut current);
         let now = digest(&current);
         if now == ex.request_digest {

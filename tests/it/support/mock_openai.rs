@@ -233,9 +233,23 @@ impl MockOpenai {
         Self::start_with(script, OaMockOptions::default())
     }
 
+    /// Start a mock at which each of `tasks` tasks has the conversation `script`, in whatever
+    /// order their requests arrive ([`MockServer::start_each`]).
+    pub fn start_each(script: Vec<MockTurn>, tasks: usize) -> MockOpenai {
+        MockOpenai(MockServer::start_each(
+            Self::api(OaMockOptions::default()),
+            script,
+            tasks,
+        ))
+    }
+
     /// Start a mock with expectations.
     pub fn start_with(script: Vec<MockTurn>, options: OaMockOptions) -> MockOpenai {
-        let api = Api {
+        MockOpenai(MockServer::start(Self::api(options), script))
+    }
+
+    fn api(options: OaMockOptions) -> Api {
+        Api {
             name: "OpenAI",
             route: "/v1/chat/completions",
             check: Some(Box::new(move |n, method, path, headers, body| {
@@ -245,8 +259,7 @@ impl MockOpenai {
             error_body: |message| {
                 json!({"error": {"message": message, "type": "mock_error"}}).to_string()
             },
-        };
-        MockOpenai(MockServer::start(api, script))
+        }
     }
 
     /// Base URL for `OPENAI_BASE_URL` / `openai.base_url`, ending in `/v1`.

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod binary;
+pub mod doc_blocks;
 pub mod e2e;
 pub mod fixtures;
 pub mod harness;

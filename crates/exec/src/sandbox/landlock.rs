@@ -2,19 +2,17 @@
 //! write only the writable roots (and the harmless devices), TCP only to the egress proxy (or
 //! nowhere), no signals or abstract Unix sockets out of the sandbox.
 //!
-//! Without namespaces one ruleset per scope is built when the task starts and every command
-//! applies a copy. A command in its own PID namespace gets a `/proc` of its own, a new file
-//! system that no rule made beforehand can name (Landlock's path walk skips the mount point it
-//! covers), so its ruleset is made per command from descriptors opened once
-//! ([`GrantFds`]), and the command adds the rule for its `/proc` itself ([`OwnRuleset`]).
+//! One ruleset per scope is built when the task starts and every command applies a copy. A
+//! command in its own PID namespace gets a `/proc` of its own, a new file system that no rule
+//! made beforehand can name (Landlock's path walk skips the mount point it covers), so it adds
+//! the rule for its `/proc` to the ruleset itself before applying it ([`OwnRuleset`]).
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
-    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope,
-    path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
 };
 
 use super::SandboxError;
@@ -86,47 +84,7 @@ fn finish(
     Ok(created)
 }
 
-/// The grants of a plan as descriptors opened once (`O_PATH`), each with the access it gets.
-pub(super) struct GrantFds {
-    read: Vec<(OwnedFd, BitFlags<AccessFs>)>,
-    write: Vec<(OwnedFd, BitFlags<AccessFs>)>,
-}
-
-impl GrantFds {
-    /// Open every grant of `plan` (a path that cannot be opened is left out, as the cached
-    /// ruleset leaves it out).
-    pub(super) fn open(plan: &Plan) -> GrantFds {
-        let open = |paths: &[std::path::PathBuf], access: BitFlags<AccessFs>| {
-            paths
-                .iter()
-                .filter_map(|p| {
-                    let dir = std::fs::metadata(p).map(|m| m.is_dir()).unwrap_or(true);
-                    use std::os::unix::fs::OpenOptionsExt;
-                    let file = std::fs::OpenOptions::new()
-                        .read(true)
-                        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
-                        .open(p)
-                        .ok()?;
-                    let fd = OwnedFd::from(file);
-                    let access = if dir {
-                        access
-                    } else {
-                        access & AccessFs::from_file(ABI_USED)
-                    };
-                    Some((fd, access))
-                })
-                .collect::<Vec<_>>()
-        };
-        let mut read = open(&plan.read_grants, read_access());
-        read.extend(open(&plan.devices, device_access()));
-        GrantFds {
-            read,
-            write: open(&plan.write_grants, AccessFs::from_all(ABI_USED)),
-        }
-    }
-}
-
-/// A ruleset of one command's own, which it completes with the rule for its `/proc`.
+/// A ruleset a command completes with the rule for its own `/proc`, then applies.
 pub(super) struct OwnRuleset {
     fd: OwnedFd,
     /// The read rights the kernel handles, for `/proc`.
@@ -134,39 +92,37 @@ pub(super) struct OwnRuleset {
     proc: CString,
 }
 
-/// A ruleset for one command of `scope`, from descriptors opened once.
-pub(super) fn own_ruleset(
-    grants: &GrantFds,
-    plan: &Plan,
-    scope: CallScope,
-    support: &Support,
-) -> Result<OwnRuleset, SandboxError> {
-    let landlock = |e: RulesetError| SandboxError::Landlock(e.to_string());
-    fn rule(
-        (fd, access): &(OwnedFd, BitFlags<AccessFs>),
-    ) -> Result<PathBeneath<std::os::fd::BorrowedFd<'_>>, RulesetError> {
-        Ok(PathBeneath::new(fd.as_fd(), *access))
+/// After this many commands a shared ruleset is made anew: each command adds a rule for its
+/// `/proc` to it (see [`OwnRuleset`]), and every rule is copied again by the next command's
+/// `restrict_self`.
+pub(super) const SHARED_USES: u32 = 256;
+
+impl OwnRuleset {
+    /// The ruleset `shared` (a copy of the task's ruleset descriptor: the kernel object is the
+    /// same), which the command completes for its own `/proc`.
+    ///
+    /// The rule a command adds stays in the shared ruleset: later commands get a rule for the
+    /// `/proc` of an earlier one, which they cannot reach (it is mounted only in that
+    /// command's mount namespace, and its processes are out of their sight). That one rule
+    /// per command saves building the ruleset for each (hundreds of rules: every sibling of
+    /// the closed and credential paths); the task's sandbox makes a fresh one every
+    /// [`SHARED_USES`] commands.
+    pub(super) fn new(
+        shared: RulesetCreated,
+        support: &Support,
+    ) -> Result<OwnRuleset, SandboxError> {
+        let fd: Option<OwnedFd> = shared.into();
+        let fd =
+            fd.ok_or_else(|| SandboxError::Landlock("the kernel enforces no ruleset".into()))?;
+        let abi = support.landlock_abi.map_or(ABI::Unsupported, |v| {
+            ABI::from(i32::try_from(v.min(6)).unwrap_or(6))
+        });
+        Ok(OwnRuleset {
+            fd,
+            proc_access: AccessFs::from_read(abi).bits(),
+            proc: CString::new("/proc").unwrap_or_default(),
+        })
     }
-    let mut created = base(plan, support)
-        .map_err(landlock)?
-        .add_rules(grants.read.iter().map(rule))
-        .map_err(landlock)?;
-    if scope == CallScope::Write {
-        created = created
-            .add_rules(grants.write.iter().map(rule))
-            .map_err(landlock)?;
-    }
-    let created = finish(created, plan, support).map_err(landlock)?;
-    let fd: Option<OwnedFd> = created.into();
-    let fd = fd.ok_or_else(|| SandboxError::Landlock("the kernel enforces no ruleset".into()))?;
-    let abi = support.landlock_abi.map_or(ABI::Unsupported, |v| {
-        ABI::from(i32::try_from(v.min(6)).unwrap_or(6))
-    });
-    Ok(OwnRuleset {
-        fd,
-        proc_access: AccessFs::from_read(abi).bits(),
-        proc: CString::new("/proc").unwrap_or_default(),
-    })
 }
 
 /// `struct landlock_path_beneath_attr` (packed in the kernel's header).

@@ -272,15 +272,14 @@ pub struct Sandbox {
 /// The rulesets and filter of a confining sandbox, built once per task.
 #[cfg(target_os = "linux")]
 struct Compiled {
-    read_only: ::landlock::RulesetCreated,
-    write: ::landlock::RulesetCreated,
+    /// The rulesets of each scope (read-only, write), with how many commands completed them
+    /// with the rule for their own `/proc` (see [`landlock::OwnRuleset`]).
+    rulesets: [std::sync::Mutex<(::landlock::RulesetCreated, u32)>; 2],
     filter: Arc<seccompiler::BpfProgram>,
     /// The namespaces of a command of each scope (read-only, write): a read-only command's
     /// mounts are all read-only but the writable devices, a writing command's also leave the
     /// writable roots writable.
     namespaces: Option<[Arc<namespace::Namespaces>; 2]>,
-    /// With namespaces: the grants, opened once, that each command's own ruleset is made of.
-    grants: Option<landlock::GrantFds>,
     /// How each command passes its `connect` supervisor's listener to runner.
     unix: Option<Arc<unix_sockets::Handoff>>,
 }
@@ -463,8 +462,10 @@ impl Sandbox {
         };
         #[cfg(target_os = "linux")]
         let compiled = Some(Compiled {
-            read_only: landlock::ruleset(&plan, Scope::ReadOnly, &sup)?,
-            write: landlock::ruleset(&plan, Scope::Write, &sup)?,
+            rulesets: [
+                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::ReadOnly, &sup)?, 0)),
+                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::Write, &sup)?, 0)),
+            ],
             filter: Arc::new(seccomp::program(
                 &plan.network,
                 &sup,
@@ -480,7 +481,6 @@ impl Sandbox {
                     Arc::new(namespace::Namespaces::new(user, &writable)),
                 ]
             }),
-            grants: sup.namespaces.map(|_| landlock::GrantFds::open(&plan)),
             unix: unix.as_ref().map(unix_sockets::Supervisor::handoff),
         });
         let gitconfig = match (&req.home, std::env::var_os("GIT_CONFIG_GLOBAL")) {
@@ -585,21 +585,11 @@ impl Sandbox {
             let Some(c) = &self.compiled else {
                 return Ok(None);
             };
-            let (ruleset, own) = match &c.grants {
-                Some(grants) => (
-                    None,
-                    Some(landlock::own_ruleset(grants, plan, scope, &support())?),
-                ),
-                None => {
-                    let rules = match scope {
-                        Scope::ReadOnly => &c.read_only,
-                        Scope::Write => &c.write,
-                    };
-                    let ruleset = rules
-                        .try_clone()
-                        .map_err(|e| SandboxError::Landlock(e.to_string()))?;
-                    (Some(ruleset), None)
-                }
+            let ruleset = self.ruleset(c, plan, scope)?;
+            let (ruleset, own) = if c.namespaces.is_some() {
+                (None, Some(landlock::OwnRuleset::new(ruleset, &support())?))
+            } else {
+                (Some(ruleset), None)
             };
             Ok(Some(Confinement {
                 env,
@@ -619,6 +609,32 @@ impl Sandbox {
             let _ = (scope, env, remove);
             Ok(None)
         }
+    }
+
+    /// A copy of the task's ruleset for `scope` (the same kernel object). With namespaces
+    /// each command adds a rule to it, so it is made anew every [`landlock::SHARED_USES`]
+    /// commands.
+    #[cfg(target_os = "linux")]
+    fn ruleset(
+        &self,
+        c: &Compiled,
+        plan: &Plan,
+        scope: Scope,
+    ) -> Result<::landlock::RulesetCreated, SandboxError> {
+        let slot = match scope {
+            Scope::ReadOnly => &c.rulesets[0],
+            Scope::Write => &c.rulesets[1],
+        };
+        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if c.namespaces.is_some() {
+            if slot.1 >= landlock::SHARED_USES {
+                *slot = (landlock::ruleset(plan, scope, &support())?, 0);
+            }
+            slot.1 += 1;
+        }
+        slot.0
+            .try_clone()
+            .map_err(|e| SandboxError::Landlock(e.to_string()))
     }
 
     /// The one-line hint added to a confined command's failure that looks like the sandbox's

@@ -13,22 +13,27 @@
 //! Three processes make one command ([`Namespaces::enter`], between `fork` and `exec`):
 //!
 //! 1. the *waiter*, runner's direct child and the leader of the command's process group: it
-//!    creates the PID namespace (and the user namespace), forks the namespace's init, ignores
-//!    the stop signals runner sends the group (the command handles them), and ends the way the
-//!    command ended;
-//! 2. the *init* (pid 1 of the namespace): it creates the mount namespace, mounts the
-//!    namespace's `/proc`, makes the mounts read-only, forks the command, reaps orphans while
-//!    it runs, and when it ends kills what is left, notes on stderr how many it stopped, leaves
-//!    the command's process group and tells the waiter how the command ended;
-//! 3. the *command* (pid 2): it goes on to the rest of the confinement (capabilities, Landlock,
-//!    seccomp) and `exec`.
+//!    makes the namespaces (PID, mount, and user when runner is not root) and every mount
+//!    but `/proc`, starts the init and forks the command, ignores the stop signals runner
+//!    sends the group (the command handles them), waits for the command, and ends the way it
+//!    ended;
+//! 2. the *init* (pid 1 of the namespace): a `clone` sharing the waiter's memory and
+//!    descriptors (no page tables copied), out of the command's process group, that only
+//!    reaps orphans; asked by the waiter when the command has ended with processes still
+//!    running, it kills them, and tells the waiter how many;
+//! 3. the *command* (pid 2, the waiter's child): it mounts the namespace's `/proc` and goes on
+//!    to the rest of the confinement (capabilities, Landlock, seccomp) and `exec`.
+//!
+//! When the command ends the waiter looks at the init's children: none running (the usual
+//! case) and it ends at once; otherwise the init stops them first, and the command's stderr
+//! says how many there were. The init dies with the waiter (its parent-death signal), and
+//! with it whatever is left in the namespace.
 //!
 //! The kernel retires a mount namespace, when the last process in it ends, only after an RCU
 //! grace period: several milliseconds, most of what the namespaces would cost a command. The
-//! init alone holds the mount namespace and ends last, out of the command's process group, so
-//! neither runner's wait for the command nor its orphan sweep (which kills the init of a PID
-//! namespace without waiting for it: killing it kills all that is left in the namespace)
-//! waits for that.
+//! init, out of the command's process group, always ends last (after the waiter), so neither
+//! runner's wait for the command nor its orphan sweep (which kills the init of a PID namespace
+//! without waiting for it) waits for that.
 //!
 //! Everything here runs between `fork` and `exec` of a multi-threaded process: system calls
 //! only, no allocation (the paths are made beforehand).
@@ -88,13 +93,10 @@ impl Namespaces {
 
     /// Enter the namespaces. Runs in the child between `fork` and `exec`; returns only in
     /// the process that goes on to `exec` the command (pid 2 of the namespace). An error
-    /// before the namespace's init exists is returned; the init's own errors are returned in
-    /// the init (which then never forks the command), so the spawn fails either way.
+    /// before the command is forked is returned in the waiter, the command's own in the
+    /// command, so the spawn fails either way.
     pub(crate) fn enter(&self) -> io::Result<()> {
-        // The waiter makes the PID namespace (and the user namespace) only: the mount namespace
-        // is the init's alone, so that the init is the last process to hold it and the one
-        // that retires it (see [`init_loop`]).
-        let mut flags = libc::CLONE_NEWPID;
+        let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
         if self.user {
             flags |= libc::CLONE_NEWUSER;
         }
@@ -103,31 +105,31 @@ impl Namespaces {
         if self.user {
             self.map_ids()?;
         }
-        let mut status = [0 as libc::c_int; 2];
-        // SAFETY: pipe2 writes two descriptors into the array.
-        check(unsafe { libc::pipe2(status.as_mut_ptr(), libc::O_CLOEXEC) })?;
-        // SAFETY: fork in the child of a fork; both sides go on with system calls only.
-        let init = check(unsafe { libc::fork() })?;
-        if init > 0 {
-            waiter(init, status[0], status[1]);
-        }
-        // The namespace's init from here on.
-        // SAFETY: closing our copy of the waiter's end; prctl takes no pointers.
-        unsafe {
-            libc::close(status[0]);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        }
-        // SAFETY: unshare takes no pointers.
-        check(unsafe { libc::unshare(libc::CLONE_NEWNS) })?;
         self.mounts()?;
-        // SAFETY: as above.
+        // The init's wake-ups: blocked before it exists, so none is lost before it waits for
+        // them (an init drops a signal it neither handles nor blocks). The command unblocks
+        // them again.
+        let wakeups = init_signals();
+        // SAFETY: sigprocmask with a set on our stack.
+        check(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &wakeups, std::ptr::null_mut()) })?;
+        let mut report = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        check(unsafe { libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC) })?;
+        let init = start_init(report[1])?;
+        // SAFETY: fork in the child of a fork; both sides go on with system calls only.
         let command = check(unsafe { libc::fork() })?;
-        if command == 0 {
-            // SAFETY: the command does not keep the init's end of the status pipe.
-            unsafe { libc::close(status[1]) };
-            return Ok(());
+        if command > 0 {
+            waiter(command, init, report);
         }
-        init_loop(command, status[1]);
+        // The command from here on: the signal mask std set, and the namespace's `/proc`.
+        let empty = empty_set();
+        // SAFETY: sigprocmask with a set on our stack; closing our copies of the init's pipe.
+        unsafe {
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            libc::close(report[0]);
+            libc::close(report[1]);
+        }
+        self.mount_proc()
     }
 
     /// Map runner's uid and gid onto themselves in the new user namespace.
@@ -161,7 +163,7 @@ impl Namespaces {
         Ok(())
     }
 
-    /// Private mounts, read-only but for the writable paths, and the namespace's own `/proc`.
+    /// Private mounts, read-only but for the writable paths (`/proc` is the command's).
     fn mounts(&self) -> io::Result<()> {
         let f = &self.fixed;
         let none = std::ptr::null::<libc::c_char>();
@@ -197,7 +199,13 @@ impl Namespaces {
                 check(libc::chdir(cwd.as_ptr().cast()))?;
             }
         }
-        // SAFETY: as above.
+        Ok(())
+    }
+
+    /// Mount the namespace's own `/proc` (the mounting process must be in the namespace).
+    fn mount_proc(&self) -> io::Result<()> {
+        let f = &self.fixed;
+        // SAFETY: mount with NUL-terminated paths made before the fork, or null.
         check(unsafe {
             libc::mount(
                 f.proc_fs.as_ptr(),
@@ -248,28 +256,203 @@ fn mount_setattr(path: &CString, set: u64, clear: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The waiter: runner's child. Keeps only the read end of the status pipe, ignores the stop
-/// signals runner sends the group, and ends as the command ended. Never returns.
-fn waiter(init: libc::pid_t, read_end: libc::c_int, write_end: libc::c_int) -> ! {
+/// The signals that wake the init: an orphan ended, or the waiter asks it to stop what is
+/// left.
+fn init_signals() -> libc::sigset_t {
+    let mut set = empty_set();
+    // SAFETY: sigaddset on our own set.
+    unsafe {
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigaddset(&mut set, STOP_SIGNAL);
+    }
+    set
+}
+
+/// The waiter's request to the init: stop every process left in the namespace.
+const STOP_SIGNAL: libc::c_int = libc::SIGUSR1;
+
+fn empty_set() -> libc::sigset_t {
+    // SAFETY: an all-zero sigset_t is valid storage; sigemptyset initialises it.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::sigemptyset(&mut set) };
+    set
+}
+
+/// The init's stack: it shares the waiter's memory, so it needs one of its own.
+const INIT_STACK: usize = 64 * 1024;
+
+/// Start the namespace's init (its pid 1): a `clone` that shares the waiter's memory and
+/// descriptor table, in a process group of its own. `report`: where it writes how many
+/// processes it stopped. Returns its pid (as runner numbers it).
+fn start_init(report: libc::c_int) -> io::Result<libc::pid_t> {
+    // SAFETY: an anonymous private mapping, which nothing else refers to; it lives as long as
+    // the waiter's memory.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            INIT_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the stack grows down from the end of the mapping; the init runs `init_main`
+    // alone on it and never returns into the waiter's frames.
+    let init = check(unsafe {
+        libc::clone(
+            init_main,
+            stack.cast::<u8>().add(INIT_STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_FILES | libc::SIGCHLD,
+            report as isize as *mut libc::c_void,
+        )
+    })?;
+    // Out of the command's process group at once: runner, which waits until no process of
+    // the group runs, never waits for the init (which ends after the waiter, retiring the
+    // mount namespace).
+    // SAFETY: setpgid on our own child, which has not exec'd.
+    check(unsafe { libc::setpgid(init, init) })?;
+    Ok(init)
+}
+
+/// The init: reap orphans until the waiter asks it to stop what is left, then do so and say
+/// how many; it ends only with the waiter (its parent-death signal). Runs on its own stack in
+/// the waiter's memory: system calls only.
+extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
+    let report = arg as isize as libc::c_int;
+    let wakeups = init_signals();
+    // SAFETY: system calls on the init's own children, signals and descriptors.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        loop {
+            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            let sig = libc::sigwaitinfo(&wakeups, std::ptr::null_mut());
+            if sig == STOP_SIGNAL {
+                let bytes = stop_all().to_ne_bytes();
+                libc::write(report, bytes.as_ptr().cast(), bytes.len());
+            }
+        }
+    }
+}
+
+/// In the init: kill every other process of the namespace and reap them; returns how many
+/// it killed.
+fn stop_all() -> u32 {
+    // SAFETY: system calls on the init's own children.
+    unsafe {
+        // kill(-1) from a namespace's init reaches every other process of the namespace; from
+        // any other process it would reach every process the caller may signal, on the whole
+        // machine for root: only pid 1 of a namespace sends it.
+        if libc::getpid() != 1 {
+            return 0;
+        }
+        libc::kill(-1, libc::SIGKILL);
+        let mut killed: u32 = 0;
+        loop {
+            let mut st: libc::c_int = 0;
+            let r = libc::waitpid(-1, &mut st, 0);
+            if r > 0 {
+                if libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL {
+                    killed += 1;
+                }
+            } else if errno() != libc::EINTR {
+                break;
+            }
+        }
+        killed
+    }
+}
+
+/// The waiter: runner's child. Keeps only the init's pipe and stderr, ignores the stop
+/// signals runner sends the group, waits for the command and ends as it ended. Never returns.
+fn waiter(command: libc::pid_t, init: libc::pid_t, report: [libc::c_int; 2]) -> ! {
     // SAFETY: system calls on the waiter's own descriptors, signal dispositions and children.
     unsafe {
-        libc::close(write_end);
-        close_all_but(read_end);
+        close_except(&mut [2, report[0], report[1]]);
         for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
             libc::signal(sig, libc::SIG_IGN);
         }
-        let mut buf = [0u8; 4];
-        if read_full(read_end, &mut buf) {
-            // The init has stopped every process of the namespace and left the command's
-            // process group. Its exit, which retires the mount namespace (waiting for an RCU
-            // grace period, several milliseconds), is not waited for: runner's orphan sweep
-            // finds it as the init of a PID namespace, with nothing left in it.
-            end_as(libc::c_int::from_ne_bytes(buf))
+        let mut status: libc::c_int = 1 << 8;
+        loop {
+            let mut st: libc::c_int = 0;
+            let r = libc::waitpid(command, &mut st, 0);
+            if r == command {
+                status = st;
+                break;
+            }
+            if r < 0 && errno() != libc::EINTR {
+                break;
+            }
         }
-        // The init was killed before the command ended (runner's SIGKILL of the group).
-        let mut init_status: libc::c_int = 0;
-        while libc::waitpid(init, &mut init_status, 0) < 0 && errno() == libc::EINTR {}
-        end_as(init_status)
+        if !namespace_idle() {
+            libc::kill(init, STOP_SIGNAL);
+            let mut buf = [0u8; 4];
+            if read_full(report[0], &mut buf) {
+                let left = u32::from_ne_bytes(buf);
+                if left > 0 {
+                    note_left_behind(left);
+                }
+            }
+        }
+        // The descriptor table is the init's too, and the init outlives the waiter: nothing
+        // of the namespace may hold the output pipes when the waiter ends.
+        libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32);
+        end_as(status)
+    }
+}
+
+/// Whether nothing runs in the namespace but its init: the init has no child but zombies
+/// (`/proc` is the namespace's own). Every process the command left is a descendant of the
+/// init by now (the kernel hands a dead process's children to the namespace's init before its
+/// parent learns of the death). False when it cannot tell.
+fn namespace_idle() -> bool {
+    let mut buf = [0u8; 512];
+    let Some(n) = read_small(b"/proc/1/task/1/children\0", &mut buf) else {
+        return false;
+    };
+    if n == buf.len() {
+        return false;
+    }
+    buf[..n]
+        .split(|b| *b == b' ')
+        .filter(|pid| !pid.is_empty())
+        .all(|pid| {
+            let mut path = [0u8; 32];
+            let mut len = 0;
+            for part in [b"/proc/".as_slice(), pid, b"/stat\0"] {
+                if len + part.len() > path.len() {
+                    return false;
+                }
+                path[len..len + part.len()].copy_from_slice(part);
+                len += part.len();
+            }
+            let mut stat = [0u8; 128];
+            read_small(&path[..len], &mut stat).is_some_and(|n| {
+                // `pid (comm) S …`: the state follows the last `)`.
+                let stat = &stat[..n];
+                stat.iter()
+                    .rposition(|b| *b == b')')
+                    .and_then(|i| stat.get(i + 2))
+                    == Some(&b'Z')
+            })
+        })
+}
+
+/// Read up to `buf.len()` bytes of the file at `path` (NUL-terminated).
+fn read_small(path: &[u8], buf: &mut [u8]) -> Option<usize> {
+    // SAFETY: open, read and close with a NUL-terminated path and our own buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let n = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+        libc::close(fd);
+        usize::try_from(n).ok()
     }
 }
 
@@ -281,9 +464,11 @@ fn waiter(init: libc::pid_t, read_end: libc::c_int, write_end: libc::c_int) -> !
 unsafe fn end_as(status: libc::c_int) -> ! {
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
-        // SAFETY: restoring the default action and raising the signal at ourselves.
+        let empty = empty_set();
+        // SAFETY: restoring the default action, unblocking and raising the signal at ourselves.
         unsafe {
             libc::signal(sig, libc::SIG_DFL);
+            libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
             libc::kill(libc::getpid(), sig);
         }
         // SAFETY: _exit is always safe.
@@ -296,57 +481,6 @@ unsafe fn end_as(status: libc::c_int) -> ! {
     };
     // SAFETY: _exit is always safe.
     unsafe { libc::_exit(code) }
-}
-
-/// The namespace's init once the command runs: reap every child until the command ends, then
-/// kill what is left, say on stderr how many there were, and tell the waiter. Never returns.
-fn init_loop(command: libc::pid_t, status_end: libc::c_int) -> ! {
-    // SAFETY: system calls on the init's own descriptors and children.
-    unsafe {
-        close_from(3, status_end);
-        let mut status: libc::c_int = 0;
-        loop {
-            let mut st: libc::c_int = 0;
-            let r = libc::waitpid(-1, &mut st, 0);
-            if r == command {
-                status = st;
-                break;
-            }
-            if r < 0 && errno() != libc::EINTR {
-                break;
-            }
-        }
-        // kill(-1) from a namespace's init reaches every other process of the namespace; from
-        // any other process it would reach every process the caller may signal, on the whole
-        // machine for root: only pid 1 of a namespace sends it.
-        if libc::getpid() == 1 {
-            libc::kill(-1, libc::SIGKILL);
-        }
-        let mut left: u32 = 0;
-        loop {
-            let r = libc::waitpid(-1, std::ptr::null_mut(), 0);
-            if r > 0 {
-                left += 1;
-            } else if errno() != libc::EINTR {
-                break;
-            }
-        }
-        if left > 0 {
-            note_left_behind(left);
-        }
-        // Nothing of the namespace holds the output pipes any more when the waiter ends.
-        for fd in 0..3 {
-            libc::close(fd);
-        }
-        // Out of the command's process group: runner, which waits until no process of the
-        // group runs, does not wait for this one's exit (the mount namespace is retired in it).
-        // The command and all it started are gone; the group's kill no longer needs to reach
-        // the init, which dies with the waiter anyway (its parent-death signal).
-        libc::setpgid(0, 0);
-        let bytes = status.to_ne_bytes();
-        libc::write(status_end, bytes.as_ptr().cast(), bytes.len());
-        libc::_exit(0)
-    }
 }
 
 /// Tell the command's stderr (and so its caller) that `n` processes outlived it.
@@ -431,39 +565,23 @@ unsafe fn read_full(fd: libc::c_int, buf: &mut [u8]) -> bool {
     true
 }
 
-/// Close every descriptor but `keep`.
+/// Close every descriptor but those in `keep`.
 ///
 /// # Safety
 ///
 /// Only in a process that needs no other descriptor.
-unsafe fn close_all_but(keep: libc::c_int) {
-    // SAFETY: close_range takes no pointers.
-    unsafe {
-        if keep > 0 {
-            libc::syscall(libc::SYS_close_range, 0u32, (keep - 1) as u32, 0u32);
+unsafe fn close_except(keep: &mut [libc::c_int]) {
+    keep.sort_unstable();
+    let mut from: libc::c_int = 0;
+    for &k in keep.iter() {
+        if k > from {
+            // SAFETY: close_range takes no pointers.
+            unsafe { libc::syscall(libc::SYS_close_range, from as u32, (k - 1) as u32, 0u32) };
         }
-        libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        from = from.max(k + 1);
     }
-}
-
-/// Close every descriptor from `from` on, but `keep`.
-///
-/// # Safety
-///
-/// Only in a process that needs no such descriptor.
-unsafe fn close_from(from: libc::c_int, keep: libc::c_int) {
-    // SAFETY: close_range takes no pointers.
-    unsafe {
-        if keep > from {
-            libc::syscall(libc::SYS_close_range, from as u32, (keep - 1) as u32, 0u32);
-        }
-        libc::syscall(
-            libc::SYS_close_range,
-            (keep.max(from - 1) + 1) as u32,
-            u32::MAX,
-            0u32,
-        );
-    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from as u32, u32::MAX, 0u32) };
 }
 
 fn errno() -> libc::c_int {

@@ -299,16 +299,26 @@ async fn the_parent_process_is_out_of_reach() {
     }
     let fx = Fixture::new();
     let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
-    // The shell's parent is this test process: its memory is out of reach. (Its environment
-    // is readable through /proc for a process of the same user; runner itself wipes its
-    // initial environment block, which an end-to-end test checks.)
+    // The shell's parent is this test process, or, in a PID namespace of its own (where its
+    // parent is out of sight: pid 0), the namespace's init, a process outside the sandbox
+    // holding a copy of this one's memory: its memory is out of reach. (A parent's
+    // environment is readable through /proc for a process of the same user without the
+    // sandbox; runner itself wipes its initial environment block, which an end-to-end test
+    // checks.)
+    const PARENT: &str = "p=$PPID; [ \"$p\" = 0 ] && p=1; ";
     let (code, _, _) = fx
-        .run(&sb, Scope::Write, "head -c 16 /proc/$PPID/mem >/dev/null")
+        .run(
+            &sb,
+            Scope::Write,
+            &format!("{PARENT}head -c 16 /proc/$p/mem >/dev/null"),
+        )
         .await;
     assert_ne!(code, 0);
     // Signals to processes outside the sandbox are refused (Landlock ABI 6).
     if support().landlock_scope() {
-        let (code, _, _) = fx.run(&sb, Scope::Write, "kill -0 $PPID").await;
+        let (code, _, _) = fx
+            .run(&sb, Scope::Write, &format!("{PARENT}kill -0 $p"))
+            .await;
         assert_ne!(code, 0);
     }
 }
@@ -740,8 +750,8 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
     let fx = Fixture::new();
     let (sb, _rx) = fx.sandbox(NetworkSetting::None).await;
     assert!(sb.report().missing.is_empty(), "{:?}", sb.report());
-    // The shell's parent (this test process, which holds this test's environment) and every
-    // other process are out of sight: the command's own namespace has only its processes.
+    // The shell's parent (runner's child outside the namespace) and every other process are
+    // out of sight: the command's own namespace has only its processes and its init.
     let (code, out, err) = fx
         .run(
             &sb,
@@ -750,7 +760,7 @@ async fn other_processes_are_out_of_sight_and_leftovers_die_with_the_call() {
         )
         .await;
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("ppid=1"), "{out}");
+    assert!(out.contains("ppid=0"), "{out}");
     assert!(!out.contains("init-readable"), "{out}");
     let count: usize = out
         .lines()

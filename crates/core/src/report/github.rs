@@ -50,12 +50,12 @@ impl GithubEnv {
 }
 
 /// A random token for `::stop-commands::` and heredoc delimiters.
-pub(crate) fn random_token() -> String {
+pub fn random_token() -> String {
     format!("runner-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// Escape workflow-command message data.
-pub(crate) fn escape_data(s: &str) -> String {
+pub fn escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
@@ -73,7 +73,7 @@ fn stderr_line(line: &str) {
 }
 
 /// `::add-mask::` for each secret value (so GitHub hides them in every log line).
-pub(crate) fn mask_values(values: &[String]) {
+pub fn mask_values(values: &[String]) {
     for v in values.iter().filter(|v| !v.is_empty()) {
         for line in v.lines().filter(|l| !l.trim().is_empty()) {
             stderr_line(&format!("::add-mask::{}", escape_data(line)));
@@ -82,12 +82,12 @@ pub(crate) fn mask_values(values: &[String]) {
 }
 
 /// Stop command processing until [`resume_commands`] with the same token.
-pub(crate) fn stop_commands(token: &str) {
+pub fn stop_commands(token: &str) {
     stderr_line(&format!("::stop-commands::{token}"));
 }
 
 /// Resume command processing.
-pub(crate) fn resume_commands(token: &str) {
+pub fn resume_commands(token: &str) {
     stderr_line(&format!("::{token}::"));
 }
 

@@ -27,7 +27,7 @@ static QUIET: AtomicBool = AtomicBool::new(false);
 static FORMAT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
 
 /// The log format in use (the full format before [`init`]).
-pub(crate) fn format() -> LogFormat {
+pub fn format() -> LogFormat {
     match FORMAT.load(Ordering::Relaxed) {
         0 => LogFormat::Human,
         2 => LogFormat::Json,
@@ -36,7 +36,7 @@ pub(crate) fn format() -> LogFormat {
 }
 
 /// Whether `-q/--quiet` was given.
-pub(crate) fn quiet() -> bool {
+pub fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
 }
 
@@ -133,7 +133,7 @@ tokio::task_local! {
 
 /// Write one log line: to the current task's buffer if it has one, else to stderr (around the
 /// progress line, if one is shown).
-pub(crate) fn write_log(bytes: &[u8]) -> io::Result<()> {
+pub fn write_log(bytes: &[u8]) -> io::Result<()> {
     let buffered = TASK_LOG.try_with(|b| {
         b.lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -165,7 +165,7 @@ pub fn set_stderr_writer(write: StderrWriter) {
 }
 
 /// Run `f` with its log lines collected in `buffer`.
-pub(crate) async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
+pub async fn buffered<F: Future>(buffer: Arc<Mutex<Vec<u8>>>, f: F) -> F::Output {
     TASK_LOG.scope(buffer, f).await
 }
 

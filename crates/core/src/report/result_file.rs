@@ -192,7 +192,7 @@ pub fn write(
 /// Passed results found under `dir` (its `result.json` files up to three levels down), by task
 /// name, keyed further by `(spec_digest, base_commit)`. Unreadable or foreign files are skipped
 /// with a debug log.
-pub(crate) fn passed_results(dir: &Path) -> HashMap<(String, String, Option<String>), PathBuf> {
+pub fn passed_results(dir: &Path) -> HashMap<(String, String, Option<String>), PathBuf> {
     let mut found = HashMap::new();
     collect_results(dir, 3, &mut found);
     found

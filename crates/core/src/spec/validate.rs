@@ -21,7 +21,7 @@ pub(crate) const MIN_THINKING_BUDGET: u32 = 1024;
 pub(crate) const DEFAULT_MAX_TOKENS_CAP: u32 = 32_000;
 
 /// Why `name` is not a valid task name, if it is not.
-pub(crate) fn name_problem(name: &str) -> Option<String> {
+pub fn name_problem(name: &str) -> Option<String> {
     if name.is_empty() {
         return Some("`name` is empty; expected letters, digits, `-`, `_` or `.`".into());
     }

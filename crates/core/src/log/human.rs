@@ -20,7 +20,7 @@ pub(crate) const TOOL_TARGET: &str = "runner::tool_call";
 static SHOW_TASK: AtomicBool = AtomicBool::new(false);
 
 /// Name the task on each tool-call line (set when several tasks run at once).
-pub(crate) fn show_task(yes: bool) {
+pub fn show_task(yes: bool) {
     SHOW_TASK.store(yes, Ordering::Relaxed);
 }
 

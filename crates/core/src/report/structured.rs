@@ -33,7 +33,7 @@ pub fn any(results: &[RunResult]) -> bool {
 }
 
 /// Write [`combined`] to `path` as one line of JSON (replacing the file).
-pub(crate) fn write_output_file(path: &Path, results: &[RunResult]) -> std::io::Result<()> {
+pub fn write_output_file(path: &Path, results: &[RunResult]) -> std::io::Result<()> {
     let mut text = serde_json::to_string(&combined(results)).map_err(std::io::Error::other)?;
     text.push('\n');
     std::fs::write(path, text)

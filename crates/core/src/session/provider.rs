@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::RunOptions;
 use crate::model::Provider;
 use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::model::cassette::SystemParts;
 use crate::model::openai::{OpenaiConfig, OpenaiProvider};
 use crate::model::record::RecordingProvider;
 use crate::model::replay::ReplayProvider;
@@ -59,9 +60,9 @@ pub(crate) fn build_provider(
             let replay = ReplayProvider::open(&path, &loaded.workdir).map_err(|e| e.to_string())?;
             match loaded.spec.replay_mode {
                 ReplayMode::Lenient => Arc::new(replay),
-                ReplayMode::Strict => Arc::new(
-                    replay.strict(redactor.clone(), loaded.spec.system_prompt_append.clone()),
-                ),
+                ReplayMode::Strict => {
+                    Arc::new(replay.strict(redactor.clone(), system_parts(&loaded.spec)))
+                }
             }
         }
     };
@@ -71,11 +72,19 @@ pub(crate) fn build_provider(
             path,
             &loaded.workdir,
             redactor.clone(),
-            loaded.spec.system_prompt_append.clone(),
+            system_parts(&loaded.spec),
         )
         .map(|p| Arc::new(p) as Arc<dyn Provider>)
         .map_err(|e| format!("cannot create the cassette {}: {e}", path.display())),
         None => Ok(base),
     }?;
     Ok((provider, governor_key))
+}
+
+/// The parts of the spec's system prompt a cassette records and strict replay compares.
+fn system_parts(spec: &crate::spec::TaskSpec) -> SystemParts {
+    SystemParts {
+        custom: spec.system_prompt.clone(),
+        append: spec.system_prompt_append.clone(),
+    }
 }

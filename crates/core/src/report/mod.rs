@@ -12,7 +12,7 @@ pub mod json;
 pub mod junit;
 pub mod merge;
 pub mod money;
-pub(crate) mod preflight;
+pub mod preflight;
 pub mod progress;
 pub mod rate_limit;
 pub mod result_file;
@@ -38,7 +38,7 @@ pub fn shared_out<W: Write + Send + 'static>(w: W) -> SharedOut {
 }
 
 /// Serialize `value` as one compact JSON line and write + flush it under the lock.
-pub(crate) fn write_json_line(out: &SharedOut, value: &Value) -> io::Result<()> {
+pub fn write_json_line(out: &SharedOut, value: &Value) -> io::Result<()> {
     let line = serde_json::to_vec(value).map_err(io::Error::other)?;
     write_line(out, line)
 }

@@ -71,7 +71,7 @@ impl Status {
 
 /// Whether a live status line should be shown: stderr is a terminal, not in GitHub Actions,
 /// not `quiet` (`-q`), and `RUNNER_PROGRESS` is not `0`.
-pub(crate) fn wanted(quiet: bool) -> bool {
+pub fn wanted(quiet: bool) -> bool {
     io::stderr().is_terminal()
         && !quiet
         && std::env::var("GITHUB_ACTIONS").as_deref() != Ok("true")
@@ -101,12 +101,12 @@ fn lock() -> std::sync::MutexGuard<'static, Option<Progress>> {
 }
 
 /// A task started.
-pub(crate) fn task_started() {
+pub fn task_started() {
     update(|s| s.running += 1);
 }
 
 /// A task finished (or was skipped without starting, `started == false`).
-pub(crate) fn task_finished(r: &RunResult, started: bool) {
+pub fn task_finished(r: &RunResult, started: bool) {
     update(|s| {
         if started {
             s.running = s.running.saturating_sub(1);
@@ -232,16 +232,22 @@ pub(crate) fn write_around(bytes: &[u8]) -> io::Result<()> {
 
 /// stdout for the chosen output format: each write is made with the status line suspended when
 /// stdout shares the terminal with it, so answers and the line never garble each other.
-pub(crate) struct Stdout {
+pub struct Stdout {
     terminal: bool,
 }
 
 impl Stdout {
     /// The process's stdout.
-    pub(crate) fn new() -> Stdout {
+    pub fn new() -> Stdout {
         Stdout {
             terminal: io::stdout().is_terminal(),
         }
+    }
+}
+
+impl Default for Stdout {
+    fn default() -> Stdout {
+        Stdout::new()
     }
 }
 

@@ -16,7 +16,7 @@ use crate::session::{RunOptions, Session};
 
 /// Run one prepared task to its outcome: build → run → verify → finish. A session that cannot
 /// be built is the one failure exit: its result says why.
-pub(crate) async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -> RunResult {
+pub async fn run_task(task: PreparedTask, opts: &RunOptions, stopper: Stopper) -> RunResult {
     let loaded = task.loaded.clone();
     let started = std::time::Instant::now();
     let whole = AssertUnwindSafe(async {

@@ -64,7 +64,7 @@ pub struct Totals {
 }
 
 /// Merge the JUnit files `inputs` and write the result to `output` (temp file + rename).
-pub(crate) fn merge_files(inputs: &[PathBuf], output: &Path) -> Result<Totals, MergeError> {
+pub fn merge_files(inputs: &[PathBuf], output: &Path) -> Result<Totals, MergeError> {
     let mut docs = Vec::with_capacity(inputs.len());
     for p in inputs {
         let text = std::fs::read_to_string(p).map_err(|source| MergeError::Io {

@@ -809,7 +809,7 @@ mod tests {
     #[test]
     fn claude_code_fixture_loads() {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(
-            "tests/fixtures/transcripts/claude-code-viewer_session_fe5e1c67_v1.0.98_first40lines.jsonl",
+            "../../tests/fixtures/transcripts/claude-code-viewer_session_fe5e1c67_v1.0.98_first40lines.jsonl",
         );
         let t = read_transcript(p).unwrap();
         assert!(t.init_info().is_none());

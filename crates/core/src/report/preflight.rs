@@ -11,18 +11,18 @@ use std::path::Path;
 
 /// What the run will write, each with the flag that chose it.
 #[derive(Debug, Default)]
-pub(crate) struct OutputPaths<'a> {
+pub struct OutputPaths<'a> {
     /// Directories: (flag, path).
-    pub(crate) dirs: Vec<(&'static str, &'a Path)>,
+    pub dirs: Vec<(&'static str, &'a Path)>,
     /// Files written whole, by replacing (JUnit: a temporary file renamed into place): the path
     /// must be a regular file or not exist yet.
-    pub(crate) replaced: Vec<(&'static str, &'a Path)>,
+    pub replaced: Vec<(&'static str, &'a Path)>,
     /// Files written in place (`--output-file`, which may be `/dev/stdout`): anything writable.
-    pub(crate) written: Vec<(&'static str, &'a Path)>,
+    pub written: Vec<(&'static str, &'a Path)>,
 }
 
 /// Every problem with `paths`, one message each naming the flag and the path.
-pub(crate) fn check(paths: &OutputPaths<'_>) -> Vec<String> {
+pub fn check(paths: &OutputPaths<'_>) -> Vec<String> {
     let mut problems = Vec::new();
     for (flag, dir) in &paths.dirs {
         if let Err(why) = writable_dir(dir) {

@@ -45,7 +45,7 @@ fn enabled_by(value: Option<&str>) -> bool {
 
 /// The governors of one process, one per provider and key.
 #[derive(Debug)]
-pub(crate) struct Governors {
+pub struct Governors {
     max: u32,
     enabled: bool,
     by_key: Mutex<BTreeMap<String, Arc<Governor>>>,
@@ -54,7 +54,7 @@ pub(crate) struct Governors {
 impl Governors {
     /// Governors that allow `max` requests in flight at most (the batch's `--jobs`), on
     /// unless the environment switches them off.
-    pub(crate) fn new(max: u32) -> Self {
+    pub fn new(max: u32) -> Self {
         Self::with(max, enabled_by(std::env::var(ENV_GOVERNOR).ok().as_deref()))
     }
 

@@ -56,7 +56,7 @@ use git::GitGuard;
 
 /// Options shared by every task of one `runner exec`.
 #[derive(Clone)]
-pub(crate) struct RunOptions {
+pub struct RunOptions {
     /// Where run outputs go (`--transcript-dir`, default `.runner`).
     pub transcript_dir: PathBuf,
     /// `--record FILE`.
