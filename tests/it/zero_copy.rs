@@ -265,3 +265,83 @@ fn a_warm_cache_is_reused_and_updated_by_difference() {
     }
     assert_eq!(repo.status(), "");
 }
+
+#[test]
+fn a_checkout_changed_during_the_batch_gives_the_next_tasks_a_template() {
+    let repo = repo_with(3, "{}");
+    let lib = repo.path().join("src/lib.rs");
+    // The first task's first response is held until the checkout's tracked file has been
+    // changed under it (as a build or an editor would); later tasks only list what they see.
+    let changed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let gate = {
+        let changed = changed.clone();
+        Gate::new(move || {
+            if !changed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                std::fs::write(&lib, "pub fn changed() {}\n").unwrap();
+            }
+            true
+        })
+    };
+    let bash = Resp::new()
+        .tool_use_fragments(
+            "toolu_bash",
+            "Bash",
+            &[&json!({ "command": "ls -A > seen.txt && cat src/lib.rs > lib.txt" }).to_string()],
+        )
+        .build();
+    let first = MockTurn::Gated {
+        events: bash,
+        holds: vec![Hold {
+            before: 0,
+            gate,
+            timeout: std::time::Duration::from_secs(30),
+        }],
+        drop_at: None,
+    };
+    let mock = MockAnthropic::start_each(vec![first, text_turn("done")], 3);
+    let run = exec_in(&mock, &repo)
+        .json()
+        .args(["--jobs", "1", "tasks"])
+        .run();
+    if no_overlays(&run) {
+        return;
+    }
+    run.expect_code(0);
+    assert!(changed.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(
+        run.stderr
+            .contains("worktrees are overlays on it (no template)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "the repository's checkout is no longer the worktrees' lower layer (it changed: src/lib.rs)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("the repository's checkout changed while a task ran on it"),
+        "{}",
+        run.stderr
+    );
+    // Whichever task ran on the checkout when it changed, the tasks after it saw the base
+    // commit's file from a template; none saw the untracked `notes.txt` or `target`.
+    let lib_of = |t: &str| {
+        let p = patch(&repo, t);
+        assert!(p.contains("+++ b/seen.txt"), "{t}: {p}");
+        assert!(!p.contains("+notes.txt"), "{t}: {p}");
+        assert!(!p.contains("+target"), "{t}: {p}");
+        p.contains("+pub fn base() {}")
+    };
+    let bases: Vec<bool> = ["t0", "t1", "t2"].iter().map(|t| lib_of(t)).collect();
+    assert!(
+        bases.iter().filter(|b| **b).count() >= 2,
+        "the tasks after the change see the base: {bases:?}"
+    );
+    // runner wrote nothing into the checkout: the change is the only one.
+    assert_eq!(repo.status(), " M src/lib.rs\n?? notes.txt\n");
+    mock.assert_clean();
+}
