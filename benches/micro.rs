@@ -9,7 +9,9 @@
 //! - JUnit rendering and writing for 1,000 tasks;
 //! - opening a repository as runner's git work does (recorded git directory and settings,
 //!   `runner::git::open_recorded`) against a plain `git2::Repository::open`;
-//! - redaction of a 10 MB tool output with 10 secrets (every form, src/redact/).
+//! - redaction of a 10 MB tool output with 10 secrets (every form, src/redact/);
+//! - Bedrock's event-stream decoding + assembly (`bedrock::frames::event_stream`) on the
+//!   synthetic stream re-framed as Bedrock sends it, against the same events as SSE.
 //!
 //! The permission engine and the sandbox have benchmarks of their own, in their crates:
 //! `cargo bench -p runner-policy` and `cargo bench -p runner-exec`.
@@ -85,6 +87,93 @@ fn main() {
     if want("redact") {
         bench_redact();
     }
+    if want("bedrock") {
+        bench_bedrock();
+    }
+}
+
+// ---------------------------------------------------------------- bedrock
+
+/// The synthetic stream's events as Bedrock frames them: one event-stream `chunk` message per
+/// event, its JSON base64 in `{"bytes": …}`.
+fn bedrock_body(sse: &str) -> Vec<u8> {
+    use aws_smithy_types::event_stream::{Header, HeaderValue, Message as Frame};
+    use base64::Engine;
+    let header =
+        |k: &str, v: &str| Header::new(k.to_string(), HeaderValue::String(v.to_string().into()));
+    let mut out = Vec::new();
+    for event in sse.split("\n\n") {
+        let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) else {
+            continue;
+        };
+        let payload = json!({"bytes": base64::engine::general_purpose::STANDARD.encode(data)});
+        let frame = Frame::new(Bytes::from(payload.to_string()))
+            .add_header(header(":message-type", "event"))
+            .add_header(header(":event-type", "chunk"))
+            .add_header(header(":content-type", "application/json"));
+        aws_smithy_eventstream::frame::write_message_to(&frame, &mut out).unwrap();
+    }
+    out
+}
+
+fn bench_bedrock() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let sse = synthetic_stream();
+    let body = bedrock_body(&sse);
+    let mut t = Table::new(&[
+        "same events as",
+        "bytes",
+        "chunking",
+        "median / stream",
+        "MB/s of events",
+    ]);
+    for chunk in [16 * 1024, 1500] {
+        let label = if chunk == 1500 { "1500-byte" } else { "16 KiB" };
+        let sse_chunks = split(sse.as_bytes(), chunk);
+        let (ds, _) = time_per_iter(SAMPLES, TARGET, || {
+            black_box(parse_and_assemble(&rt, &sse_chunks));
+        });
+        let frame_chunks = split(&body, chunk);
+        let (db, _) = time_per_iter(SAMPLES, TARGET, || {
+            black_box(rt.block_on(async {
+                let stream = futures_util::stream::iter(
+                    frame_chunks
+                        .iter()
+                        .cloned()
+                        .map(Ok::<Bytes, std::io::Error>)
+                        .collect::<Vec<_>>(),
+                );
+                let mut events =
+                    runner::model::bedrock::frames::event_stream(stream, Duration::from_secs(60));
+                let mut asm = Assembler::new();
+                while let Some(Ok(ev)) = events.next().await {
+                    if asm.push(ev).is_err() {
+                        break;
+                    }
+                }
+                asm.finish(None).is_ok()
+            }));
+        });
+        let mb = sse.len() as f64 / 1e6;
+        t.row(vec![
+            "SSE (Anthropic, Vertex AI)".into(),
+            sse.len().to_string(),
+            label.into(),
+            fmt_dur(ds),
+            format!("{:.1}", mb / ds.as_secs_f64()),
+        ]);
+        t.row(vec![
+            "event-stream (Bedrock)".into(),
+            body.len().to_string(),
+            label.into(),
+            fmt_dur(db),
+            format!("{:.1}", mb / db.as_secs_f64()),
+        ]);
+    }
+    println!("{}", t.render());
 }
 
 // ---------------------------------------------------------------- git open

@@ -8,7 +8,8 @@
 #                     parentheses keep `--allowed-tools=Bash(git diff *)` whole), over any
 #                     number of lines
 #   RUNNER_PROMPT     a one-line task (`runner exec -p PROMPT`) instead of RUNNER_TASKS
-#   RUNNER_JOBS, RUNNER_JUNIT, RUNNER_MODEL, RUNNER_MAX_COST, RUNNER_MODE   the other inputs
+#   RUNNER_JOBS, RUNNER_JUNIT, RUNNER_MODEL, RUNNER_MAX_COST, RUNNER_MODE, RUNNER_PROVIDER
+#                     the other inputs
 #   RUNNER_API_KEY    the anthropic-api-key input; exported as ANTHROPIC_API_KEY when set
 #
 # `exec` hands the step's signals (SIGINT, then SIGTERM on cancel) straight to runner, which
@@ -28,6 +29,7 @@ args=(exec --jobs "${RUNNER_JOBS:-1}" --junit "${RUNNER_JUNIT:-runner-junit.xml}
 if [ -n "${RUNNER_MODEL:-}" ]; then args+=(--model "$RUNNER_MODEL"); fi
 if [ -n "${RUNNER_MAX_COST:-}" ]; then args+=(--max-cost-usd "$RUNNER_MAX_COST"); fi
 if [ -n "${RUNNER_MODE:-}" ]; then args+=(--permission-mode "$RUNNER_MODE"); fi
+if [ -n "${RUNNER_PROVIDER:-}" ]; then args+=(--provider "$RUNNER_PROVIDER"); fi
 
 # Split one line of the args input into words as a shell would, without expanding anything:
 # spaces separate words, '...' and "..." quote (a backslash escapes the next character outside

@@ -288,6 +288,7 @@ fn overrides(args: &ExecArgs) -> Overrides {
         system_prompt: args.system_prompt.clone(),
         system_prompt_append: args.append_system_prompt.clone(),
         git_base: args.base,
+        provider: args.provider,
     }
 }
 

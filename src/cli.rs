@@ -162,14 +162,15 @@ pub struct ExecArgs {
     /// "continue" note when it stopped after the model's answer).
     #[arg(short = 'p', long, alias = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = stdin::STDIN_PROMPT)]
     pub prompt: Option<String>,
-    /// Inline task (-p): the model API, `anthropic` or `openai` (default: from the model's
-    /// name, `gpt-*`/`o1*`/`o3*`/`o4*` → openai, `claude-*` → anthropic, else from the API keys
-    /// set).
+    /// The model API, `anthropic`, `openai`, `bedrock` or `vertex`: replaces every spec's
+    /// `provider` (and drops the `openai:` settings of a spec switched away from openai). For an
+    /// inline task (-p) the default is `CLAUDE_CODE_USE_BEDROCK`/`CLAUDE_CODE_USE_VERTEX` →
+    /// bedrock/vertex; else from the model's name, `gpt-*`/`o1*`/`o3*`/`o4*` → openai,
+    /// `claude-*` → anthropic, else from the API keys set.
     #[arg(
         long,
-        value_name = "anthropic|openai",
+        value_name = "anthropic|openai|bedrock|vertex",
         value_parser = parse_provider,
-        requires = "prompt",
         conflicts_with = "resume"
     )]
     pub provider: Option<ProviderKind>,
@@ -375,8 +376,10 @@ fn parse_provider(s: &str) -> Result<ProviderKind, String> {
     match s {
         "anthropic" => Ok(ProviderKind::Anthropic),
         "openai" => Ok(ProviderKind::Openai),
+        "bedrock" => Ok(ProviderKind::Bedrock),
+        "vertex" => Ok(ProviderKind::Vertex),
         _ => Err(format!(
-            "unknown provider `{s}` (expected anthropic or openai; replay runs with --replay FILE)"
+            "unknown provider `{s}` (expected anthropic, openai, bedrock or vertex; replay runs with --replay FILE)"
         )),
     }
 }

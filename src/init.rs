@@ -53,6 +53,46 @@ pub struct InitArgs {
     /// only the workflow.
     #[arg(long)]
     pub workflow: bool,
+    /// Where the model runs: `anthropic` (the API, `ANTHROPIC_API_KEY`), `bedrock` (Amazon
+    /// Bedrock) or `vertex` (Google Vertex AI). The spec gets `provider:`, the workflow the
+    /// cloud's OIDC sign-in instead of an API key secret.
+    #[arg(long, value_enum, default_value_t = InitProvider::Anthropic)]
+    pub provider: InitProvider,
+}
+
+/// The providers `runner init --provider` sets a repository up for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InitProvider {
+    /// The Anthropic API with `ANTHROPIC_API_KEY`.
+    Anthropic,
+    /// Amazon Bedrock with AWS credentials (OIDC in the workflow).
+    Bedrock,
+    /// Google Vertex AI with Application Default Credentials (OIDC in the workflow).
+    Vertex,
+}
+
+impl InitProvider {
+    /// What a run of the spec needs from the environment.
+    pub(crate) fn needs(self) -> &'static str {
+        match self {
+            InitProvider::Anthropic => "ANTHROPIC_API_KEY",
+            InitProvider::Bedrock => "AWS credentials and AWS_REGION",
+            InitProvider::Vertex => "Google credentials and ANTHROPIC_VERTEX_PROJECT_ID",
+        }
+    }
+
+    /// The spec's `provider:` line (none for the default).
+    pub(crate) fn spec_line(self) -> &'static str {
+        match self {
+            InitProvider::Anthropic => "",
+            InitProvider::Bedrock => {
+                "provider: bedrock                 # AWS credentials from the standard chain, region from AWS_REGION\n"
+            }
+            InitProvider::Vertex => {
+                "provider: vertex                  # Application Default Credentials, project from ANTHROPIC_VERTEX_PROJECT_ID\n"
+            }
+        }
+    }
 }
 
 /// Why `runner init` stopped.
@@ -96,13 +136,13 @@ pub fn run(args: &InitArgs) -> i32 {
         None if args.workflow && has_specs(&base.join("tasks")) => None,
         None => Some(DEFAULT_NAME),
     };
-    match init(base, name, args.workflow) {
+    match init(base, name, args.workflow, args.provider) {
         Ok(changes) => {
             let spec = match name {
                 Some(n) => Path::new("tasks").join(format!("{n}.yaml")),
                 None => PathBuf::from("tasks/"),
             };
-            let _ = report(&mut io::stderr().lock(), &changes, &spec);
+            let _ = report(&mut io::stderr().lock(), &changes, &spec, args.provider);
             0
         }
         Err(e) => {
@@ -126,20 +166,25 @@ fn has_specs(dir: &Path) -> bool {
     })
 }
 
-/// Create the spec of task `name` (none: the workflow alone) and the workflow, and add
-/// `.runner/` to `.gitignore`, under `dir`. Every file to create is checked first: if one
-/// exists, nothing is written.
-pub fn init(dir: &Path, name: Option<&str>, workflow: bool) -> Result<Vec<Change>, InitError> {
+/// Create the spec of task `name` (none: the workflow alone) and the workflow for `provider`,
+/// and add `.runner/` to `.gitignore`, under `dir`. Every file to create is checked first: if
+/// one exists, nothing is written.
+pub fn init(
+    dir: &Path,
+    name: Option<&str>,
+    workflow: bool,
+    provider: InitProvider,
+) -> Result<Vec<Change>, InitError> {
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     if let Some(name) = name {
         if let Some(why) = name_problem(name) {
             return Err(InitError::Name(why));
         }
         let spec_rel = Path::new("tasks").join(format!("{name}.yaml"));
-        files.push((spec_rel, starter_spec(dir, name)));
+        files.push((spec_rel, starter_spec(dir, name, provider)));
     }
     if workflow {
-        files.push((PathBuf::from(WORKFLOW_PATH), workflow_text()));
+        files.push((PathBuf::from(WORKFLOW_PATH), workflow_text(provider)));
     }
     for (rel, _) in &files {
         let path = dir.join(rel);
@@ -216,7 +261,12 @@ fn add_gitignore_line(path: &Path, line: &'static str) -> Result<Change, InitErr
 }
 
 /// Tell the user what was written and what to do next.
-fn report(w: &mut impl Write, changes: &[Change], spec: &Path) -> io::Result<()> {
+fn report(
+    w: &mut impl Write,
+    changes: &[Change],
+    spec: &Path,
+    provider: InitProvider,
+) -> io::Result<()> {
     for c in changes {
         match c {
             Change::Created(p) => writeln!(w, "     Created {}", p.display())?,
@@ -232,25 +282,30 @@ fn report(w: &mut impl Write, changes: &[Change], spec: &Path) -> io::Result<()>
     writeln!(w, "  runner validate {spec}      check the spec")?;
     writeln!(
         w,
-        "  runner exec {spec}          run it (needs ANTHROPIC_API_KEY)"
+        "  runner exec {spec}          run it (needs {})",
+        provider.needs()
     )
 }
 
 /// The spec of task `name` for the project at `dir`: a job template, or the read-only starter;
 /// valid as written, every common field shown.
-fn starter_spec(dir: &Path, name: &str) -> String {
+fn starter_spec(dir: &Path, name: &str, provider: InitProvider) -> String {
     let project = detect::detect(if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
         dir
     });
-    templates::spec_for(name, project.as_ref(), SCHEMA_URL)
+    templates::spec_for(name, project.as_ref(), SCHEMA_URL, provider)
 }
 
-/// The example workflow, pinned to the release of this runner.
-fn workflow_text() -> String {
-    WORKFLOW
-        .replace("{repository}", action_repository())
+/// The example workflow for `provider`, pinned to the release of this runner.
+fn workflow_text(provider: InitProvider) -> String {
+    let text = match provider {
+        InitProvider::Anthropic => WORKFLOW,
+        InitProvider::Bedrock => WORKFLOW_BEDROCK,
+        InitProvider::Vertex => WORKFLOW_VERTEX,
+    };
+    text.replace("{repository}", action_repository())
         .replace("{version}", crate::VERSION)
 }
 
@@ -273,6 +328,88 @@ jobs:
         uses: {repository}@v{version}
         env:
           ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
+        with:
+          tasks: tasks/
+          junit: runner-junit.xml
+      - name: Keep the report and transcripts
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: runner
+          path: |
+            runner-junit.xml
+            .runner/
+"#;
+
+/// The example workflow for Amazon Bedrock: GitHub's OIDC token exchanged for a role's
+/// credentials by `aws-actions/configure-aws-credentials`; no secret.
+const WORKFLOW_BEDROCK: &str = r#"# Runs every task spec in tasks/ on each pull request with runner on Amazon Bedrock, then keeps
+# the JUnit report and the transcripts as artifacts. No secret: GitHub's OIDC token is exchanged
+# for the credentials of an IAM role whose trust policy admits this repository
+# (token.actions.githubusercontent.com, sub repo:OWNER/REPO:*) and which may call
+# bedrock:InvokeModelWithResponseStream. Set the repository variables AWS_ROLE_ARN and
+# AWS_REGION (Settings > Secrets and variables > Actions > Variables).
+name: runner
+on:
+  pull_request:
+permissions:
+  contents: read
+  id-token: write
+jobs:
+  tasks:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: aws-actions/configure-aws-credentials@v4
+        with:
+          role-to-assume: ${{ vars.AWS_ROLE_ARN }}
+          aws-region: ${{ vars.AWS_REGION }}
+      - id: runner
+        uses: {repository}@v{version}
+        with:
+          tasks: tasks/
+          junit: runner-junit.xml
+      - name: Keep the report and transcripts
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: runner
+          path: |
+            runner-junit.xml
+            .runner/
+"#;
+
+/// The example workflow for Google Vertex AI: GitHub's OIDC token exchanged through workload
+/// identity federation by `google-github-actions/auth`; no secret.
+const WORKFLOW_VERTEX: &str = r#"# Runs every task spec in tasks/ on each pull request with runner on Google Vertex AI, then
+# keeps the JUnit report and the transcripts as artifacts. No secret: GitHub's OIDC token is
+# exchanged through a workload identity pool and provider that trust this repository, for a
+# service account with roles/aiplatform.user on the project. Set the repository variables
+# GCP_WORKLOAD_IDENTITY_PROVIDER (projects/NUMBER/locations/global/workloadIdentityPools/POOL/
+# providers/PROVIDER), GCP_SERVICE_ACCOUNT, GCP_PROJECT and CLOUD_ML_REGION (us-east5,
+# europe-west1, or global).
+name: runner
+on:
+  pull_request:
+permissions:
+  contents: read
+  id-token: write
+jobs:
+  tasks:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: google-github-actions/auth@v2
+        with:
+          workload_identity_provider: ${{ vars.GCP_WORKLOAD_IDENTITY_PROVIDER }}
+          service_account: ${{ vars.GCP_SERVICE_ACCOUNT }}
+      - id: runner
+        uses: {repository}@v{version}
+        env:
+          ANTHROPIC_VERTEX_PROJECT_ID: ${{ vars.GCP_PROJECT }}
+          CLOUD_ML_REGION: ${{ vars.CLOUD_ML_REGION }}
         with:
           tasks: tasks/
           junit: runner-junit.xml
@@ -328,7 +465,7 @@ mod tests {
 
     #[test]
     fn starter_spec_names_the_task_and_the_schema() {
-        let s = starter_spec(Path::new("."), "nightly.docs");
+        let s = starter_spec(Path::new("."), "nightly.docs", InitProvider::Anthropic);
         assert!(s.starts_with(&format!("# yaml-language-server: $schema={SCHEMA_URL}\n")));
         assert!(s.contains("\nname: nightly.docs\n"));
         assert!(s.contains("runner exec tasks/nightly.docs.yaml"));
@@ -338,7 +475,7 @@ mod tests {
     #[test]
     fn a_bad_name_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let e = init(dir.path(), Some("a b"), true).unwrap_err();
+        let e = init(dir.path(), Some("a b"), true, InitProvider::Bedrock).unwrap_err();
         assert!(matches!(e, InitError::Name(_)), "{e}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
     }

@@ -15,7 +15,8 @@ pub mod cli;
 pub mod init;
 
 pub use runner_core::{
-    VERSION, agent, atomic_file, events, git, governor, integrity, log, model, outcome,
-    permissions, prepare, process, redact, report, roots, sandbox, spec, tools, transcript,
+    VERSION, agent, atomic_file, event_schema, events, git, governor, integrity, log, model,
+    outcome, permissions, prepare, process, redact, report, roots, sandbox, spec, tools,
+    transcript,
 };
 pub(crate) use runner_core::{session, task};

@@ -2,11 +2,17 @@
 //! `docs`) a spec that does that job with the project's own commands; for any other name the
 //! read-only starter. Each is valid as written.
 
+use super::InitProvider;
 use super::detect::Project;
 
 /// The spec for task `name` in a project like `project` (`None`: nothing recognised), with the
-/// `$schema` line pointing at `schema_url`.
-pub(super) fn spec_for(name: &str, project: Option<&Project>, schema_url: &str) -> String {
+/// `$schema` line pointing at `schema_url`, for `provider`.
+pub(super) fn spec_for(
+    name: &str,
+    project: Option<&Project>,
+    schema_url: &str,
+    provider: InitProvider,
+) -> String {
     let fallback;
     let (p, found) = match project {
         Some(p) => (p, format!("a {} project", p.kind)),
@@ -41,6 +47,8 @@ pub(super) fn spec_for(name: &str, project: Option<&Project>, schema_url: &str) 
     );
     HEADER
         .replace("{body}", body)
+        .replace("{provider}", provider.spec_line())
+        .replace("{needs}", provider.needs())
         .replace("{schema_url}", schema_url)
         .replace("{name}", name)
         .replace("{found}", &found)
@@ -56,11 +64,11 @@ const HEADER: &str = r#"# yaml-language-server: $schema={schema_url}
 # A runner task spec ({found}). Check it, then run it:
 #
 #   runner validate tasks/{name}.yaml
-#   runner exec tasks/{name}.yaml          # needs ANTHROPIC_API_KEY
+#   runner exec tasks/{name}.yaml          # needs {needs}
 #
 # Paths in this file are relative to this file. `runner schema` prints every field.
 name: {name}
-{body}"#;
+{provider}{body}"#;
 
 const FIX_TESTS: &str = r#"prompt: |
   Run `{test}`. If any test fails, find the cause and fix the code so that every test passes.

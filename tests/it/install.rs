@@ -796,6 +796,7 @@ fn action_passes_args_one_per_line_and_the_api_key_through_the_environment() {
         ("RUNNER_MODEL", "claude-x"),
         ("RUNNER_MAX_COST", ""),
         ("RUNNER_MODE", "acceptEdits"),
+        ("RUNNER_PROVIDER", "bedrock"),
         (
             "RUNNER_ARGS",
             "--allowed-tools=Bash(git diff *)\n  --max-turns  \n40\n\n--disallowed-tools\r\nBash(git push:*)\n--shard 1/4 --append-system-prompt \"Be brief, \\\"really\\\"\" --name 'it x'",
@@ -816,6 +817,8 @@ fn action_passes_args_one_per_line_and_the_api_key_through_the_environment() {
             "claude-x",
             "--permission-mode",
             "acceptEdits",
+            "--provider",
+            "bedrock",
             "--allowed-tools=Bash(git diff *)",
             "--max-turns",
             "40",

@@ -427,8 +427,26 @@ fn resume_continues_in_the_recorded_worktree() {
 
     // A worktree recorded by the run (as `git:` isolation writes it) is where it continues.
     let worktree = TestRepo::new();
-    let record = json!({"type": "system", "subtype": "runner_worktree", "parentUuid": null,
-        "uuid": "w-1", "worktreePath": worktree.path()});
+    let envelope = read_json_lines(&path)
+        .into_iter()
+        .find(|r| r["type"] == "system" && r.get("sessionId").is_some())
+        .unwrap();
+    let mut record = json!({"type": "system", "subtype": "runner_worktree", "parentUuid": null,
+        "uuid": "w-1", "worktree": worktree.path(), "repoRoot": repo.path(),
+        "baseCommit": "0000000000000000000000000000000000000000", "level": "info",
+        "content": "task runs in git worktree", "logicalParentUuid": null});
+    for key in [
+        "isSidechain",
+        "userType",
+        "entrypoint",
+        "cwd",
+        "sessionId",
+        "version",
+        "gitBranch",
+        "timestamp",
+    ] {
+        record[key] = envelope[key].clone();
+    }
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str(&format!("{record}\n"));
     std::fs::write(&path, text).unwrap();

@@ -1,10 +1,12 @@
 //! The committed `schema/task.schema.json` matches the generated schema, and the schema
-//! accepts and rejects the right specs.
+//! accepts and rejects the right specs; the committed event schemas match theirs, with the
+//! version raised as the change needs.
 //!
 //! Regenerate the committed file with `UPDATE_SCHEMA=1 cargo test --test it schema_sync`.
 
 use std::path::PathBuf;
 
+use runner::event_schema::{SCHEMA_VERSION, VERSION_KEY, compat, event_schemas};
 use runner::spec::schema::{task_schema, task_schema_pretty};
 
 fn committed_path() -> PathBuf {
@@ -143,4 +145,68 @@ fn schema_rejects_invalid_specs() {
             "{src}: expected an error at {path:?}, got {errs:#?}"
         );
     }
+}
+
+/// Each committed event schema (`schema/*.schema.json` but the task spec's) equals the one
+/// generated from the types, and records [`SCHEMA_VERSION`]. With `UPDATE_SCHEMA=1` the files
+/// are rewritten, but only when the version was raised as far as the change needs (a field
+/// added: minor; removed or changed: major; words: patch).
+#[test]
+fn committed_event_schemas_are_up_to_date() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema");
+    let update = std::env::var_os("UPDATE_SCHEMA").is_some();
+    let mut problems = Vec::new();
+    for s in event_schemas() {
+        assert_eq!(s.schema[VERSION_KEY], SCHEMA_VERSION, "{}", s.file);
+        let path = dir.join(s.file);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        if committed == s.pretty() {
+            continue;
+        }
+        let version_problem = serde_json::from_str::<serde_json::Value>(&committed)
+            .ok()
+            .and_then(|old| compat::version_error(&old, &s.schema, SCHEMA_VERSION));
+        match (update, version_problem) {
+            (true, None) => std::fs::write(&path, s.pretty()).unwrap(),
+            (true, Some(why)) => problems.push(format!("{}: not rewritten: {why}", s.file)),
+            (false, why) => problems.push(format!(
+                "{} is out of date with the types; regenerate it with `UPDATE_SCHEMA=1 cargo \
+                 test --test it schema_sync` and commit it{}",
+                s.file,
+                why.map(|w| format!(" (first: {w})")).unwrap_or_default()
+            )),
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// The published file names are the ones the release attaches and the docs name.
+#[test]
+fn event_schema_files_are_the_published_ones() {
+    let names: Vec<&str> = event_schemas().iter().map(|s| s.file).collect();
+    assert_eq!(
+        names,
+        [
+            "stream-json.schema.json",
+            "transcript.schema.json",
+            "result-message.schema.json",
+            "result-file.schema.json",
+            "step-outputs.schema.json"
+        ]
+    );
+    let release = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".github/workflows/release.yml"),
+    )
+    .unwrap();
+    assert!(
+        release.contains("schema/*.schema.json"),
+        "the release attaches every schema"
+    );
+    let docs =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/src/cli.md"))
+            .unwrap();
+    for n in names {
+        assert!(docs.contains(n), "docs/src/cli.md names {n}");
+    }
+    assert!(docs.contains(SCHEMA_VERSION), "the docs name the version");
 }

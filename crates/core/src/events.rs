@@ -63,7 +63,8 @@ pub struct InitInfo {
 
 /// How one MCP server started (the init record's `mcpServers`, stream-json init's
 /// `mcp_servers`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct McpServerStatus {
     /// The spec's name for it.
     pub name: String,
@@ -146,7 +147,8 @@ pub struct ModelUsage {
 }
 
 /// The result of one verify check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CheckResult {
     /// Check name (the spec's `name`, or its command).
     pub name: String,
@@ -245,7 +247,8 @@ pub struct RunResult {
 }
 
 /// A command the task ran: a Bash tool call that was allowed and started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CommandRun {
     /// The command line.
     pub command: String,
@@ -261,7 +264,10 @@ pub struct CommandRun {
 
 /// Where one turn's wall time went, by phase, in milliseconds. The phases follow each other
 /// and together make up the turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct Phases {
     /// Checks, context preparation (and compaction) and building the request.
     pub request_build_ms: u64,
@@ -307,7 +313,10 @@ impl Phases {
 }
 
 /// The turns' timing summed over a task (the result's `runner_timing`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct TimingTotals {
     /// Turns timed.
     pub turns: u32,
@@ -333,7 +342,8 @@ impl TimingTotals {
 }
 
 /// A project instruction file the first prompt carried.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InstructionFile {
     /// Its path.
     pub path: PathBuf,
@@ -347,7 +357,10 @@ pub struct InstructionFile {
 }
 
 /// How many connection attempts the egress proxy let through and refused.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct NetworkTally {
     /// Attempts to allowed hosts.
     pub allowed: u32,

@@ -18,6 +18,7 @@
 pub mod agent;
 pub mod atomic_file;
 pub(crate) mod contract;
+pub mod event_schema;
 pub mod events;
 pub mod git;
 pub mod governor;

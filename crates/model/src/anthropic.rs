@@ -19,7 +19,7 @@ use super::types::ModelRequest;
 
 pub use super::http::install_crypto_provider;
 pub use super::http_error::{self, parse_retry_after};
-pub use request::{RequestBody, request_body};
+pub use request::{Platform, RequestBody, request_body};
 pub use wire::{event_stream, parse_event};
 
 /// How to reach the Anthropic API.

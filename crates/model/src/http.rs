@@ -1,4 +1,5 @@
-//! HTTP plumbing shared by the streaming providers (Anthropic, OpenAI-compatible): the rustls
+//! HTTP plumbing shared by the streaming providers (Anthropic, OpenAI-compatible, Bedrock,
+//! Vertex AI): the rustls
 //! crypto provider, the client, the endpoint URL check, and one streaming POST that turns
 //! non-2xx statuses and non-SSE bodies into [`ProviderError`]s.
 
@@ -119,7 +120,23 @@ pub(crate) async fn post_event_stream(
     body: Vec<u8>,
     idle_timeout: Duration,
 ) -> Result<(reqwest::Response, Option<String>), ProviderError> {
-    let send = client.post(url.clone()).body(body).send();
+    send_stream(
+        client.post(url.clone()).body(body),
+        "text/event-stream",
+        idle_timeout,
+    )
+    .await
+}
+
+/// Send `request` and return the response once its headers are in, with its request id, as
+/// [`post_event_stream`] does, expecting a 2xx body of `content_type` (an empty content type
+/// is tolerated).
+pub(crate) async fn send_stream(
+    request: reqwest::RequestBuilder,
+    expected_content_type: &str,
+    idle_timeout: Duration,
+) -> Result<(reqwest::Response, Option<String>), ProviderError> {
+    let send = request.send();
     let mut resp = match tokio::time::timeout(idle_timeout, send).await {
         Err(_) => return Err(ProviderError::Stalled(idle_timeout)),
         Ok(Err(e)) => {
@@ -144,19 +161,79 @@ pub(crate) async fn post_event_stream(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
-    if !content_type.is_empty() && !content_type.starts_with("text/event-stream") {
+    if !content_type.is_empty() && !content_type.starts_with(expected_content_type) {
         let body = read_error_body(&mut resp, idle_timeout).await;
         let snippet: String = String::from_utf8_lossy(&body).chars().take(500).collect();
         return Err(ProviderError::Malformed(format!(
-            "expected a text/event-stream response, got {content_type}: {}",
+            "expected a {expected_content_type} response, got {content_type}: {}",
             snippet.trim()
         )));
     }
     Ok((resp, request_id))
 }
 
+/// `application/x-www-form-urlencoded` of `pairs`.
+pub(crate) fn form_body(pairs: &[(&str, &str)]) -> String {
+    let enc = |s: &str| {
+        let mut out = String::with_capacity(s.len());
+        for b in s.bytes() {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    };
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", enc(k), enc(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Send `req` (a credential or token endpoint call) and return its body text. A transport
+/// failure, 429 or 5xx is transient ([`ProviderError::Transport`], retried); any other non-2xx
+/// (a role that cannot be assumed, an expired token) is [`ProviderError::Config`]. Messages
+/// name `what`.
+pub(crate) async fn call(
+    req: reqwest::RequestBuilder,
+    what: &str,
+) -> Result<String, ProviderError> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| endpoint_error(what, None, &error_chain(&e)))?;
+    let status = resp.status();
+    let text = resp
+        .text()
+        .await
+        .map_err(|e| endpoint_error(what, None, &error_chain(&e)))?;
+    if !status.is_success() {
+        let detail: String = text.trim().chars().take(500).collect();
+        return Err(endpoint_error(what, Some(status.as_u16()), &detail));
+    }
+    Ok(text)
+}
+
+/// A failed credential or token endpoint call (see [`call`]).
+fn endpoint_error(what: &str, status: Option<u16>, detail: &str) -> ProviderError {
+    match status {
+        Some(s) if (400..500).contains(&s) && s != 429 => {
+            ProviderError::Config(format!("{what} answered HTTP {s}: {detail}"))
+        }
+        _ => ProviderError::Transport {
+            message: format!("{what} failed: {detail}"),
+            before_response: true,
+        },
+    }
+}
+
 /// Read at most [`MAX_ERROR_BODY`] bytes of an error response.
-async fn read_error_body(resp: &mut reqwest::Response, idle_timeout: Duration) -> Vec<u8> {
+pub(crate) async fn read_error_body(
+    resp: &mut reqwest::Response,
+    idle_timeout: Duration,
+) -> Vec<u8> {
     let mut body = Vec::new();
     loop {
         match tokio::time::timeout(idle_timeout, resp.chunk()).await {

@@ -25,10 +25,12 @@ fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .filter(|s| !s.is_empty())
 }
 
-/// The `request-id` header (Anthropic), else `x-request-id` (OpenAI), if present.
+/// The `request-id` header (Anthropic), else `x-request-id` (OpenAI), else
+/// `x-amzn-requestid` (Bedrock), if present.
 pub(crate) fn request_id_header(headers: &HeaderMap) -> Option<String> {
     header_str(headers, "request-id")
         .or_else(|| header_str(headers, "x-request-id"))
+        .or_else(|| header_str(headers, "x-amzn-requestid"))
         .map(str::to_string)
 }
 
@@ -93,16 +95,36 @@ pub(crate) fn http_error(status: u16, headers: &HeaderMap, body: &[u8]) -> Provi
             .map(str::to_string)
     };
     // OpenAI sends `"type": null` with a `code` for some errors (e.g. `invalid_api_key`).
-    let error_type = field("type").or_else(|| field("code"));
-    let message = field("message").unwrap_or_else(|| {
-        let text = String::from_utf8_lossy(body);
-        let text = text.trim();
-        if text.is_empty() {
-            format!("empty response body (HTTP {status})")
-        } else {
-            text.chars().take(MAX_RAW_MESSAGE_CHARS).collect()
-        }
-    });
+    // Google APIs (Vertex AI) name the error in `status` (`RESOURCE_EXHAUSTED`); AWS in the
+    // `x-amzn-ErrorType` header (`ThrottlingException:http://internal.amazon.com/…`).
+    let error_type = field("type")
+        .or_else(|| field("code"))
+        .or_else(|| field("status"))
+        .or_else(|| {
+            header_str(headers, "x-amzn-errortype")
+                .and_then(|t| t.split(':').next())
+                .map(str::to_string)
+        });
+    // Bedrock's error body is `{"message": "..."}` (or `Message`), the type in a header.
+    let top = |k: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let message = field("message")
+        .or_else(|| top("message"))
+        .or_else(|| top("Message"))
+        .unwrap_or_else(|| {
+            let text = String::from_utf8_lossy(body);
+            let text = text.trim();
+            if text.is_empty() {
+                format!("empty response body (HTTP {status})")
+            } else {
+                text.chars().take(MAX_RAW_MESSAGE_CHARS).collect()
+            }
+        });
     let request_id = request_id_header(headers).or_else(|| {
         parsed
             .as_ref()

@@ -1,5 +1,5 @@
-//! Model providers and the types they share: one [`Provider`] trait with the Anthropic, OpenAI
-//! and replay providers behind it, the cassette recorder, SSE framing with an idle watchdog,
+//! Model providers and the types they share: one [`Provider`] trait with the Anthropic, Amazon
+//! Bedrock, Google Vertex AI, OpenAI and replay providers behind it, the cassette recorder, SSE framing with an idle watchdog,
 //! the block assembler, HTTP error parsing, the model table, and the retry policy for model
 //! calls ([`retry`]).
 //!
@@ -10,6 +10,7 @@
 
 pub mod anthropic;
 pub mod assembler;
+pub mod bedrock;
 pub mod cassette;
 pub mod cassette_diff;
 pub mod http;
@@ -23,6 +24,7 @@ pub mod retry;
 pub mod settings;
 pub mod sse;
 pub mod table;
+pub mod vertex;
 pub use runner_protocol::model as types;
 
 pub use provider::{EventStream, ModelCall, Provider, ProviderError, ResponseMeta, StreamEvent};

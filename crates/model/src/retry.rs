@@ -130,10 +130,17 @@ pub fn classify(err: &ProviderError) -> Class {
                 _ => Class::Fatal(describe(err)),
             }
         }
-        StreamError { error_type, .. } => match error_type.as_str() {
-            "overloaded_error" | "api_error" | "timeout_error" | "rate_limit_error" => {
-                Class::Retryable { retry_after: None }
-            }
+        // Anthropic's transient stream errors, and Bedrock's transient stream exceptions.
+        StreamError { error_type, .. } => match error_type.to_ascii_lowercase().as_str() {
+            "overloaded_error"
+            | "api_error"
+            | "timeout_error"
+            | "rate_limit_error"
+            | "throttlingexception"
+            | "modelstreamerrorexception"
+            | "serviceunavailableexception"
+            | "internalserverexception"
+            | "modeltimeoutexception" => Class::Retryable { retry_after: None },
             _ => Class::Fatal(describe(err)),
         },
         Incomplete { .. } | UnclosedBlock { .. } | Stalled(_) => {
@@ -181,14 +188,16 @@ pub fn context_exhausted(err: &ProviderError) -> bool {
     }
 }
 
-/// Whether the failure says the model is overloaded (HTTP 529, or an `overloaded_error`
-/// answer or stream event): the failure a fallback model is for.
+/// Whether the failure says the model is overloaded (HTTP 529, an `overloaded_error` answer or
+/// stream event, Bedrock's `ServiceUnavailableException`): the failure a fallback model is for.
 pub fn overloaded(err: &ProviderError) -> bool {
+    let named =
+        |t: &str| t == "overloaded_error" || t.eq_ignore_ascii_case("ServiceUnavailableException");
     match err {
         ProviderError::Http {
             status, error_type, ..
-        } => *status == 529 || error_type.as_deref() == Some("overloaded_error"),
-        ProviderError::StreamError { error_type, .. } => error_type == "overloaded_error",
+        } => *status == 529 || error_type.as_deref().is_some_and(named),
+        ProviderError::StreamError { error_type, .. } => named(error_type),
         _ => false,
     }
 }
@@ -242,6 +251,12 @@ pub fn mid_stream(err: &ProviderError) -> bool {
 /// A message for a permanent API failure that names the cause and what to do.
 pub fn describe(err: &ProviderError) -> String {
     match err {
+        // A cloud platform's own error (Bedrock's `AccessDeniedException`, Vertex AI's
+        // `PERMISSION_DENIED`): its name and message say more than Anthropic's wording.
+        ProviderError::Http {
+            error_type: Some(t),
+            ..
+        } if t.bytes().any(|b| b.is_ascii_uppercase()) => err.to_string(),
         ProviderError::Http {
             status, message, ..
         } => match status {

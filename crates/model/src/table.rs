@@ -85,8 +85,42 @@ pub const BUILTIN_MODELS: &[(&str, ModelInfo)] = &[
     ("claude-3-5-haiku", entry(8_192, 0.80, 4.0, 1.0, 0.08)),
 ];
 
-/// The canonical id of `model`: a trailing `-YYYYMMDD` or `-latest` removed.
+/// Release dates of the built-in models: the suffix of their dated Anthropic id, of their
+/// Bedrock id (`anthropic.{id}-{date}-v1:0`) and of their Vertex AI id (`{id}@{date}`).
+const RELEASES: &[(&str, &str)] = &[
+    ("claude-opus-4-5", "20251101"),
+    ("claude-opus-4-1", "20250805"),
+    ("claude-opus-4", "20250514"),
+    ("claude-sonnet-4-5", "20250929"),
+    ("claude-sonnet-4", "20250514"),
+    ("claude-haiku-4-5", "20251001"),
+    ("claude-3-7-sonnet", "20250219"),
+    ("claude-3-5-haiku", "20241022"),
+];
+
+fn release(model: &str) -> Option<&'static str> {
+    let id = canonical_id(model);
+    RELEASES.iter().find(|(n, _)| *n == id).map(|(_, d)| *d)
+}
+
+/// The Bedrock base model id of a built-in model (`anthropic.claude-sonnet-4-5-20250929-v1:0`),
+/// without an inference-profile prefix.
+pub fn bedrock_id(model: &str) -> Option<String> {
+    let date = release(model)?;
+    Some(format!("anthropic.{}-{date}-v1:0", canonical_id(model)))
+}
+
+/// The Vertex AI model id of a built-in model (`claude-sonnet-4-5@20250929`).
+pub fn vertex_id(model: &str) -> Option<String> {
+    let date = release(model)?;
+    Some(format!("{}@{date}", canonical_id(model)))
+}
+
+/// The canonical id of `model`: a trailing `-YYYYMMDD` or `-latest` removed; a Bedrock id
+/// (`us.anthropic.claude-sonnet-4-5-20250929-v1:0`: inference-profile prefix, `anthropic.`
+/// and version suffix) or a Vertex AI id (`claude-sonnet-4-5@20250929`) reduced to the same.
 pub fn canonical_id(model: &str) -> &str {
+    let model = platform_base(model);
     if let Some(base) = model.strip_suffix("-latest") {
         return base;
     }
@@ -97,6 +131,26 @@ pub fn canonical_id(model: &str) -> &str {
         return base;
     }
     model
+}
+
+/// `model` without a Bedrock or Vertex AI decoration (see [`canonical_id`]).
+fn platform_base(model: &str) -> &str {
+    let mut m = model;
+    if let Some((base, _)) = m.split_once('@') {
+        m = base;
+    }
+    if let Some(i) = m.find("anthropic.") {
+        m = &m[i + "anthropic.".len()..];
+        // `-v1:0`, `-v2`.
+        if let Some((base, version)) = m.rsplit_once("-v")
+            && version
+                .split(':')
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        {
+            m = base;
+        }
+    }
+    m
 }
 
 /// The built-in entry for `model` (dated and `-latest` ids included), without spec overrides.
@@ -201,6 +255,38 @@ mod tests {
             1.0
         );
         assert_eq!(BUILTIN_MODELS.len(), 8);
+    }
+
+    #[test]
+    fn bedrock_and_vertex_ids_match() {
+        for id in [
+            "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+            "claude-sonnet-4-5@20250929",
+        ] {
+            assert_eq!(canonical_id(id), "claude-sonnet-4-5", "{id}");
+            assert_eq!(builtin(id), builtin("claude-sonnet-4-5"), "{id}");
+        }
+        assert_eq!(
+            canonical_id("eu.anthropic.claude-3-5-haiku-20241022-v1:0"),
+            "claude-3-5-haiku"
+        );
+        assert_eq!(
+            bedrock_id("claude-haiku-4-5-20251001").as_deref(),
+            Some("anthropic.claude-haiku-4-5-20251001-v1:0")
+        );
+        assert_eq!(
+            vertex_id("claude-opus-4-1").as_deref(),
+            Some("claude-opus-4-1@20250805")
+        );
+        assert_eq!(vertex_id("gpt-4o"), None);
+        for (name, _) in BUILTIN_MODELS {
+            assert!(
+                bedrock_id(name).is_some() && vertex_id(name).is_some(),
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@
 pub mod access;
 pub mod mode;
 pub mod model;
+mod model_schema;
 pub mod outcome;
 pub mod redact;
 pub mod roots;

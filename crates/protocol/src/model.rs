@@ -26,7 +26,7 @@ pub enum BlockError {
 }
 
 /// Who said a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The user side: prompts and tool results.
@@ -350,7 +350,10 @@ impl Message {
 }
 
 /// Token usage as the API reports it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct Usage {
     /// Uncached input tokens.
     #[serde(default)]
@@ -490,7 +493,8 @@ impl<'de> Deserialize<'de> for StopReason {
 }
 
 /// A tool as offered to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ToolSpec {
     /// Tool name.
     pub name: String,

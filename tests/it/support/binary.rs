@@ -24,10 +24,22 @@ pub const TEST_STREAM_IDLE_TIMEOUT_MS: &str = "3000";
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Environment variable prefixes removed from the child's environment.
-const SCRUBBED_PREFIXES: &[&str] = &["ANTHROPIC_", "RUNNER_", "OPENAI_", "CLAUDE_"];
+/// (`AWS_*`, `GOOGLE_*` and the like: no test may reach a real cloud account's credentials.)
+const SCRUBBED_PREFIXES: &[&str] = &[
+    "ANTHROPIC_",
+    "RUNNER_",
+    "OPENAI_",
+    "CLAUDE_",
+    "AWS_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+];
 
 /// Individual variables removed from the child's environment.
 const SCRUBBED_VARS: &[&str] = &[
+    "CLOUD_ML_REGION",
+    "GCE_METADATA_HOST",
     "RUST_LOG",
     "RUST_BACKTRACE",
     "JOB_COMPLETION_INDEX",
@@ -326,9 +338,12 @@ impl From<Output> for Run {
 }
 
 impl Run {
-    /// stdout parsed as JSON lines (`--output-format json` results, stream-json frames).
+    /// stdout parsed as JSON lines (`--output-format json` results, stream-json frames), each
+    /// frame checked against the committed schema ([`super::check_frames`]).
     pub fn json(&self) -> Vec<Value> {
-        json_lines(self.stdout.as_bytes())
+        let lines = json_lines(self.stdout.as_bytes());
+        super::check_frames(&lines);
+        lines
     }
 
     /// The single JSON line of `--output-format json` (panics unless there is exactly one).

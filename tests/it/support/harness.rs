@@ -156,10 +156,13 @@ pub fn json_lines(bytes: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// Read a JSONL file (e.g. a transcript) with [`json_lines`].
+/// Read a JSONL file (e.g. a transcript) with [`json_lines`]; a transcript's records are
+/// checked against the committed schema ([`super::check_records`]).
 pub fn read_json_lines(path: &Path) -> Vec<Value> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    json_lines(&bytes)
+    let lines = json_lines(&bytes);
+    super::check_records(path, &lines);
+    lines
 }
 
 /// The events of `lines` whose `type` is `ty` (and, if given, whose `subtype` is `subtype`).

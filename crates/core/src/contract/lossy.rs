@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 
 /// A path written as it displays: a path that is not UTF-8 is written with replacement
@@ -13,6 +14,20 @@ pub struct DisplayPath<'a>(pub &'a Path);
 impl Serialize for DisplayPath<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(&self.0.display())
+    }
+}
+
+impl JsonSchema for DisplayPath<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Path".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string"})
     }
 }
 

@@ -4,13 +4,15 @@
 //! Content blocks themselves are [`ContentBlock`]s, serialized by their own `Serialize`
 //! (the API's shape); a message holds them by reference.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::events::AssistantMeta;
 use crate::model::{ContentBlock, Role, Usage};
 
 /// A user message: `{"role":"user","content":...}`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct UserMessage<'a> {
     /// Always [`Role::User`].
     pub role: Role,
@@ -19,8 +21,9 @@ pub struct UserMessage<'a> {
 }
 
 /// The `content` of a [`UserMessage`].
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(deny_unknown_fields)]
 pub enum UserContent<'a> {
     /// Plain text (the prompt, feedback, a compact summary), written as a JSON string.
     Text(&'a str),
@@ -52,7 +55,8 @@ impl<'a> UserMessage<'a> {
 ///
 /// `U` is the usage's shape: the transcript writes the model's [`Usage`] as stored (key order
 /// input, output, cache write, cache read), stream-json the API's [`ApiUsage`].
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AssistantMessage<'a, U> {
     /// The model that answered.
     pub model: &'a str,
@@ -108,7 +112,8 @@ impl<'a> AssistantMessage<'a, ApiUsage> {
 
 /// Token usage in the key order of the Anthropic API and the Agent SDK (stream-json's
 /// assistant frames, the result message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ApiUsage {
     /// Uncached input tokens.
     pub input_tokens: u64,

@@ -30,6 +30,14 @@
 
 use std::borrow::Cow;
 
+/// The version of the event contracts (stream-json frames, transcript records, the result
+/// message, `result.json`, the step outputs), semver: a field or record added is a minor
+/// version, a field removed or its meaning changed a major one, a fix to the schema's words a
+/// patch. Written as `schema_version` in the `system/init` frame, the `runner_init` and
+/// `runner_resume` records and `result.json`; each published schema under `schema/` records
+/// the version it describes ([`crate::event_schema`]).
+pub const SCHEMA_VERSION: &str = "1.0.0";
+
 pub(crate) mod lossy;
 pub(crate) mod message;
 pub(crate) mod result;

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
+use schemars::{Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -21,8 +23,13 @@ use crate::sandbox::SandboxReport;
 ///
 /// `result` on success, `errors` otherwise; `total_cost_usd` and `costUSD` are null when the
 /// cost is unknown (never 0).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename = "result")]
+#[schemars(
+    rename = "ResultMessage",
+    deny_unknown_fields,
+    transform = result_type_tag
+)]
 pub struct ResultMessage<'a> {
     /// The SDK's subtype: `success`, `error_max_turns`, `error_during_execution`, ...
     pub subtype: &'a str,
@@ -77,6 +84,7 @@ pub struct ResultMessage<'a> {
     /// What git made of the task, when its workdir is in a git repository (null if it cannot be
     /// written, e.g. a path that is not UTF-8).
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "or_null")]
+    #[schemars(with = "Option<GitSummary>")]
     pub runner_git: Option<&'a GitSummary>,
     /// How the task's commands were confined (absent for a task that never started).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -148,6 +156,18 @@ impl<'a> ResultMessage<'a> {
     }
 }
 
+/// Adds the `type` that `#[serde(tag)]` writes first (schemars derives no tag for a struct).
+fn result_type_tag(schema: &mut Schema) {
+    if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        let rest = std::mem::take(props);
+        props.insert("type".into(), json_schema!({"const": "result"}).into());
+        props.extend(rest);
+    }
+    if let Some(required) = schema.get_mut("required").and_then(|r| r.as_array_mut()) {
+        required.insert(0, "type".into());
+    }
+}
+
 /// The error texts of a failed run: its `errors`, or the outcome's message when there are none.
 pub fn error_texts(r: &RunResult) -> &[String] {
     if r.errors.is_empty() {
@@ -171,9 +191,25 @@ impl Serialize for ModelUsages<'_> {
     }
 }
 
+impl JsonSchema for ModelUsages<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ModelUsages".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let entry = g.subschema_for::<ModelUsageEntry>();
+        json_schema!({"type": "object", "additionalProperties": entry})
+    }
+}
+
 /// One model's usage and cost, in the SDK's `ModelUsage` shape.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct ModelUsageEntry {
     /// Uncached input tokens.
     pub input_tokens: u64,
@@ -219,8 +255,24 @@ impl Serialize for PermissionDenials<'_> {
     }
 }
 
+impl JsonSchema for PermissionDenials<'_> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PermissionDenials".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        let entry = g.subschema_for::<DenialEntry<'_>>();
+        json_schema!({"type": "array", "items": entry})
+    }
+}
+
 /// One denied call, in the SDK's `SDKPermissionDenial` shape plus `runner_reason`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct DenialEntry<'a> {
     /// Tool name.
     pub tool_name: &'a str,

@@ -1,6 +1,7 @@
 //! The parts of runner's `system` records and frames that the transcript and stream-json
 //! write alike.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::events::{CheckResult, Denial, InstructionFile, Phases};
@@ -8,7 +9,8 @@ use crate::integrity::IntegrityChange;
 use crate::sandbox::NetworkAttempt;
 
 /// The fields of `runner_checks` (transcript record and stream-json frame alike).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ChecksFields<'a> {
     /// Attempt number (1-based).
     pub attempt: u32,
@@ -18,7 +20,8 @@ pub struct ChecksFields<'a> {
 
 /// The fields of `runner_network` (transcript record and stream-json frame alike): one
 /// connection attempt through the sandbox's egress proxy.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct NetworkFields<'a> {
     /// The host asked for.
     pub host: &'a str,
@@ -61,7 +64,8 @@ pub(crate) fn network_message(a: &NetworkAttempt) -> String {
 
 /// The fields of `runner_integrity` (transcript record and stream-json frame alike): one
 /// change to a file that steers git and CI, and whether runner undid it.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct IntegrityFields<'a> {
     /// The path that changed.
     pub path: &'a std::path::Path,
@@ -99,7 +103,8 @@ pub(crate) fn denial_message(d: &Denial) -> String {
 
 /// The fields of `runner_instructions` (transcript record and stream-json frame alike): the
 /// project instruction files the first prompt carried.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InstructionsFields<'a> {
     /// The files, with their hashes, in the order the prompt carries them.
     pub files: &'a [InstructionFile],
@@ -118,7 +123,8 @@ pub(crate) fn instructions_message(files: &[InstructionFile]) -> String {
 }
 
 /// The fields of `runner_model_fallback` (transcript record and stream-json frame alike).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ModelFallbackFields<'a> {
     /// The model given up on.
     pub from_model: &'a str,
@@ -130,7 +136,8 @@ pub struct ModelFallbackFields<'a> {
 
 /// The fields of `runner_timing` (transcript record and stream-json frame alike): where one
 /// turn's wall time went.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TimingFields<'a> {
     /// The turn (1-based).
     pub turn: u32,

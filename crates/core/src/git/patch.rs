@@ -13,7 +13,8 @@ use super::task::{Ending, GitTask};
 use super::{GitError, git_err, hold, io_err};
 
 /// What git made of a finished task (the result's `runner_git`, JUnit `git.*` properties).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct GitSummary {
     /// The task ran in a worktree of its own.
     pub isolated: bool,
@@ -44,7 +45,8 @@ pub struct GitSummary {
 }
 
 /// One file a task changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct FileChange {
     /// Its path, relative to the repository root.
     pub path: String,

@@ -13,7 +13,10 @@ use super::limiter::{Governor, Permit};
 
 /// What the rate-limit governor did to one task (the result's `runner_rate_limit`, JUnit's
 /// `rate_limit.*` properties), with the governor's limit when the task ended.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[schemars(deny_unknown_fields)]
 pub struct RateLimitTally {
     /// The task's requests that waited for the governor before they were sent.
     pub waits: u64,

@@ -33,7 +33,8 @@ use watch::{Depth, Watched};
 
 /// One change to a watched file that no permission rule allowed (the `runner_integrity`
 /// record, and the result's `integrity` list).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct IntegrityChange {
     /// The path that changed.
     pub path: PathBuf,

@@ -4,6 +4,7 @@
 //! A task that passes is a [`PreparedTask`]; `runner resume` prepares through the same
 //! functions ([`resume`]).
 
+pub mod cloud;
 pub mod resume;
 pub mod rules;
 pub mod settings;
@@ -67,6 +68,8 @@ pub struct Overrides {
     pub system_prompt_append: Option<String>,
     /// `--base head|working-tree` (replaces the spec's `git.base`).
     pub git_base: Option<crate::spec::GitBase>,
+    /// `--provider` (replaces the spec's `provider`; `--replay` wins over it).
+    pub provider: Option<ProviderKind>,
 }
 
 impl Overrides {
@@ -91,7 +94,9 @@ impl Overrides {
                 self.system_prompt_append.is_some(),
                 "--append-system-prompt",
             ),
-            "cassette" | "provider" => set(self.replay.is_some(), "--replay"),
+            "cassette" => set(self.replay.is_some(), "--replay"),
+            "provider" if self.replay.is_some() => Some("--replay"),
+            "provider" => set(self.provider.is_some(), "--provider"),
             _ => None,
         }
     }
@@ -170,6 +175,15 @@ pub fn apply_overrides(loaded: &mut LoadedSpec, o: &Overrides) {
     if let Some(b) = o.git_base {
         spec.git.base = b;
     }
+    if let Some(p) = o.provider {
+        // The settings only the spec's own provider reads go with it.
+        if p != spec.provider {
+            spec.openai = None;
+            spec.cassette = None;
+            loaded.cassette = None;
+        }
+        spec.provider = p;
+    }
     if let Some(c) = &o.replay {
         spec.provider = ProviderKind::Replay;
         spec.cassette = Some(c.clone());
@@ -194,6 +208,16 @@ pub enum PrepareError {
         provider: String,
         /// The variable.
         var: String,
+    },
+    /// A cloud provider (Bedrock, Vertex AI) lacks its region, project or credentials.
+    #[error("{spec}: provider `{provider}`: {message}")]
+    ProviderConfig {
+        /// Spec path.
+        spec: String,
+        /// Provider name.
+        provider: String,
+        /// What is missing and how to set it.
+        message: String,
     },
     /// The cassette cannot be used.
     #[error("{0}")]
@@ -250,6 +274,16 @@ pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prepar
                 }
             },
         },
+        ProviderKind::Bedrock | ProviderKind::Vertex => {
+            cloud::check(spec.provider, |k| std::env::var(k).ok()).map_err(|message| {
+                PrepareError::ProviderConfig {
+                    spec: task.loaded.path.display().to_string(),
+                    provider: spec.provider.as_str().into(),
+                    message,
+                }
+            })?;
+            None
+        }
         ProviderKind::Replay => None,
     };
     Ok(task)
@@ -413,7 +447,7 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
     match spec.provider {
         ProviderKind::Anthropic => Some(ANTHROPIC_KEY_VAR.to_string()),
         ProviderKind::Openai => OpenaiConfig::key_var(spec.openai.as_ref()),
-        ProviderKind::Replay => None,
+        ProviderKind::Bedrock | ProviderKind::Vertex | ProviderKind::Replay => None,
     }
 }
 
@@ -422,6 +456,11 @@ pub fn key_var(spec: &crate::spec::TaskSpec) -> Option<String> {
 /// Actions' runtime tokens, and the variables MCP servers' `env` values take (`${VAR}`).
 pub fn secret_names(loaded: &LoadedSpec) -> Vec<String> {
     let mut names = loaded.spec.secrets.clone();
+    for n in cloud::secret_vars(loaded.spec.provider) {
+        if !names.iter().any(|x| x == n) {
+            names.push(n.to_string());
+        }
+    }
     let configured = key_var(&loaded.spec);
     let always = [
         ANTHROPIC_KEY_VAR,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::events::RunResult;
 use crate::outcome::OutcomeKind;
+use crate::report::step_outputs::StepOutputs;
 use crate::report::xml_text::truncate;
 
 /// What runner writes at most into the step summary: GitHub's limit is 1 MiB for one step,
@@ -444,7 +445,7 @@ pub(crate) fn summary_markdown(
 }
 
 /// Append `name=value` pairs to `$GITHUB_OUTPUT`, each in a heredoc with a random delimiter.
-pub(crate) fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<()> {
+pub(crate) fn write_outputs(path: &Path, pairs: &[(String, String)]) -> std::io::Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -483,32 +484,7 @@ pub fn finish(
         }
     }
     if let Some(p) = &env.output {
-        let ok = results.iter().all(|r| !r.outcome.is_error());
-        let cost: Option<f64> = results
-            .iter()
-            .map(|r| r.total_cost_usd)
-            .try_fold(0.0, |acc, c| c.map(|c| acc + c));
-        let mut pairs = vec![
-            (
-                "conclusion",
-                if ok { "success" } else { "failure" }.to_string(),
-            ),
-            (
-                "junit",
-                junit.map(|j| j.display().to_string()).unwrap_or_default(),
-            ),
-            ("transcripts", transcripts.display().to_string()),
-            (
-                "cost_usd",
-                cost.map_or("unknown".to_string(), |c| format!("{c:.6}")),
-            ),
-        ];
-        if crate::report::structured::any(results) {
-            pairs.push((
-                "structured_output",
-                crate::report::structured::combined(results).to_string(),
-            ));
-        }
+        let pairs = StepOutputs::new(results, junit, transcripts).pairs();
         if let Err(e) = write_outputs(p, &pairs) {
             let why = format!("cannot write the step outputs {}: {e}", p.display());
             tracing::error!("{why}");
@@ -537,7 +513,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out");
         let evil = "x\nconclusion=success\nEOF".to_string();
-        write_outputs(&p, &[("conclusion", "failure".into()), ("note", evil)]).unwrap();
+        write_outputs(
+            &p,
+            &[
+                ("conclusion".into(), "failure".into()),
+                ("note".into(), evil),
+            ],
+        )
+        .unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         let first = text.lines().next().unwrap();
         let delim = first.strip_prefix("conclusion<<").unwrap();

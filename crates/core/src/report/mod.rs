@@ -16,6 +16,7 @@ pub mod preflight;
 pub mod progress;
 pub mod rate_limit;
 pub mod result_file;
+pub mod step_outputs;
 pub mod stream_json;
 pub mod structured;
 pub mod text;

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::events::{CommandRun, NetworkTally, RunResult, TimingTotals};
@@ -19,10 +20,15 @@ pub(crate) const RESULT_FILE_VERSION: u32 = 1;
 
 /// What each task leaves in its output directory as `result.json`, and what `--skip-passed`
 /// reads back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct ResultFile {
     /// Layout version ([`RESULT_FILE_VERSION`]).
     pub version: u32,
+    /// The version of runner's event schemas this file follows (semver; `schema/` in the
+    /// repository and each release publishes them).
+    #[serde(default)]
+    pub schema_version: String,
     /// Task name.
     pub task: String,
     /// The `runner_outcome`.
@@ -93,7 +99,8 @@ pub(crate) struct ResultFile {
 }
 
 /// One denied call in a [`ResultFile`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct DenialSummary {
     /// The tool.
     pub tool: String,
@@ -102,7 +109,8 @@ pub(crate) struct DenialSummary {
 }
 
 /// One check in a [`ResultFile`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub(crate) struct CheckSummary {
     /// Check name.
     pub name: String,
@@ -120,6 +128,7 @@ impl ResultFile {
     ) -> ResultFile {
         ResultFile {
             version: RESULT_FILE_VERSION,
+            schema_version: crate::contract::SCHEMA_VERSION.to_string(),
             task: r.task_name.clone(),
             outcome: r.outcome.name().to_string(),
             exit_code: r.outcome.exit_code(),

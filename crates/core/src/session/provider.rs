@@ -1,15 +1,17 @@
-//! The model provider a task talks to: Anthropic, an OpenAI-compatible server or a replay
-//! cassette, wrapped in a recorder with `--record`.
+//! The model provider a task talks to: Anthropic, Amazon Bedrock, Google Vertex AI, an
+//! OpenAI-compatible server or a replay cassette, wrapped in a recorder with `--record`.
 
 use std::sync::Arc;
 
 use super::RunOptions;
 use crate::model::Provider;
 use crate::model::anthropic::{AnthropicConfig, AnthropicProvider};
+use crate::model::bedrock::{BedrockConfig, BedrockProvider};
 use crate::model::cassette::SystemParts;
 use crate::model::openai::{OpenaiConfig, OpenaiProvider};
 use crate::model::record::RecordingProvider;
 use crate::model::replay::ReplayProvider;
+use crate::model::vertex::{VertexConfig, VertexProvider};
 use crate::prepare::PreparedTask;
 use crate::redact::Redactor;
 use crate::spec::{ProviderKind, ReplayMode};
@@ -51,6 +53,32 @@ pub(crate) fn build_provider(
                 cfg.api_key.as_deref().unwrap_or_default(),
             );
             Arc::new(OpenaiProvider::new(cfg).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Bedrock => {
+            let mut cfg =
+                BedrockConfig::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                cfg.idle_timeout = t.0;
+            }
+            cfg.prompt_caching = loaded.spec.prompt_caching;
+            tracing::debug!(config = ?cfg, "bedrock provider");
+            governor_key = crate::governor::key(
+                "bedrock",
+                &cfg.endpoint,
+                cfg.credentials.static_key_id().unwrap_or(&cfg.region),
+            );
+            Arc::new(BedrockProvider::new(cfg).map_err(|e| e.to_string())?)
+        }
+        ProviderKind::Vertex => {
+            let mut cfg =
+                VertexConfig::from_lookup(|k| std::env::var(k).ok()).map_err(|e| e.to_string())?;
+            if let Some(t) = loaded.spec.retry.idle_timeout {
+                cfg.idle_timeout = t.0;
+            }
+            cfg.prompt_caching = loaded.spec.prompt_caching;
+            tracing::debug!(config = ?cfg, "vertex provider");
+            governor_key = crate::governor::key("vertex", &cfg.base_url, &cfg.project);
+            Arc::new(VertexProvider::new(cfg).map_err(|e| e.to_string())?)
         }
         ProviderKind::Replay => {
             let path = loaded

@@ -45,7 +45,8 @@ pub struct InlineTask {
     pub mcp_servers: BTreeMap<String, McpServerSpec>,
 }
 
-/// The provider of an inline task without `--provider`, and why: from the model's name
+/// The provider of an inline task without `--provider`, and why: bedrock or vertex when Claude
+/// Code's `CLAUDE_CODE_USE_BEDROCK` or `CLAUDE_CODE_USE_VERTEX` is set; else from the model's name
 /// (`gpt-*`, `o1*`, `o3*`, `o4*`, `chatgpt-*` → openai; `claude-*` → anthropic), else, for a
 /// model named on the command line, openai when only OpenAI's key or endpoint is set. `None`:
 /// the spec default (anthropic). `is_set` tells whether an environment variable is set.
@@ -53,6 +54,15 @@ pub fn infer_provider(
     model: Option<&str>,
     is_set: impl Fn(&str) -> bool,
 ) -> Option<(ProviderKind, String)> {
+    // Claude Code's switches for its cloud providers.
+    for (var, kind) in [
+        ("CLAUDE_CODE_USE_BEDROCK", ProviderKind::Bedrock),
+        ("CLAUDE_CODE_USE_VERTEX", ProviderKind::Vertex),
+    ] {
+        if is_set(var) {
+            return Some((kind, format!("{var} being set")));
+        }
+    }
     let model = model?;
     let openai_prefixes = ["gpt-", "o1", "o3", "o4", "chatgpt-"];
     if openai_prefixes.iter().any(|p| model.starts_with(p)) {
@@ -248,6 +258,14 @@ mod tests {
         );
         assert_eq!(infer(Some("llama3"), &none), None);
         assert_eq!(infer(None, &openai_only), None);
+        let bedrock = |v: &str| v == "CLAUDE_CODE_USE_BEDROCK";
+        assert_eq!(infer(None, &bedrock), Some(ProviderKind::Bedrock));
+        assert_eq!(
+            infer(Some("claude-haiku-4-5"), &bedrock),
+            Some(ProviderKind::Bedrock)
+        );
+        let vertex = |v: &str| v == "CLAUDE_CODE_USE_VERTEX";
+        assert_eq!(infer(Some("claude-x"), &vertex), Some(ProviderKind::Vertex));
     }
 
     #[test]

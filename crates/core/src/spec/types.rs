@@ -179,6 +179,12 @@ pub enum ProviderKind {
     Anthropic,
     /// OpenAI-compatible Chat Completions (`OPENAI_API_KEY`, `OPENAI_BASE_URL`; see `openai:`).
     Openai,
+    /// Anthropic models on Amazon Bedrock: AWS credentials from the standard chain
+    /// (environment, web identity token, profile, instance metadata), region from `AWS_REGION`.
+    Bedrock,
+    /// Anthropic models on Google Vertex AI: Application Default Credentials, project from
+    /// `ANTHROPIC_VERTEX_PROJECT_ID`, region from `CLOUD_ML_REGION`.
+    Vertex,
     /// Replay a recorded cassette; no network, no key.
     Replay,
 }
@@ -189,6 +195,8 @@ impl ProviderKind {
         match self {
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Openai => "openai",
+            ProviderKind::Bedrock => "bedrock",
+            ProviderKind::Vertex => "vertex",
             ProviderKind::Replay => "replay",
         }
     }

@@ -183,7 +183,12 @@ fn check_name_and_prompt(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>)
 /// The provider and the settings only some providers use.
 fn check_provider(spec: &TaskSpec, at: At<'_>, errs: &mut Vec<SpecError>) {
     match spec.provider {
-        ProviderKind::Anthropic | ProviderKind::Openai if spec.cassette.is_some() => {
+        ProviderKind::Anthropic
+        | ProviderKind::Openai
+        | ProviderKind::Bedrock
+        | ProviderKind::Vertex
+            if spec.cassette.is_some() =>
+        {
             errs.push(at(
                 "cassette",
                 "`cassette` is only used with `provider: replay`; set `provider: replay` or \
@@ -405,7 +410,10 @@ impl LoadedSpec {
         }
         let info = self.model_info();
         if info.is_none()
-            && spec.provider == ProviderKind::Anthropic
+            && matches!(
+                spec.provider,
+                ProviderKind::Anthropic | ProviderKind::Bedrock | ProviderKind::Vertex
+            )
             && let Some(near) = near_builtin_model(&spec.model)
         {
             let model = &spec.model;

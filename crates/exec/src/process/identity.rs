@@ -12,8 +12,9 @@ use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
 /// A process group as it was when runner started it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct GroupIdentity {
     /// The process group id (its leader's pid).
     pub pgid: i32,

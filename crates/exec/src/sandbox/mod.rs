@@ -102,7 +102,8 @@ pub enum SandboxError {
 
 /// The sandbox as reported (init record, stream-json `system/init`, `result.json`, JUnit, the
 /// step summary).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SandboxReport {
     /// The mode asked for: `auto`, `enforce` or `off`.
     pub mode: String,

@@ -3,7 +3,8 @@
 //!
 //! Key order: `model`, `max_tokens`, `system` (omitted when empty), `messages`, `tools`
 //! (omitted when empty), `stream: true`, `thinking` (when set). Blocks are written as
-//! [`ContentBlock::to_value`] writes them.
+//! [`ContentBlock::to_value`] writes them. For Bedrock and Vertex ([`Platform`]) `model` gives
+//! way to `anthropic_version` (the model is in the URL), and Bedrock sends no `stream`.
 //!
 //! With prompt caching on, `cache_control: {"type":"ephemeral"}` breakpoints are added: the
 //! system prompt (sent as one text block), the last tool, and the last cacheable block of the
@@ -29,6 +30,32 @@ use crate::types::{
 pub struct RequestBody<'a> {
     req: &'a ModelRequest,
     prompt_caching: bool,
+    platform: Platform,
+}
+
+/// Where the Messages body goes: the Anthropic API, or a cloud platform serving the same
+/// format with the model in the URL and an `anthropic_version` in the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// The Anthropic API: `model` and `stream: true` in the body.
+    Api,
+    /// Amazon Bedrock (`InvokeModelWithResponseStream`): `anthropic_version` first, no `model`
+    /// and no `stream` (the operation streams).
+    Bedrock,
+    /// Google Vertex AI (`streamRawPredict`): `anthropic_version` first, no `model`, and
+    /// `stream: true`.
+    Vertex,
+}
+
+impl Platform {
+    /// The `anthropic_version` body field the platform requires, if any.
+    pub fn anthropic_version(self) -> Option<&'static str> {
+        match self {
+            Platform::Api => None,
+            Platform::Bedrock => Some("bedrock-2023-05-31"),
+            Platform::Vertex => Some("vertex-2023-10-16"),
+        }
+    }
 }
 
 impl<'a> RequestBody<'a> {
@@ -37,7 +64,14 @@ impl<'a> RequestBody<'a> {
         RequestBody {
             req,
             prompt_caching,
+            platform: Platform::Api,
         }
+    }
+
+    /// The same body shaped for `platform`.
+    pub fn for_platform(mut self, platform: Platform) -> Self {
+        self.platform = platform;
+        self
     }
 
     /// The compact JSON bytes sent to the API.
@@ -95,7 +129,10 @@ impl Serialize for RequestBody<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let req = self.req;
         let mut m = s.serialize_map(None)?;
-        m.serialize_entry("model", &req.model)?;
+        match self.platform.anthropic_version() {
+            Some(version) => m.serialize_entry("anthropic_version", version)?,
+            None => m.serialize_entry("model", &req.model)?,
+        }
         m.serialize_entry("max_tokens", &req.max_tokens)?;
         if !req.system.is_empty() {
             if self.prompt_caching {
@@ -128,7 +165,9 @@ impl Serialize for RequestBody<'_> {
                 },
             )?;
         }
-        m.serialize_entry("stream", &true)?;
+        if self.platform != Platform::Bedrock {
+            m.serialize_entry("stream", &true)?;
+        }
         if let Some(thinking) = &req.thinking {
             m.serialize_entry("thinking", thinking)?;
         }

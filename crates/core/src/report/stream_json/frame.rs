@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use schemars::JsonSchema;
+use schemars::{Schema, SchemaGenerator, json_schema};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
@@ -18,7 +20,7 @@ use crate::model::ToolSpec;
 use crate::sandbox::SandboxReport;
 
 /// One stream-json line, tagged by `type`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Frame<'a> {
     /// The run's start and what happened besides the conversation, by `subtype`.
@@ -33,7 +35,7 @@ pub enum Frame<'a> {
 }
 
 /// A `system` frame's `subtype` and its fields.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 pub enum SystemFrame<'a> {
     /// The first frame (the SDK's `SDKSystemMessage`).
@@ -62,7 +64,8 @@ pub enum SystemFrame<'a> {
 }
 
 /// A `system` frame after `init`: the subtype's fields `F`, then `uuid` and `session_id`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Stamped<'a, F> {
     /// The subtype's fields.
     #[serde(flatten)]
@@ -75,7 +78,8 @@ pub struct Stamped<'a, F> {
 
 /// `system/init`, with the SDK's required fields (`runner_version` stands in for
 /// `claude_code_version`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InitFrame<'a> {
     /// The task's working directory.
     pub cwd: DisplayPath<'a>,
@@ -97,6 +101,9 @@ pub struct InitFrame<'a> {
     pub api_key_source: &'static str,
     /// runner's version.
     pub runner_version: &'a str,
+    /// The version of runner's event schemas this stream follows (semver; `schema/` in the
+    /// repository and each release publishes them).
+    pub schema_version: &'static str,
     /// Always `default`.
     pub output_style: &'static str,
     /// Always empty.
@@ -131,6 +138,7 @@ impl<'a> InitFrame<'a> {
                 "none"
             },
             runner_version: &info.version,
+            schema_version: crate::contract::SCHEMA_VERSION,
             output_style: "default",
             skills: EmptyArray,
             plugins: EmptyArray,
@@ -152,6 +160,20 @@ impl Serialize for EmptyArray {
     }
 }
 
+impl JsonSchema for EmptyArray {
+    fn schema_name() -> Cow<'static, str> {
+        "EmptyArray".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "maxItems": 0})
+    }
+}
+
 /// The MCP servers as the SDK's `mcp_servers` lists them: `{name, status}` objects.
 #[derive(Debug, Clone, Copy)]
 pub struct McpServers<'a>(pub &'a [McpServerStatus]);
@@ -170,6 +192,31 @@ impl Serialize for McpServers<'_> {
     }
 }
 
+impl JsonSchema for McpServers<'_> {
+    fn schema_name() -> Cow<'static, str> {
+        "McpServers".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "status": {"enum": [McpServerStatus::CONNECTED, McpServerStatus::FAILED]}
+                },
+                "required": ["name", "status"],
+                "additionalProperties": false
+            }
+        })
+    }
+}
+
 /// The tools' names, as an array of strings.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolNames<'a>(pub &'a [ToolSpec]);
@@ -181,7 +228,8 @@ impl Serialize for ToolNames<'_> {
 }
 
 /// `system/permission_denied`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct DenialFrame<'a> {
     /// Tool name.
     pub tool_name: &'a str,
@@ -211,7 +259,8 @@ impl<'a> From<&'a Denial> for DenialFrame<'a> {
 }
 
 /// `system/runner_attempt_abandoned`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AbandonedFrame<'a> {
     /// Attempt number (1-based).
     pub attempt: u32,
@@ -222,7 +271,8 @@ pub struct AbandonedFrame<'a> {
 }
 
 /// `system/api_retry`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ApiRetryFrame<'a> {
     /// 1-based retry number.
     pub attempt: u32,
@@ -239,14 +289,16 @@ pub struct ApiRetryFrame<'a> {
 }
 
 /// `system/compact_boundary`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CompactBoundaryFrame {
     /// How the compaction came about.
     pub compact_metadata: CompactMetadataFrame,
 }
 
 /// A compact boundary's `compact_metadata`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CompactMetadataFrame {
     /// `auto` (runner compacts only by itself).
     pub trigger: &'static str,
@@ -255,8 +307,9 @@ pub struct CompactMetadataFrame {
 }
 
 /// A `user` frame (the SDK's `SDKUserMessage`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(deny_unknown_fields)]
 pub enum UserFrame<'a> {
     /// A text message after the prompt (feedback after failed checks).
     Text {
@@ -302,7 +355,8 @@ pub enum UserFrame<'a> {
 }
 
 /// An `assistant` frame (the SDK's `SDKAssistantMessage`): one block, as it completes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AssistantFrame<'a> {
     /// The block as a message, with the usage so far and no stop reason.
     pub message: AssistantMessage<'a, ApiUsage>,
@@ -319,4 +373,18 @@ pub struct AssistantFrame<'a> {
     /// after an abandoned attempt only).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub supersedes: Vec<String>,
+}
+
+impl JsonSchema for ToolNames<'_> {
+    fn schema_name() -> Cow<'static, str> {
+        "ToolNames".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "items": {"type": "string"}})
+    }
 }

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -46,7 +47,8 @@ pub const SUBTYPE_TOOL_STARTED: &str = "runner_tool_started";
 pub(crate) const ENTRYPOINT: &str = "runner";
 
 /// One transcript line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Record<'a> {
     /// The fields every record starts with.
     #[serde(flatten)]
@@ -61,8 +63,9 @@ pub struct Record<'a> {
 }
 
 /// The fields every record starts with.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct Head<'a> {
     /// The record before this one in the conversation; null for the first record and for
     /// records outside the conversation.
@@ -84,7 +87,7 @@ pub struct Head<'a> {
 }
 
 /// A record's `type` and the fields of that type.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum RecordBody<'a> {
     /// The user side of the conversation.
@@ -96,8 +99,9 @@ pub enum RecordBody<'a> {
 }
 
 /// A `user` record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(deny_unknown_fields)]
 pub enum UserRecord<'a> {
     /// A text message: the prompt, or feedback after failed checks.
     Text {
@@ -129,7 +133,8 @@ pub enum UserRecord<'a> {
 }
 
 /// An `assistant` record: one content block of a completed response.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct AssistantRecord<'a> {
     /// The block as a message, with the response's stop reason and final usage.
     pub message: AssistantMessage<'a, &'a Usage>,

@@ -1,5 +1,6 @@
 //! `system` records: runner's own (`runner_*` subtypes) and Claude Code's compact boundary.
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,7 +19,7 @@ use crate::sandbox::SandboxReport;
 ///
 /// Each variant's subtype is its name in snake_case (the `SUBTYPE_*` constants of the parent
 /// module). Every variant carries a human-readable `content` line and a [`Level`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 pub enum SystemRecord<'a> {
     /// The first record of a run: everything needed to resume it.
@@ -56,7 +57,7 @@ pub enum SystemRecord<'a> {
 }
 
 /// How much a `system` record matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// Progress.
@@ -70,7 +71,8 @@ pub enum Level {
 /// A `system` record outside the conversation: `parentUuid` is null and `logicalParentUuid`
 /// names the conversation's last record when it was written. `F` holds the subtype's fields,
 /// written after `content` and `level`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct OffChain<'a, F> {
     /// The conversation's last record; null before the conversation starts.
     #[serde(rename = "logicalParentUuid")]
@@ -85,7 +87,8 @@ pub struct OffChain<'a, F> {
 }
 
 /// `runner_init`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct InitRecord<'a> {
     /// What the run started with.
     #[serde(flatten)]
@@ -98,7 +101,8 @@ pub struct InitRecord<'a> {
 
 /// `runner_resume`: the init fields again (the resumed run's), then where the conversation
 /// stood.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ResumeRecord<'a> {
     /// What the resumed run started with.
     #[serde(flatten)]
@@ -114,9 +118,14 @@ pub struct ResumeRecord<'a> {
 
 /// The fields of `runner_init` and `runner_resume` that, with the common fields, rebuild the
 /// run's [`InitInfo`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct InitFields<'a> {
+    /// The version of runner's event schemas this transcript follows (semver; `schema/` in the
+    /// repository and each release publishes them).
+    #[serde(rename = "schema_version")]
+    pub schema_version: &'static str,
     /// Task name.
     pub task_name: &'a str,
     /// Spec path as given on the command line.
@@ -148,6 +157,7 @@ pub struct InitFields<'a> {
 impl<'a> From<&'a InitInfo> for InitFields<'a> {
     fn from(info: &'a InitInfo) -> Self {
         InitFields {
+            schema_version: crate::contract::SCHEMA_VERSION,
             task_name: &info.task_name,
             spec_path: DisplayPath(&info.spec_path),
             spec: &info.spec,
@@ -165,8 +175,9 @@ impl<'a> From<&'a InitInfo> for InitFields<'a> {
 }
 
 /// `runner_permission_denied`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct DenialFields<'a> {
     /// Tool name.
     pub tool_name: &'a str,
@@ -190,8 +201,9 @@ impl<'a> From<&'a Denial> for DenialFields<'a> {
 }
 
 /// `runner_attempt_abandoned`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct AbandonedFields<'a> {
     /// Attempt number (1-based).
     pub attempt: u32,
@@ -202,8 +214,9 @@ pub struct AbandonedFields<'a> {
 }
 
 /// `runner_api_retry`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct ApiRetryFields<'a> {
     /// 1-based retry number.
     pub attempt: u32,
@@ -220,8 +233,9 @@ pub struct ApiRetryFields<'a> {
 }
 
 /// `runner_worktree`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct WorktreeFields<'a> {
     /// The worktree's path.
     pub worktree: DisplayPath<'a>,
@@ -232,8 +246,9 @@ pub struct WorktreeFields<'a> {
 }
 
 /// `runner_tool_started`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct ToolStartedFields<'a> {
     /// Tool name.
     pub tool_name: &'a str,
@@ -245,7 +260,8 @@ pub struct ToolStartedFields<'a> {
 }
 
 /// `runner_result`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct ResultFields<'a> {
     /// The result message, as the `json` output format prints it (boxed: it is by far the
     /// largest record).
@@ -254,7 +270,8 @@ pub struct ResultFields<'a> {
 
 /// `compact_boundary` (Claude Code's): in the chain (`parentUuid` null, as a new root), with
 /// the last record before it in `logicalParentUuid`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct CompactBoundaryRecord<'a> {
     /// Always `Conversation compacted`.
     pub content: &'static str,
@@ -269,8 +286,9 @@ pub struct CompactBoundaryRecord<'a> {
 }
 
 /// A compact boundary's `compactMetadata`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(deny_unknown_fields)]
 pub struct CompactMetadata {
     /// `auto` (runner compacts only by itself).
     pub trigger: &'static str,
