@@ -151,7 +151,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
         // Two isolated tasks whose base is not known ahead: nothing is made ahead, so each
         // `begin` pays for its worktree.
         let pool = choice.and_then(|c| {
-            let isolated = vec![(root.to_path_buf(), GitBase::WorkingTree); 2];
+            let isolated = vec![(root.to_path_buf(), GitBase::WorkingTree, Vec::new()); 2];
             WorktreePool::start(&isolated, 1, &transcripts, c).expect("pool")
         });
         let plan = runner::git::GitPlan {
@@ -165,6 +165,7 @@ fn git_task_cost(root: &Path, runs: usize) -> Vec<(String, Duration, Duration)> 
             exclude: vec![out.path().to_path_buf()],
             worktrees: pool.as_ref().map(|p| p.source()),
             resume_from: None,
+            share_untracked: Vec::new(),
         };
         let mut begins = Vec::new();
         let mut finishes = Vec::new();
@@ -330,6 +331,7 @@ pub fn bench_batch() {
             let mut walls = Vec::new();
             let mut rss = Vec::new();
             let mut loads = Vec::new();
+            let mut lowers = Vec::new();
             for _ in 0..runs {
                 let script: Vec<MockTurn> = (0..tasks * turns)
                     .map(|n| {
@@ -356,6 +358,11 @@ pub fn bench_batch() {
                 if let Ok(mode) = std::env::var("BENCH_WORKTREES") {
                     cmd.env("RUNNER_WORKTREES", mode);
                 }
+                // Templates kept between the runs (`RUNNER_CACHE_DIR`): the first run makes
+                // one, the later runs reuse it.
+                if let Ok(cache) = std::env::var("BENCH_CACHE_DIR") {
+                    cmd.env("RUNNER_CACHE_DIR", cache);
+                }
                 let mut cmd = timed(&cmd);
                 loads.push(load_average().split(' ').next().unwrap_or("?").to_string());
                 let spawned = Instant::now();
@@ -365,6 +372,7 @@ pub fn bench_batch() {
                 // Exit 3: every task stopped at max_turns, as designed.
                 assert_eq!(out.status.code(), Some(3), "runner: {stderr}");
                 rss.push(max_rss_kb(&stderr).expect("time -v output") as f64 / 1024.0);
+                lowers.push(lower_layer(&stderr));
                 assert_batch_done(&mock, &repo, out_dir.path(), tasks, turns);
             }
             let m = median(&walls);
@@ -385,7 +393,7 @@ pub fn bench_batch() {
                 },
             ]);
             println!(
-                "  --jobs {jobs}, {label}: walls {:?}",
+                "  --jobs {jobs}, {label}: walls {:?}, lower layers {lowers:?}",
                 walls.iter().map(|d| fmt_dur(*d)).collect::<Vec<_>>()
             );
         }
@@ -405,6 +413,23 @@ pub fn bench_batch() {
         return;
     }
     print_git_cost(&root, repo.files);
+}
+
+/// What the overlay worktrees of a run were layered on, from runner's log.
+fn lower_layer(stderr: &str) -> &'static str {
+    if stderr.contains("worktrees are overlays on it (no template)") {
+        "checkout"
+    } else if stderr.contains("template checkout reused from the cache") {
+        "cached template"
+    } else if stderr.contains("updated to the base commit by the difference") {
+        "cached template, updated"
+    } else if stderr.contains("template checkout made in the cache") {
+        "cached template, made"
+    } else if stderr.contains("isolated tasks run in overlay worktrees") {
+        "template"
+    } else {
+        "no overlays"
+    }
 }
 
 /// `cargo bench --bench macro -- gitcost`: only git's cost per task, on the same repository

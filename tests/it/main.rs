@@ -80,3 +80,4 @@ mod structured_output;
 mod terminal;
 mod timing;
 mod tool_access;
+mod zero_copy;

@@ -29,6 +29,13 @@ pub struct GitSettings {
     /// `user.email`, else `runner <runner@localhost>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<GitAuthor>,
+    /// Untracked or ignored paths of the repository's checkout (relative to the repository
+    /// root, e.g. `target` or `node_modules`) that an isolated task sees, as a warm cache it
+    /// may read and change in its own worktree without the checkout ever being written. Only
+    /// where the batch layers worktrees on the checkout itself (see "Worktrees" in ci.md);
+    /// elsewhere a worktree has the base commit's files alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub share_untracked: Vec<std::path::PathBuf>,
 }
 
 impl GitSettings {

@@ -427,7 +427,8 @@ mod tests {
     #[test]
     fn the_upper_directory_gives_the_same_tree_as_a_full_walk() {
         use super::super::overlay;
-        use super::super::slot::{Slot, Template};
+        use super::super::slot::Slot;
+        use super::super::template::Template;
         let dir = tempfile::tempdir().unwrap();
         let Ok(opts) = overlay::probe(dir.path()) else {
             eprintln!("no overlay mounts here; skipped");
@@ -465,6 +466,7 @@ mod tests {
             &crate::git::checkout::Cancel::default(),
         )
         .unwrap();
+        let template = std::sync::Arc::new(crate::git::lower::Lower::Template(template));
         let scripts = [
             "echo more >> README.md",
             "rm a/x.txt",

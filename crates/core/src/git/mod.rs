@@ -35,11 +35,14 @@
 mod admin;
 mod changes;
 pub(crate) mod checkout;
+mod clean;
 pub mod credential;
 mod end;
 mod error;
 mod hold;
 mod layout;
+mod lower;
+mod mask;
 mod objects;
 pub(crate) mod overlay;
 mod patch;
@@ -56,9 +59,12 @@ pub mod source;
 mod start;
 pub(crate) mod sweep;
 mod task;
+pub(crate) mod template;
+pub(crate) mod template_cache;
 #[cfg(test)]
 pub(crate) mod test_git;
 mod tree_delta;
+mod watch;
 mod worktree;
 
 pub use end::{abandon, finish};

@@ -53,8 +53,8 @@ pub(crate) const CANDIDATES: [Options; 4] = [
 /// The overlay layers of one worktree.
 #[derive(Debug, Clone)]
 pub(crate) struct Layers<'a> {
-    /// The template (read only).
-    pub lower: &'a Path,
+    /// The lower layers, highest first (read only).
+    pub lower: &'a [PathBuf],
     /// Where the task's changes go.
     pub upper: &'a Path,
     /// The kernel's scratch directory (same file system as `upper`).
@@ -79,7 +79,12 @@ fn option_path(p: &Path) -> io::Result<String> {
 fn data(layers: &Layers<'_>, opts: Options) -> io::Result<CString> {
     let mut s = format!(
         "lowerdir={},upperdir={},workdir={},redirect_dir={},index=off,metacopy=off",
-        option_path(layers.lower)?,
+        layers
+            .lower
+            .iter()
+            .map(|l| option_path(l))
+            .collect::<io::Result<Vec<_>>>()?
+            .join(":"),
         option_path(layers.upper)?,
         option_path(layers.work)?,
         if opts.redirect { "on" } else { "off" },
@@ -158,8 +163,9 @@ fn probe_in(root: &Path) -> Result<Options, String> {
     }
     std::fs::write(lower.join("file"), "lower\n")
         .map_err(|e| format!("cannot write in {}: {e}", lower.display()))?;
+    let lowers = [lower.clone()];
     let layers = Layers {
-        lower: &lower,
+        lower: &lowers,
         upper: &upper,
         work: &work,
     };

@@ -37,6 +37,9 @@ pub struct GitPlan {
     /// A resumed task: the base and worktree its run recorded when it started, which it goes
     /// on with (see [`resumed_plan`]).
     pub resume_from: Option<BaseRecord>,
+    /// Untracked paths of the repository's checkout the task sees when its worktree is
+    /// layered on the checkout (`git.share_untracked`, relative to the repository root).
+    pub share_untracked: Vec<PathBuf>,
 }
 
 /// Make `p` absolute (against the current directory) and lexically normal, resolving symlinks
@@ -105,6 +108,7 @@ pub fn resumed_plan(
         exclude: recorded.exclude.clone(),
         worktrees: None,
         resume_from: Some(recorded),
+        share_untracked: Vec::new(),
     }
 }
 
@@ -210,6 +214,20 @@ impl Planner {
             )
             .into());
         }
+        if let Some(p) = g.share_untracked.iter().find(|p| {
+            p.components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        }) {
+            return Err(SpecError::at(
+                loaded,
+                "git.share_untracked",
+                format!(
+                    "`{}` must be a path relative to the repository root, without `.` or `..`",
+                    p.display()
+                ),
+            )
+            .into());
+        }
         let isolate = g.isolate.unwrap_or(multi);
         let exclude: Vec<PathBuf> = exclude.iter().map(|p| absolute(p)).collect();
         if isolate && g.base == GitBase::Head {
@@ -255,6 +273,7 @@ impl Planner {
             exclude,
             worktrees: None,
             resume_from: None,
+            share_untracked: g.share_untracked.clone(),
         })
     }
 }

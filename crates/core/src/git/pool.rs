@@ -34,7 +34,9 @@ use git2::{Oid, Repository};
 
 use crate::git::checkout::Cancel;
 use crate::git::layout::remove_logged;
-use crate::git::slot::{Slot, Template};
+use crate::git::lower::{CheckoutLower, Lower};
+use crate::git::slot::Slot;
+use crate::git::template::Template;
 use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
 use crate::git::{objects, overlay};
 use crate::spec::GitBase;
@@ -54,6 +56,9 @@ pub enum Choice {
     Checkout,
     /// `own`: no pool; each task checks out a worktree of its own (as a task run alone).
     Own,
+    /// `template`: overlays on a template checkout, even where the repository's own checkout
+    /// could be the lower layer.
+    Template,
 }
 
 impl Choice {
@@ -63,8 +68,11 @@ impl Choice {
             Err(_) | Ok("" | "auto" | "overlay") => Choice::Auto,
             Ok("checkout") => Choice::Checkout,
             Ok("own") => Choice::Own,
+            Ok("template") => Choice::Template,
             Ok(other) => {
-                tracing::warn!("{MODE_ENV}={other} is not one of auto, checkout, own; using auto");
+                tracing::warn!(
+                    "{MODE_ENV}={other} is not one of auto, template, checkout, own; using auto"
+                );
                 Choice::Auto
             }
         }
@@ -78,18 +86,24 @@ enum Mode {
     Checkout,
 }
 
-/// A base tree of one repository: the worktrees of one key are interchangeable.
+/// A base tree of one repository, and the untracked paths of its checkout the tasks see: the
+/// worktrees of one key are interchangeable.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     common_dir: PathBuf,
     tree: Oid,
+    shared: Vec<PathBuf>,
 }
+
+/// An isolated task of the batch, as the pool plans for it: its repository root, its base and
+/// the untracked paths of the checkout it sees (`git.share_untracked`).
+pub type Isolated = (PathBuf, GitBase, Vec<PathBuf>);
 
 #[derive(Debug)]
 enum TemplateState {
     Missing,
     Building,
-    Ready(Arc<Template>),
+    Ready(Arc<Lower>),
     Failed(String),
 }
 
@@ -101,6 +115,11 @@ struct KeyState {
     template: TemplateState,
     /// Whether git's filters are needed for this tree (decided once).
     filters: Option<bool>,
+    /// The checkout of the repository, which may be the lower layer (known from a task).
+    checkout: Option<PathBuf>,
+    /// The checkout is not to be the lower layer (it changed while the batch ran, or could not
+    /// be mounted).
+    checkout_refused: bool,
     ready: Vec<Slot>,
     /// Tasks known to want one that have not taken it yet.
     demand: usize,
@@ -120,6 +139,8 @@ struct State {
     workers: usize,
     /// Worktrees kept for resume.
     kept: usize,
+    /// Removals of given-back worktrees still running in the background.
+    clearing: usize,
     /// Directories to remove at the end: worktrees given back or abandoned part way after
     /// the pool was cancelled (removing them is left out of the tasks' and workers' way).
     trash: Vec<PathBuf>,
@@ -143,6 +164,10 @@ struct Inner {
     jobs: usize,
     /// Most background workers.
     threads: usize,
+    /// The repository's own checkout may be the lower layer (not [`Choice::Template`]).
+    zero_copy: bool,
+    /// Where templates are kept between batches (`RUNNER_CACHE_DIR`), if anywhere.
+    cache: Option<PathBuf>,
     /// Set when the batch is interrupted: stops every checkout and all preparation.
     cancel: Cancel,
     state: Mutex<State>,
@@ -161,13 +186,11 @@ fn common_dir(root: &Path) -> Result<(PathBuf, Repository), GitError> {
 
 impl WorktreePool {
     /// The isolated tasks among the git plans `plans`, as [`WorktreePool::start`] takes them.
-    pub fn isolated<'a>(
-        plans: impl IntoIterator<Item = &'a super::GitPlan>,
-    ) -> Vec<(PathBuf, GitBase)> {
+    pub fn isolated<'a>(plans: impl IntoIterator<Item = &'a super::GitPlan>) -> Vec<Isolated> {
         plans
             .into_iter()
             .filter(|g| g.isolate)
-            .filter_map(|g| Some((g.repo_root.clone()?, g.base)))
+            .filter_map(|g| Some((g.repo_root.clone()?, g.base, g.share_untracked.clone())))
             .collect()
     }
 
@@ -176,7 +199,7 @@ impl WorktreePool {
     /// `None` when fewer than two tasks are isolated (a task alone gets a worktree of its own)
     /// or the choice is [`Choice::Own`]. Cleans up after killed batches first.
     pub fn start(
-        isolated: &[(PathBuf, GitBase)],
+        isolated: &[Isolated],
         jobs: usize,
         transcript_dir: &Path,
         choice: Choice,
@@ -205,7 +228,7 @@ impl WorktreePool {
             _ => match overlay::probe(&dir) {
                 Ok(opts) => {
                     tracing::info!(
-                        "isolated tasks run in overlay worktrees: one checkout of each base commit, an overlay mount per task"
+                        "isolated tasks run in overlay worktrees: an overlay mount per task on the repository's checkout or on one checkout of each base commit"
                     );
                     Mode::Overlay(opts)
                 }
@@ -230,6 +253,8 @@ impl WorktreePool {
                 mode,
                 jobs,
                 threads,
+                zero_copy: choice != Choice::Template,
+                cache: super::template_cache::dir(),
                 cancel: Cancel::default(),
                 state: Mutex::new(State::default()),
                 changed: Condvar::new(),
@@ -237,23 +262,29 @@ impl WorktreePool {
             }),
         };
         // What the tasks that start from HEAD will need, so it can be made ahead.
-        let mut heads: HashMap<PathBuf, Option<(Key, Oid)>> = HashMap::new();
-        for (repo_root, base) in isolated {
+        // By repository root and shared paths: the key and commit of HEAD, if it has one.
+        type Heads = HashMap<(PathBuf, Vec<PathBuf>), Option<(Key, Oid)>>;
+        let mut heads = Heads::new();
+        for (repo_root, base, shared) in isolated {
             if *base != GitBase::Head {
                 continue;
             }
-            let known = heads.entry(repo_root.clone()).or_insert_with(|| {
+            let entry = (repo_root.clone(), shared.clone());
+            let known = heads.entry(entry).or_insert_with(|| {
                 let (common_dir, repo) = common_dir(repo_root).ok()?;
                 let head = repo.head().ok()?.peel_to_commit().ok()?;
                 let key = Key {
                     common_dir,
                     tree: head.tree_id(),
+                    shared: shared.clone(),
                 };
                 Some((key, head.id()))
             });
             if let Some((key, commit)) = known.clone() {
                 let mut st = pool.inner.lock();
-                st.key(&key, commit).demand += 1;
+                let ks = st.key(&key, commit);
+                ks.demand += 1;
+                ks.checkout.get_or_insert_with(|| repo_root.clone());
             }
         }
         pool.inner.refill();
@@ -318,15 +349,17 @@ impl WorktreePool {
         let inner = &self.inner;
         let mut st = inner.lock();
         st.closed = true;
-        while st.workers > 0 {
+        while st.workers > 0 || st.clearing > 0 {
             st = inner.wait(st);
         }
         let mut destroy = Vec::new();
         let mut templates = Vec::new();
         for (_, ks) in st.keys.drain() {
             destroy.extend(ks.ready);
-            if let TemplateState::Ready(t) = ks.template {
-                templates.push(t.dir.clone());
+            if let TemplateState::Ready(t) = ks.template
+                && let Some(dir) = t.owned_dir()
+            {
+                templates.push(dir);
             }
         }
         let trash = std::mem::take(&mut st.trash);
@@ -355,11 +388,42 @@ impl WorktreePool {
 }
 
 impl WorktreeSource for WorktreePool {
-    fn take(&self, repo_root: &Path, commit: Oid, tree: Oid) -> Result<Lease, GitError> {
+    fn take(
+        &self,
+        repo_root: &Path,
+        commit: Oid,
+        tree: Oid,
+        shared: &[PathBuf],
+    ) -> Result<Lease, GitError> {
         let inner = &self.inner;
         let (common_dir, _) = common_dir(repo_root)?;
-        let key = Key { common_dir, tree };
-        let slot = inner.take_slot(&key, commit)?;
+        let key = Key {
+            common_dir,
+            tree,
+            shared: shared.to_vec(),
+        };
+        inner
+            .lock()
+            .key(&key, commit)
+            .checkout
+            .get_or_insert_with(|| repo_root.to_path_buf());
+        let slot = loop {
+            let slot = inner.take_slot(&key, commit)?;
+            // A worktree on the repository's checkout is handed out only while the checkout
+            // is unchanged: after a change, every worktree comes from a template.
+            match slot
+                .lower
+                .as_ref()
+                .and_then(|l| Some((l.clone(), l.changed()?)))
+            {
+                Some((lower, why)) => {
+                    inner.retire_checkout(&key, &lower, &format!("it changed: {why}"));
+                    slot.destroy();
+                    inner.lock().live -= 1;
+                }
+                None => break slot,
+            }
+        };
         if let Err(e) = slot.take(commit) {
             slot.destroy();
             inner.lock().live -= 1;
@@ -393,7 +457,10 @@ impl WorktreeSource for WorktreePool {
             Mode::Overlay(_) => {
                 st.live -= 1;
                 drop(st);
-                slot.destroy();
+                if let Some(why) = slot.lower.as_ref().and_then(|l| l.changed()) {
+                    tracing::warn!(worktree = %slot.worktree().display(), "the repository's checkout changed while a task ran on it ({why}): the task may have seen the change");
+                }
+                inner.discard_slot(slot);
                 inner.refill();
             }
             Mode::Checkout if st.closed || inner.cancel.is_cancelled() => {
@@ -442,6 +509,8 @@ impl State {
             commit,
             template: TemplateState::Missing,
             filters: None,
+            checkout: None,
+            checkout_refused: false,
             ready: Vec::new(),
             demand: 0,
             preparing: 0,
@@ -522,7 +591,7 @@ impl Inner {
     }
 
     /// Make a new worktree of `key` (and the key's template first, for an overlay).
-    fn make_slot(&self, key: &Key, commit: Oid) -> Result<Slot, GitError> {
+    fn make_slot(self: &Arc<Self>, key: &Key, commit: Oid) -> Result<Slot, GitError> {
         let n = {
             let mut st = self.lock();
             st.next_id += 1;
@@ -532,8 +601,18 @@ impl Inner {
         let filters = self.filters(key)?;
         let made = match self.mode {
             Mode::Overlay(opts) => {
-                let template = self.template(key, commit, filters)?;
-                Slot::overlay(&dir, &template, &key.common_dir, commit, key.tree, opts)
+                let lower = self.template(key, commit, filters)?;
+                match Slot::overlay(&dir, &lower, &key.common_dir, commit, key.tree, opts) {
+                    // A kernel that refuses the checkout as a layer (e.g. the pool inside it):
+                    // a template from now on.
+                    Err(e) if matches!(*lower, Lower::Checkout(_)) => {
+                        self.discard(&dir, &e);
+                        self.retire_checkout(key, &lower, &format!("cannot mount on it: {e}"));
+                        let lower = self.template(key, commit, filters)?;
+                        Slot::overlay(&dir, &lower, &key.common_dir, commit, key.tree, opts)
+                    }
+                    made => made,
+                }
             }
             Mode::Checkout => Slot::checkout(
                 &dir,
@@ -577,7 +656,7 @@ impl Inner {
 
     /// The template of `key`: made by the first thread that needs it, waited for by the
     /// others.
-    fn template(&self, key: &Key, commit: Oid, filters: bool) -> Result<Arc<Template>, GitError> {
+    fn template(&self, key: &Key, commit: Oid, filters: bool) -> Result<Arc<Lower>, GitError> {
         let mut st = self.lock();
         loop {
             if self.cancel.is_cancelled() {
@@ -595,30 +674,22 @@ impl Inner {
                 TemplateState::Missing => break,
             }
         }
-        st.key(key, commit).template = TemplateState::Building;
+        let ks = st.key(key, commit);
+        ks.template = TemplateState::Building;
+        let checkout = ks.checkout.clone().filter(|_| !ks.checkout_refused);
         drop(st);
-        let n = {
-            let mut st = self.lock();
-            st.next_id += 1;
-            st.next_id
-        };
-        let dir = self.dir.join(format!("t{n}-{:.12}", key.tree.to_string()));
         let started = std::time::Instant::now();
-        let made = Template::create(
-            &dir,
-            &key.common_dir,
-            commit,
-            key.tree,
-            filters,
-            &self.cancel,
-        );
-        if let Err(e) = &made {
-            self.discard(&dir, e);
-        }
+        let made = match checkout.filter(|_| self.zero_copy) {
+            Some(root) => match self.on_checkout(&root, key, filters) {
+                Some(lower) => Ok(lower),
+                None => self.make_template(key, commit, filters),
+            },
+            None => self.make_template(key, commit, filters),
+        };
         let mut st = self.lock();
         let result = match made {
             Ok(t) => {
-                tracing::info!(tree = %key.tree, ms = started.elapsed().as_millis() as u64, filters, "template checkout made");
+                tracing::info!(tree = %key.tree, ms = started.elapsed().as_millis() as u64, filters, "lower layer ready");
                 let t = Arc::new(t);
                 st.key(key, commit).template = TemplateState::Ready(t.clone());
                 Ok(t)
@@ -641,6 +712,112 @@ impl Inner {
         drop(st);
         self.changed.notify_all();
         result
+    }
+
+    /// The repository's checkout `root` as the lower layer of `key`, if it holds exactly the
+    /// tree (else why not is logged, and `None`).
+    fn on_checkout(&self, root: &Path, key: &Key, filters: bool) -> Option<Lower> {
+        // runner's own output directories in the checkout stay hidden even before they exist.
+        let hide: Vec<PathBuf> = [self.root.parent(), Some(self.root.as_path())]
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.strip_prefix(root).ok())
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .collect();
+        match CheckoutLower::new(root, key.tree, filters, &key.shared, &hide) {
+            Ok(c) => Some(Lower::Checkout(Box::new(c))),
+            Err(why) => {
+                tracing::info!(checkout = %root.display(), "the checkout cannot be the worktrees' lower layer ({why}); using a template checkout of the base commit");
+                None
+            }
+        }
+    }
+
+    /// A template checkout of `key`'s tree: from the template cache when there is one, else
+    /// made in the batch's directory.
+    fn make_template(&self, key: &Key, commit: Oid, filters: bool) -> Result<Lower, GitError> {
+        if let Some(cache) = &self.cache {
+            return super::template_cache::take(
+                cache,
+                &key.common_dir,
+                commit,
+                key.tree,
+                filters,
+                &self.cancel,
+            )
+            .map(Lower::Template);
+        }
+        let n = {
+            let mut st = self.lock();
+            st.next_id += 1;
+            st.next_id
+        };
+        let dir = self.dir.join(format!("t{n}-{:.12}", key.tree.to_string()));
+        let made = Template::create(
+            &dir,
+            &key.common_dir,
+            commit,
+            key.tree,
+            filters,
+            &self.cancel,
+        );
+        if let Err(e) = &made {
+            self.discard(&dir, e);
+        }
+        made.map(Lower::Template)
+    }
+
+    /// The checkout under `key`'s worktrees changed (`why`): no more worktrees on it; the
+    /// ready ones are removed and the next one is made on a template.
+    fn retire_checkout(self: &Arc<Self>, key: &Key, lower: &Arc<Lower>, why: &str) {
+        let mut st = self.lock();
+        let ks = st.key(key, Oid::ZERO_SHA1);
+        if !ks.checkout_refused {
+            tracing::warn!(
+                "the repository's checkout is no longer the worktrees' lower layer ({why}); the next tasks' worktrees come from a template checkout of the base commit"
+            );
+        }
+        ks.checkout_refused = true;
+        if matches!(&ks.template, TemplateState::Ready(l) if Arc::ptr_eq(l, lower)) {
+            ks.template = TemplateState::Missing;
+        }
+        let stale: Vec<Slot> = {
+            let (stale, keep): (Vec<Slot>, Vec<Slot>) = std::mem::take(&mut ks.ready)
+                .into_iter()
+                .partition(|s| s.lower.as_ref().is_some_and(|l| Arc::ptr_eq(l, lower)));
+            ks.ready = keep;
+            stale
+        };
+        st.live -= stale.len();
+        drop(st);
+        for s in stale {
+            self.discard_slot(s);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Remove an overlay slot a task is done with: unmounted now, its files removed by a
+    /// background thread (a task's upper directory can be large; its removal is off the
+    /// critical path of the task's end and of the next task's start).
+    fn discard_slot(self: &Arc<Self>, slot: Slot) {
+        slot.unmount();
+        let dir = slot.dir.clone();
+        drop(slot);
+        let trash = self
+            .dir
+            .join(format!(".trash-{}", uuid::Uuid::new_v4().simple()));
+        if std::fs::rename(&dir, &trash).is_err() {
+            remove_logged(&dir);
+            return;
+        }
+        self.lock().clearing += 1;
+        let pool = self.clone();
+        std::thread::spawn(move || {
+            remove_logged(&trash);
+            pool.lock().clearing -= 1;
+            pool.changed.notify_all();
+        });
     }
 
     /// Make a given-back checkout clean again (for `key`), and put it back as ready; once the
@@ -764,8 +941,52 @@ mod tests {
             tree: Oid::ZERO_SHA1,
             filters: false,
             common_dir: PathBuf::from("/r/.git"),
+            lower: None,
         };
         assert!(s.upper().is_none());
         assert_eq!(s.worktree(), PathBuf::from("/x/s1/tree"));
+    }
+
+    /// A checkout changed while the batch runs on it: the next worktree comes from a template
+    /// of the base commit, not from an overlay on the changed files.
+    #[test]
+    fn a_checkout_changed_during_the_batch_is_no_longer_the_lower_layer() {
+        use crate::git::test_git::git;
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap().join("repo");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("src/a.txt"), "a\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let isolated = vec![(root.clone(), GitBase::Head, Vec::new()); 3];
+        let out = dir.path().join("out");
+        let pool = WorktreePool::start(&isolated, 1, &out, Choice::Auto)
+            .unwrap()
+            .unwrap();
+        if matches!(pool.inner.mode, Mode::Checkout) {
+            eprintln!("skipped: no overlay mounts here");
+            return;
+        }
+        let repo = Repository::open(&root).unwrap();
+        let head = repo.head().unwrap().peel_to_commit().unwrap();
+        let take = || pool.take(&root, head.id(), head.tree_id(), &[]).unwrap();
+        let on_checkout = |pool: &WorktreePool| {
+            pool.inner.lock().keys.values().any(|ks| {
+                matches!(&ks.template, TemplateState::Ready(l) if matches!(**l, Lower::Checkout(_)))
+            })
+        };
+        let a = take();
+        assert!(on_checkout(&pool));
+        let read = |l: &Lease| std::fs::read_to_string(l.path.join("src/a.txt")).unwrap();
+        assert_eq!(read(&a), "a\n");
+        std::fs::write(root.join("src/a.txt"), "changed\n").unwrap();
+        let b = take();
+        assert_eq!(read(&b), "a\n", "the base, from a template");
+        assert!(!on_checkout(&pool));
+        pool.release(a);
+        pool.release(b);
+        pool.shutdown();
+        assert!(!out.join(POOL_DIR).exists());
     }
 }

@@ -1,4 +1,4 @@
-//! One pooled worktree on disk, and the template overlay worktrees are made from.
+//! One pooled worktree on disk.
 //!
 //! A slot is a directory `SLOT` holding the worktree at `SLOT/tree` and its own git
 //! administrative directory at `SLOT/git` ([`super::admin`]); an overlay slot also has its
@@ -8,13 +8,13 @@
 //! interrupted and its result names the worktree). A later batch removes every slot of a batch
 //! that is gone except the kept ones ([`super::sweep`]).
 //!
-//! A template is a checkout of one tree (`TEMPLATE/tree`, with `TEMPLATE/git/index` holding
-//! the files' stat data): the lower layer of every overlay slot of that tree. Each slot gets a
-//! copy of that index, so `git status` in the task finds the files clean without reading them.
+//! An overlay slot's lower layer is a template checkout of its tree or the repository's own
+//! checkout (`super::lower`); each slot gets a copy of the lower layer's index, so `git status`
+//! in the task finds the files clean without reading them.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use git2::Oid;
 use serde::{Deserialize, Serialize};
@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::checkout::{self, Cancel};
 use super::layout::{KEPT, TAKEN};
 use super::layout::{TREE, remove_logged};
+use super::lower::Lower;
 use super::overlay::{self, Layers, Options};
 use super::{GitError, admin, git_err, io_err};
 
@@ -41,41 +42,6 @@ struct Meta {
     lower: PathBuf,
     /// Whether git's filters are used for this tree ([`checkout::needs_filters`]).
     filters: bool,
-}
-
-/// A checkout of one tree that overlay slots use as their lower layer.
-#[derive(Debug)]
-pub(crate) struct Template {
-    /// `TEMPLATE`: `TEMPLATE/tree` is the checkout.
-    pub dir: PathBuf,
-    /// Whether git's filters are used for this tree.
-    pub filters: bool,
-}
-
-impl Template {
-    /// Check `tree` out into `dir` (which must not exist yet), unless `cancel` stops it.
-    pub(crate) fn create(
-        dir: &Path,
-        common_dir: &Path,
-        commit: Oid,
-        tree: Oid,
-        filters: bool,
-        cancel: &Cancel,
-    ) -> Result<Template, GitError> {
-        checkout::create(dir, common_dir, commit, tree, filters, cancel)?;
-        Ok(Template {
-            dir: dir.to_path_buf(),
-            filters,
-        })
-    }
-
-    fn tree(&self) -> PathBuf {
-        self.dir.join(TREE)
-    }
-
-    fn index(&self) -> PathBuf {
-        self.dir.join(admin::ADMIN_DIR).join("index")
-    }
 }
 
 /// How a slot's worktree is made.
@@ -99,6 +65,8 @@ pub(crate) struct Slot {
     pub filters: bool,
     /// The common git directory of its repository.
     pub common_dir: PathBuf,
+    /// The lower layer of an overlay slot.
+    pub lower: Option<Arc<Lower>>,
 }
 
 impl Slot {
@@ -116,10 +84,10 @@ impl Slot {
         self.dir.join(admin::ADMIN_DIR)
     }
 
-    /// Make an overlay slot at `dir` on `template`, HEAD detached at `commit`, and mount it.
+    /// Make an overlay slot at `dir` on `lower`, HEAD detached at `commit`, and mount it.
     pub(crate) fn overlay(
         dir: &Path,
-        template: &Template,
+        lower: &Arc<Lower>,
         common_dir: &Path,
         commit: Oid,
         tree: Oid,
@@ -129,8 +97,9 @@ impl Slot {
             dir: dir.to_path_buf(),
             kind: SlotKind::Overlay(opts),
             tree,
-            filters: template.filters,
+            filters: lower.filters(),
             common_dir: common_dir.to_path_buf(),
+            lower: Some(lower.clone()),
         };
         let what = || format!("prepare the overlay worktree {}", slot.worktree().display());
         let (upper, work, tree_dir, admin_dir) = (
@@ -143,20 +112,25 @@ impl Slot {
             std::fs::create_dir_all(d).map_err(io_err(what()))?;
         }
         admin::write(&admin_dir, common_dir, &tree_dir, commit).map_err(io_err(what()))?;
-        std::fs::copy(template.index(), admin_dir.join("index")).map_err(io_err(what()))?;
+        std::fs::copy(lower.index(), admin_dir.join("index")).map_err(io_err(what()))?;
         // The task's `.git` file, in its upper layer: it hides the template's own.
         admin::write_gitfile(&upper, &admin_dir).map_err(io_err(what()))?;
         let meta = Meta {
             common_dir: common_dir.to_path_buf(),
             tree: tree.to_string(),
             commit: commit.to_string(),
-            lower: template.tree(),
-            filters: template.filters,
+            // The repository's own checkout is not recorded: it may have changed by the time
+            // the worktree is mounted again, which then checks out a lower layer of its own.
+            lower: lower
+                .template_tree()
+                .unwrap_or_else(|| dir.join("lower").join(TREE)),
+            filters: lower.filters(),
         };
         let json = serde_json::to_vec(&meta).unwrap_or_default();
         std::fs::write(dir.join(META), json).map_err(io_err(what()))?;
+        let lowers = lower.layers();
         let layers = Layers {
-            lower: &meta.lower,
+            lower: &lowers,
             upper: &upper,
             work: &work,
         };
@@ -184,6 +158,7 @@ impl Slot {
             tree,
             filters,
             common_dir: common_dir.to_path_buf(),
+            lower: None,
         })
     }
 
@@ -297,8 +272,9 @@ pub fn reattach(path: &Path) -> Result<(), GitError> {
     };
     let (upper, work) = (dir.join("upper"), dir.join("work"));
     overlay::clear_volatile_marker(&work);
+    let lowers = [lower];
     let layers = Layers {
-        lower: &lower,
+        lower: &lowers,
         upper: &upper,
         work: &work,
     };

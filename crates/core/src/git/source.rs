@@ -12,8 +12,15 @@ use super::GitError;
 /// Hands out clean worktrees of a base tree, and takes them back.
 pub trait WorktreeSource: Send + Sync + fmt::Debug {
     /// A worktree of the repository at `repo_root` holding exactly `tree`, its HEAD detached
-    /// at `commit` (blocks until one is ready).
-    fn take(&self, repo_root: &std::path::Path, commit: Oid, tree: Oid) -> Result<Lease, GitError>;
+    /// at `commit` (blocks until one is ready); `shared`: untracked paths of the checkout the
+    /// task sees where the worktree is layered on the checkout (`git.share_untracked`).
+    fn take(
+        &self,
+        repo_root: &std::path::Path,
+        commit: Oid,
+        tree: Oid,
+        shared: &[PathBuf],
+    ) -> Result<Lease, GitError>;
     /// The task is done with the worktree: it is removed, or made clean for the next task.
     fn release(&self, lease: Lease);
     /// The task was interrupted: the worktree stays for resume (an overlay is unmounted;

@@ -68,7 +68,7 @@ pub fn begin(
     if plan.isolate {
         let wt = objects::reread("check the base out", || match &plan.worktrees {
             Some(source) => source
-                .take(&root, base_commit, base_tree)
+                .take(&root, base_commit, base_tree, &plan.share_untracked)
                 .map(Worktree::Leased),
             None => {
                 let name = format!("runner-{task}-{short}");
