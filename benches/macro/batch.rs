@@ -469,16 +469,13 @@ fn snapshot_cost(root: &Path, runs: usize) -> (Duration, Duration) {
         let t = Instant::now();
         snapshot_two_walks(root);
         before.push(t.elapsed());
+        // The task's output directory, where its git base is recorded.
+        let run_dir = out.path().join(format!("{n}"));
+        std::fs::create_dir_all(&run_dir).unwrap();
         let t = Instant::now();
-        let task = runner::git::begin(
-            &plan,
-            "s",
-            "00000000-0",
-            root,
-            &out.path().join(format!("{n}")),
-        )
-        .unwrap()
-        .unwrap();
+        let task = runner::git::begin(&plan, "s", "00000000-0", root, &run_dir)
+            .unwrap()
+            .unwrap();
         after.push(t.elapsed());
         assert_eq!(
             task.base_commit.to_string(),
