@@ -64,6 +64,7 @@ pub(crate) mod template_cache;
 #[cfg(test)]
 pub(crate) mod test_git;
 mod tree_delta;
+mod verified;
 mod watch;
 mod worktree;
 
