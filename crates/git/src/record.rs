@@ -38,7 +38,7 @@ pub struct BaseRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<RecordedWorktree>,
     /// The repository as runner recorded it before the run's tasks ran (see
-    /// `crate::git::pinned`): a resumed task's git work opens it the same way.
+    /// `crate::pinned`): a resumed task's git work opens it the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<super::pinned::Recorded>,
 }
