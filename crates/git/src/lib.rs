@@ -80,7 +80,7 @@ mod watch;
 mod worktree;
 
 pub use end::{abandon, finish};
-pub use error::GitError;
+pub use error::{GitError, RecordError};
 pub(crate) use error::{git_err, io_err};
 pub use patch::{FileChange, GitSummary};
 pub use pinned::{Recorded as RecordedRepo, config_file, open_root as open_recorded};
