@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use super::clean::{self, Checked};
+use super::error::LowerError;
 use super::mask::Tracked;
 use super::watch::Watch;
 
@@ -37,24 +38,19 @@ impl std::fmt::Debug for CleanCheckout {
 impl CleanCheckout {
     /// Whether the checkout `root` of `repo` holds exactly `tree` (`filters`: compare a
     /// file's content through git's filters). The index is read, the tracked directories are
-    /// watched, then the checkout is checked. `Err`: why not, in words for a log line.
+    /// watched, then the checkout is checked. `Err`: why not.
     pub(crate) fn verify(
         repo: &git2::Repository,
         root: &Path,
         tree: git2::Oid,
         filters: bool,
-    ) -> Result<CleanCheckout, String> {
-        let mut index = repo
-            .index()
-            .map_err(|e| format!("cannot read its index: {}", e.message()))?;
-        index
-            .read(true)
-            .map_err(|e| format!("cannot read its index: {}", e.message()))?;
+    ) -> Result<CleanCheckout, LowerError> {
+        let mut index = repo.index().map_err(LowerError::Index)?;
+        index.read(true).map_err(LowerError::Index)?;
         let entries: Vec<git2::IndexEntry> = index.iter().collect();
         let tracked = Tracked::of(entries.iter().map(|e| e.path.as_slice()));
         // Watched before it is checked: a change between the two is seen.
-        let watch = Watch::start(root, tracked.dirs.iter())
-            .map_err(|e| format!("cannot watch it for changes: {e}"))?;
+        let watch = Watch::start(root, tracked.dirs.iter()).map_err(LowerError::Watch)?;
         let checked = clean::check(repo, root, &index, tree, filters)?;
         Ok(CleanCheckout {
             entries,
@@ -177,7 +173,9 @@ mod tests {
         let (_t, root, tree) = repo();
         std::fs::write(root.join("src/a.txt"), "changed, and longer\n").unwrap();
         let repo = super::super::pinned::open_root(&root).unwrap();
-        let why = CleanCheckout::verify(&repo, &root, tree, true).unwrap_err();
+        let why = CleanCheckout::verify(&repo, &root, tree, true)
+            .unwrap_err()
+            .to_string();
         assert!(why.contains("src/a.txt"), "{why}");
     }
 }

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::error::LowerError;
 use super::mask::{self, Mask};
 use super::template::Template;
 use super::verified::CleanCheckout;
@@ -42,11 +43,10 @@ impl CheckoutLower {
         filters: bool,
         shared: &[PathBuf],
         hide: &[PathBuf],
-    ) -> Result<CheckoutLower, String> {
-        let repo = super::pinned::open_root(root)
-            .map_err(|e| format!("cannot open it: {}", e.message()))?;
+    ) -> Result<CheckoutLower, LowerError> {
+        let repo = super::pinned::open_root(root).map_err(LowerError::Open)?;
         if repo.is_shallow() && repo.find_tree(tree).is_err() {
-            return Err("the base tree is not in the repository".into());
+            return Err(LowerError::NoTree);
         }
         // The plan may have found the checkout clean already (`super::verified`).
         let clean = match super::verified::take(root, tree, filters) {
@@ -62,21 +62,29 @@ impl CheckoutLower {
         let dir = tempfile::Builder::new()
             .prefix("runner-lower-")
             .tempdir()
-            .map_err(|e| format!("cannot make a directory for its mask: {e}"))?
+            .map_err(LowerError::TempDir)?
             .keep();
         let dir = super::absolute(&dir);
         if dir.starts_with(root) {
             let _ = std::fs::remove_dir_all(&dir);
-            return Err("the temporary directory is inside the checkout".into());
+            return Err(LowerError::TempInside);
         }
         let mask_dir = dir.join("mask");
-        std::fs::create_dir_all(&mask_dir)
-            .map_err(|e| format!("cannot create {}: {e}", mask_dir.display()))?;
-        let mask = mask::write(&mask_dir, root, &tracked, shared, hide)
-            .map_err(|e| format!("cannot write its mask in {}: {e}", mask_dir.display()))?;
+        std::fs::create_dir_all(&mask_dir).map_err(|source| LowerError::Create {
+            path: mask_dir.clone(),
+            source,
+        })?;
+        let mask = mask::write(&mask_dir, root, &tracked, shared, hide).map_err(|source| {
+            LowerError::Mask {
+                path: mask_dir.clone(),
+                source,
+            }
+        })?;
         let index_path = dir.join("index");
-        write_index(&entries, &index_path)
-            .map_err(|e| format!("cannot write {}: {}", index_path.display(), e.message()))?;
+        write_index(&entries, &index_path).map_err(|source| LowerError::WriteIndex {
+            path: index_path.clone(),
+            source,
+        })?;
         tracing::info!(
             checkout = %root.display(),
             files = checked.entries,
