@@ -41,19 +41,88 @@ pub(crate) struct Checked {
     pub hashed: usize,
 }
 
-/// Whether the checkout `root` of `repo` (its index `index`) holds exactly `tree`. `filters`:
-/// git's filters apply to this tree (a file's content is then compared through them).
-/// `Err`: why not, in words for a log line.
+/// Whether the checkout `root` of `repo` (its index `index`, whose entries are `entries`)
+/// holds exactly `tree`. `filters`: git's filters apply to this tree (a file's content is then
+/// compared through them). `Err`: why not, in words for a log line.
+///
+/// The files' stat data are looked at on other threads (a share of the entries each) while
+/// this one compares the index with the tree; the few files whose stat data cannot be trusted
+/// are hashed afterwards.
 pub(crate) fn check(
     repo: &Repository,
     root: &Path,
     index: &Index,
+    entries: &[IndexEntry],
     tree: Oid,
     filters: bool,
 ) -> Result<Checked, CleanError> {
     if index.has_conflicts() {
         return Err(CleanError::Conflicts);
     }
+    let stamp = std::fs::metadata(repo.path().join("index")).map_err(CleanError::IndexFile)?;
+    let look = Look {
+        root,
+        index_time: (stamp.mtime(), stamp.mtime_nsec()),
+        trust_ctime: repo
+            .config()
+            .and_then(|c| c.get_bool("core.trustctime"))
+            .unwrap_or(true),
+        filters,
+    };
+    let threads = if entries.len() < PER_THREAD {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, MAX_THREADS)
+    };
+    let share = entries.len().div_ceil(threads).max(1);
+    let (compared, looked) = std::thread::scope(|s| {
+        let workers: Vec<_> = entries
+            .chunks(share)
+            .map(|part| s.spawn(move || look.part(part)))
+            .collect();
+        let compared = same_as_tree(repo, index, tree);
+        // In the entries' order: the first problem found is the first in the index.
+        let mut doubtful = Vec::new();
+        let mut looked = Ok(());
+        for (n, w) in workers.into_iter().enumerate() {
+            match w.join() {
+                Ok(Ok(found)) => doubtful.extend(found.into_iter().map(|i| n * share + i)),
+                Ok(Err(e)) => {
+                    looked = Err(e);
+                    break;
+                }
+                Err(_) => {
+                    looked = Err(CleanError::Interrupted);
+                    break;
+                }
+            }
+        }
+        (compared, looked.map(|()| doubtful))
+    });
+    compared?;
+    let doubtful = looked?;
+    for &i in &doubtful {
+        let e = &entries[i];
+        let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+        if !content_matches(repo, e, &root.join(rel), rel, filters) {
+            return Err(CleanError::Modified(rel.to_path_buf()));
+        }
+    }
+    Ok(Checked {
+        entries: entries.len(),
+        hashed: doubtful.len(),
+    })
+}
+
+/// Below this many entries the files are looked at on one thread.
+const PER_THREAD: usize = 4096;
+/// Most threads that look at the files' stat data.
+const MAX_THREADS: usize = 4;
+
+/// The index holds exactly `tree`.
+fn same_as_tree(repo: &Repository, index: &Index, tree: Oid) -> Result<(), CleanError> {
     let t = repo.find_tree(tree).map_err(CleanError::Tree)?;
     let mut opts = DiffOptions::new();
     opts.ignore_submodules(false);
@@ -63,42 +132,48 @@ pub(crate) fn check(
     if diff.deltas().len() > 0 {
         return Err(CleanError::Staged);
     }
-    let stamp = std::fs::metadata(repo.path().join("index")).map_err(CleanError::IndexFile)?;
-    let index_time = (stamp.mtime(), stamp.mtime_nsec());
-    let trust_ctime = repo
-        .config()
-        .and_then(|c| c.get_bool("core.trustctime"))
-        .unwrap_or(true);
-    let mut hashed = 0;
-    for e in index.iter() {
-        let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
-        if e.mode & TYPE_MASK == GITLINK {
-            return Err(CleanError::Submodule(rel.to_path_buf()));
+    Ok(())
+}
+
+/// What looking at a file's stat data needs.
+#[derive(Clone, Copy)]
+struct Look<'a> {
+    root: &'a Path,
+    /// The index file's modification time (for racily clean entries).
+    index_time: (i64, i64),
+    trust_ctime: bool,
+    filters: bool,
+}
+
+impl Look<'_> {
+    /// The positions in `part` of the entries whose content must be hashed to tell; `Err`
+    /// for the first entry that is certainly not the file's.
+    fn part(self, part: &[IndexEntry]) -> Result<Vec<usize>, CleanError> {
+        let mut doubtful = Vec::new();
+        for (i, e) in part.iter().enumerate() {
+            let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+            if e.mode & TYPE_MASK == GITLINK {
+                return Err(CleanError::Submodule(rel.to_path_buf()));
+            }
+            if e.flags & ASSUME_VALID != 0 || e.flags_extended & SKIP_OR_INTENT != 0 {
+                return Err(CleanError::Flagged(rel.to_path_buf()));
+            }
+            let md = std::fs::symlink_metadata(self.root.join(rel))
+                .map_err(|_| CleanError::Missing(rel.to_path_buf()))?;
+            if !same_kind(e, &md) {
+                return Err(CleanError::Kind(rel.to_path_buf()));
+            }
+            if stat_matches(e, &md, self.trust_ctime) && !racy(e, self.index_time) {
+                continue;
+            }
+            if !self.filters && e.mode & TYPE_MASK == REGULAR && u64::from(e.file_size) != md.size()
+            {
+                return Err(CleanError::Modified(rel.to_path_buf()));
+            }
+            doubtful.push(i);
         }
-        if e.flags & ASSUME_VALID != 0 || e.flags_extended & SKIP_OR_INTENT != 0 {
-            return Err(CleanError::Flagged(rel.to_path_buf()));
-        }
-        let path = root.join(rel);
-        let md =
-            std::fs::symlink_metadata(&path).map_err(|_| CleanError::Missing(rel.to_path_buf()))?;
-        if !same_kind(&e, &md) {
-            return Err(CleanError::Kind(rel.to_path_buf()));
-        }
-        if stat_matches(&e, &md, trust_ctime) && !racy(&e, index_time) {
-            continue;
-        }
-        if !filters && e.mode & TYPE_MASK == REGULAR && u64::from(e.file_size) != md.size() {
-            return Err(CleanError::Modified(rel.to_path_buf()));
-        }
-        hashed += 1;
-        if !content_matches(repo, &e, &path, rel, filters) {
-            return Err(CleanError::Modified(rel.to_path_buf()));
-        }
+        Ok(doubtful)
     }
-    Ok(Checked {
-        entries: index.len(),
-        hashed,
-    })
 }
 
 /// The entry and the file are of the same type, with the same executable bit for a file.
@@ -175,7 +250,47 @@ mod tests {
     fn run(repo: &Repository, dir: &Path, tree: Oid) -> Result<Checked, String> {
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
-        check(repo, dir, &index, tree, false).map_err(|e| e.to_string())
+        let entries: Vec<IndexEntry> = index.iter().collect();
+        check(repo, dir, &index, &entries, tree, false).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_large_checkout_is_looked_at_in_shares_and_each_finding_names_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        let files = PER_THREAD + 904;
+        for i in 0..files {
+            let sub = dir.join(format!("d{}", i / 100));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join(format!("f{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        git(&dir, &["add", "-A"]);
+        // Not racily clean: the index is written after the files' times.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        git(&dir, &["commit", "-q", "-m", "many"]);
+        git(&dir, &["update-index", "--really-refresh"]);
+        let repo = Repository::open(&dir).unwrap();
+        let tree = repo.head().unwrap().peel_to_tree().unwrap().id();
+        let ok = run(&repo, &dir, tree).unwrap();
+        assert_eq!(ok.entries, files);
+        // A file near the end, rewritten with its own content: hashed (it is in a later
+        // share than the first), and clean.
+        let last = dir.join(format!("d{}/f{}.txt", (files - 2) / 100, files - 2));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&last, format!("{}\n", files - 2)).unwrap();
+        let ok = run(&repo, &dir, tree).unwrap();
+        assert_eq!(ok.hashed, 1, "{ok:?}");
+        // The same file with other content of the same size: named.
+        let other = format!("{}\n", files - 3);
+        assert_eq!(other.len(), format!("{}\n", files - 2).len());
+        std::fs::write(&last, other).unwrap();
+        let err = run(&repo, &dir, tree).unwrap_err();
+        assert!(err.contains(&format!("f{}.txt", files - 2)), "{err}");
+        // A file of the first share missing: that is what is said.
+        std::fs::remove_file(dir.join("d0/f1.txt")).unwrap();
+        let err = run(&repo, &dir, tree).unwrap_err();
+        assert_eq!(err, "`d0/f1.txt` is missing");
     }
 
     #[test]

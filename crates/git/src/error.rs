@@ -120,6 +120,8 @@ pub(crate) enum CleanError {
     Kind(PathBuf),
     #[error("`{}` is modified", .0.display())]
     Modified(PathBuf),
+    #[error("the check of its files stopped part way")]
+    Interrupted,
 }
 
 /// Why the repository's checkout cannot be the lower layer of overlay worktrees (a template

@@ -248,9 +248,35 @@ pub(crate) fn runner_mounts() -> Vec<MountEntry> {
         .collect()
 }
 
-/// Whether `path` is an overlay mount point now.
+/// Whether `path` is an overlay mount point now. Asked of every worktree a task gives back:
+/// answered from `statx` (the mount of `path` against its parent's) and `statfs` (the file
+/// system's type), not from the process's mount table, which holds one long line per worktree
+/// of the batch; the table is read only where the kernel does not report mount ids.
 pub(crate) fn is_mounted(path: &Path) -> bool {
-    mounts_under(path).iter().any(|m| m.target == path)
+    match overlay_mount_point(path) {
+        Some(mounted) => mounted,
+        None => mounts_under(path).iter().any(|m| m.target == path),
+    }
+}
+
+/// overlayfs's `f_type` in `statfs`.
+const OVERLAYFS_SUPER_MAGIC: u64 = 0x794c_7630;
+
+/// `Some(true)` when `path` is the root of an overlay mount, `Some(false)` when it is not a
+/// mount point (or is another file system's); `None` when the kernel cannot tell by mount id.
+fn overlay_mount_point(path: &Path) -> Option<bool> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let parent = path.parent()?;
+    let id = |p: &Path| {
+        let st = statx(CWD, p, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::MNT_ID).ok()?;
+        (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
+    };
+    if id(path)? == id(parent)? {
+        return Some(false);
+    }
+    let fs = rustix::fs::statfs(path).ok()?;
+    #[allow(clippy::unnecessary_cast)] // `f_type`'s type differs between targets
+    Some(fs.f_type as u64 == OVERLAYFS_SUPER_MAGIC)
 }
 
 /// The fields of one mountinfo line runner looks at.
@@ -300,6 +326,41 @@ fn unescape(field: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_point_is_told_from_statx_as_the_mount_table_tells_it() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let Ok(opts) = probe(&root) else {
+            return; // no overlay mounts here: nothing to tell apart
+        };
+        let (lower, upper, work, target) = (
+            root.join("lower"),
+            root.join("upper"),
+            root.join("work"),
+            root.join("target"),
+        );
+        for d in [&lower, &upper, &work, &target] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let lowers = [lower.clone()];
+        let layers = Layers {
+            lower: &lowers,
+            upper: &upper,
+            work: &work,
+        };
+        mount(&layers, &target, opts).unwrap();
+        let table = |p: &Path| mounts_under(p).iter().any(|m| m.target == p);
+        assert_eq!(overlay_mount_point(&target), Some(true));
+        assert!(is_mounted(&target) && table(&target));
+        std::fs::create_dir(target.join("inside")).unwrap();
+        for not in [root.clone(), lower.clone(), target.join("inside")] {
+            assert_eq!(overlay_mount_point(&not), Some(false), "{}", not.display());
+            assert!(!is_mounted(&not) && !table(&not), "{}", not.display());
+        }
+        unmount(&target).unwrap();
+        assert!(!is_mounted(&target) && !table(&target));
+    }
 
     #[test]
     fn mountinfo_lines_are_parsed_with_escapes() {

@@ -659,7 +659,13 @@ impl Inner {
         }
         let repo = super::pinned::open_common(&key.common_dir)
             .map_err(git_err(format!("open {}", key.common_dir.display())))?;
-        let f = checkout::needs_filters(&repo, key.tree);
+        // A checkout the plan found to hold the tree tells from its index whether the tree
+        // has a `.gitattributes` file, without a walk of every tree object.
+        let checkout = self.lock().keys.get(key).and_then(|k| k.checkout.clone());
+        let known = checkout
+            .filter(|_| self.zero_copy)
+            .and_then(|root| super::verified::has_attributes(&root, key.tree));
+        let f = checkout::needs_filters(&repo, key.tree, known);
         if let Some(ks) = self.lock().keys.get_mut(key) {
             ks.filters = Some(f);
         }

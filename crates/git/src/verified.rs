@@ -51,7 +51,7 @@ impl CleanCheckout {
         let tracked = Tracked::of(entries.iter().map(|e| e.path.as_slice()));
         // Watched before it is checked: a change between the two is seen.
         let watch = Watch::start(root, tracked.dirs.iter()).map_err(LowerError::Watch)?;
-        let checked = clean::check(repo, root, &index, tree, filters)?;
+        let checked = clean::check(repo, root, &index, &entries, tree, filters)?;
         Ok(CleanCheckout {
             entries,
             tracked,
@@ -87,6 +87,20 @@ pub(crate) fn take(root: &Path, tree: git2::Oid, filters: bool) -> Option<CleanC
         .iter()
         .position(|(r, t, f, _)| r == &root && *t == tree && (*f || !filters))?;
     Some(found.swap_remove(at).3)
+}
+
+/// Whether the tree a kept check found in `root` holds a `.gitattributes` file (from the
+/// index's paths, which equal the tree's); `None` when no check of `root` and `tree` is kept.
+pub(crate) fn has_attributes(root: &Path, tree: git2::Oid) -> Option<bool> {
+    let root = canonical(root);
+    let found = found();
+    let (_, _, _, clean) = found.iter().find(|(r, t, _, _)| r == &root && *t == tree)?;
+    Some(
+        clean
+            .entries
+            .iter()
+            .any(|e| e.path == b".gitattributes" || e.path.ends_with(b"/.gitattributes")),
+    )
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -165,6 +179,35 @@ mod tests {
         assert!(
             changed.as_deref().is_some_and(|c| c.contains("src/a.txt")),
             "{changed:?}"
+        );
+    }
+
+    #[test]
+    fn a_kept_check_tells_whether_the_tree_has_attributes() {
+        let (_t, root, tree) = repo();
+        let repo = super::super::pinned::open_root(&root).unwrap();
+        assert_eq!(has_attributes(&root, tree), None, "nothing kept yet");
+        keep(
+            &root,
+            tree,
+            true,
+            CleanCheckout::verify(&repo, &root, tree, true).unwrap(),
+        );
+        assert_eq!(has_attributes(&root, tree), Some(false));
+        std::fs::write(root.join("src/.gitattributes"), "*.txt text\n").unwrap();
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "attributes"]);
+        let with = repo.head().unwrap().peel_to_tree().unwrap().id();
+        keep(
+            &root,
+            with,
+            true,
+            CleanCheckout::verify(&repo, &root, with, true).unwrap(),
+        );
+        assert_eq!(has_attributes(&root, with), Some(true));
+        assert!(
+            super::super::checkout::needs_filters(&repo, with, None),
+            "the walk agrees"
         );
     }
 
