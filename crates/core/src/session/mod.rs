@@ -515,7 +515,9 @@ async fn start_mcp(
     guard: &Arc<crate::integrity::Integrity>,
     stopper: &Stopper,
 ) -> Result<crate::mcp::Started, Outcome> {
-    let starting = crate::integrity::around(Some(guard), || "the MCP servers' start".into());
+    // No server, nothing runs: no files to check around it.
+    let guard = (!task.loaded.spec.mcp_servers.is_empty()).then_some(guard);
+    let starting = crate::integrity::around(guard, || "the MCP servers' start".into());
     let started = McpServers::start(
         &task.loaded.spec.mcp_servers,
         &task.loaded.workdir,
