@@ -172,6 +172,9 @@ struct Inner {
     cancel: Cancel,
     state: Mutex<State>,
     changed: Condvar,
+    /// Held while whether a key needs git's filters is worked out (a walk of its tree): the
+    /// batch's first tasks, which all ask at once, wait for one walk instead of each walking.
+    filters_once: Mutex<()>,
     /// Held for the batch's life: tells a later batch this one is alive.
     _lock: File,
 }
@@ -258,6 +261,7 @@ impl WorktreePool {
                 cancel: Cancel::default(),
                 state: Mutex::new(State::default()),
                 changed: Condvar::new(),
+                filters_once: Mutex::new(()),
                 _lock: lock,
             }),
         };
@@ -642,7 +646,15 @@ impl Inner {
 
     /// Whether git's filters are needed for `key`'s tree (decided once per key).
     fn filters(&self, key: &Key) -> Result<bool, GitError> {
-        if let Some(f) = self.lock().keys.get(key).and_then(|k| k.filters) {
+        let known = |inner: &Inner| inner.lock().keys.get(key).and_then(|k| k.filters);
+        if let Some(f) = known(self) {
+            return Ok(f);
+        }
+        let _one = self
+            .filters_once
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = known(self) {
             return Ok(f);
         }
         let repo = super::pinned::open_common(&key.common_dir)

@@ -307,3 +307,38 @@ fn absurd_sizes_fail_closed() {
             < 100
     );
 }
+
+#[test]
+fn tracked_attributes_follow_the_index_when_it_changes() {
+    let (_t, root) = repo();
+    let attrs = |root: &Path| -> Vec<PathBuf> {
+        watch::paths(root)
+            .into_iter()
+            .map(|w| w.path)
+            .filter(|p| p.ends_with(".gitattributes"))
+            .collect()
+    };
+    let before = attrs(&root);
+    assert!(
+        before.contains(&root.join("sub/.gitattributes")),
+        "{before:?}"
+    );
+    assert!(
+        !before.contains(&root.join("other/.gitattributes")),
+        "{before:?}"
+    );
+    // The same index again: the same list (from the list kept for it).
+    assert_eq!(attrs(&root), before);
+    std::fs::create_dir_all(root.join("other")).unwrap();
+    std::fs::write(root.join("other/.gitattributes"), "* filter=evil\n").unwrap();
+    git(&root, &["add", "other/.gitattributes"]);
+    let after = attrs(&root);
+    assert!(
+        after.contains(&root.join("other/.gitattributes")),
+        "{after:?}"
+    );
+    assert!(
+        after.contains(&root.join("sub/.gitattributes")),
+        "{after:?}"
+    );
+}

@@ -3,7 +3,9 @@
 //! `.git` entry, `.gitmodules`, `.gitattributes` files and the GitHub workflow and action
 //! directories.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// How much of a watched path is fingerprinted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,21 +80,54 @@ pub fn paths(workdir: &Path) -> Vec<Watched> {
     add(root.join(".github"), Depth::NoSymlink);
     add(root.join(".github/workflows"), Depth::Tree);
     add(root.join(".github/actions"), Depth::Tree);
-    for rel in repo.as_ref().map(tracked_attributes).unwrap_or_default() {
+    for rel in repo
+        .as_ref()
+        .map(tracked_attributes)
+        .unwrap_or_default()
+        .iter()
+    {
         let mut dir = root.clone();
-        let parts: Vec<_> = Path::new(&rel).components().collect();
+        let parts: Vec<_> = Path::new(rel).components().collect();
         // Each directory on the way may not turn into a symlink.
         for c in &parts[..parts.len().saturating_sub(1)] {
             dir.push(c);
             add(dir.clone(), Depth::NoSymlink);
         }
-        add(root.join(&rel), Depth::Entry);
+        add(root.join(rel), Depth::Entry);
     }
     out
 }
 
 /// The tracked `.gitattributes` files below the root (the index's paths).
-fn tracked_attributes(repo: &git2::Repository) -> Vec<String> {
+///
+/// Reading a large index costs milliseconds of CPU (a 20,000-file index: parse, checksum and
+/// path checks of every entry), and every task of a batch starts on a copy of the same index:
+/// the list is kept per index content, keyed by the file's size and trailing checksum (see
+/// [`index_key`]), and read again whenever the key is not known or the file changed while it
+/// was read.
+fn tracked_attributes(repo: &git2::Repository) -> Arc<[String]> {
+    let file = repo.path().join("index");
+    let key = index_key(&file);
+    if let Some(k) = &key
+        && let Some(hit) = known_attributes().get(k)
+    {
+        return hit.clone();
+    }
+    let list: Arc<[String]> = read_tracked_attributes(repo).into();
+    if let Some(k) = key
+        && index_key(&file).as_ref() == Some(&k)
+    {
+        let mut known = known_attributes();
+        if known.len() >= KNOWN_INDEXES {
+            known.clear();
+        }
+        known.insert(k, list.clone());
+    }
+    list
+}
+
+/// The index's paths that are `.gitattributes` files below the root.
+fn read_tracked_attributes(repo: &git2::Repository) -> Vec<String> {
     let Ok(index) = repo.index() else {
         return Vec::new();
     };
@@ -101,6 +136,40 @@ fn tracked_attributes(repo: &git2::Repository) -> Vec<String> {
         .filter_map(|e| String::from_utf8(e.path).ok())
         .filter(|p| p.ends_with("/.gitattributes"))
         .collect()
+}
+
+/// How many distinct indexes [`tracked_attributes`] remembers (a batch has one per base tree).
+const KNOWN_INDEXES: usize = 64;
+
+/// An index file's identity by content: its size and its last 32 bytes, which end with the
+/// checksum git writes over the whole file (SHA-1 or SHA-256). `None` when the file cannot be
+/// read or has no checksum (`index.skipHash` writes zeros), so that it is always read.
+type IndexKey = (u64, [u8; 32]);
+
+fn index_key(file: &Path) -> Option<IndexKey> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(file).ok()?;
+    let len = f.metadata().ok()?.len();
+    // Header (12 bytes) and a checksum at least.
+    if len < 44 {
+        return None;
+    }
+    f.seek(SeekFrom::Start(len - 32)).ok()?;
+    let mut tail = [0u8; 32];
+    f.read_exact(&mut tail).ok()?;
+    if tail[12..].iter().all(|&b| b == 0) {
+        return None;
+    }
+    Some((len, tail))
+}
+
+/// The lists [`tracked_attributes`] read, by index key.
+fn known_attributes() -> std::sync::MutexGuard<'static, HashMap<IndexKey, Arc<[String]>>> {
+    static KNOWN: OnceLock<Mutex<HashMap<IndexKey, Arc<[String]>>>> = OnceLock::new();
+    KNOWN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// `p` with its symlinks resolved, or as given when it does not exist.
