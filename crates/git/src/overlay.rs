@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, UnmountFlags};
 
+use super::error::ProbeError;
+
 /// The mount options a [`probe`] found to work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Options {
@@ -146,7 +148,7 @@ pub(crate) fn is_redirect(upper_dir: &Path) -> bool {
 /// Find the overlay options that work with upper directories under `dir`, by mounting a
 /// one-file overlay there, writing through it and checking that the write landed in the upper
 /// directory only. `Err`: why overlays cannot be used.
-pub(crate) fn probe(dir: &Path) -> Result<Options, String> {
+pub(crate) fn probe(dir: &Path) -> Result<Options, ProbeError> {
     let root = dir.join("probe");
     let _ = std::fs::remove_dir_all(&root);
     let result = probe_in(&root);
@@ -156,20 +158,25 @@ pub(crate) fn probe(dir: &Path) -> Result<Options, String> {
     result
 }
 
-fn probe_in(root: &Path) -> Result<Options, String> {
+fn probe_in(root: &Path) -> Result<Options, ProbeError> {
     let [lower, upper, work, merged] = ["lower", "upper", "work", "merged"].map(|d| root.join(d));
     for d in [&lower, &upper, &work, &merged] {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(|source| ProbeError::Create {
+            path: d.clone(),
+            source,
+        })?;
     }
-    std::fs::write(lower.join("file"), "lower\n")
-        .map_err(|e| format!("cannot write in {}: {e}", lower.display()))?;
+    std::fs::write(lower.join("file"), "lower\n").map_err(|source| ProbeError::Write {
+        path: lower.clone(),
+        source,
+    })?;
     let lowers = [lower.clone()];
     let layers = Layers {
         lower: &lowers,
         upper: &upper,
         work: &work,
     };
-    let mut last = String::new();
+    let mut last = None;
     for opts in CANDIDATES {
         match mount(&layers, &merged, opts) {
             Ok(()) => {
@@ -179,21 +186,19 @@ fn probe_in(root: &Path) -> Result<Options, String> {
                 let upper_got = std::fs::read_to_string(upper.join("file")).ok();
                 return match (written, lower_kept.as_deref(), upper_got.as_deref()) {
                     (Ok(()), Some("lower\n"), Some("upper\n")) => Ok(opts),
-                    (Err(e), _, _) => Err(format!("a write through a test overlay failed: {e}")),
-                    _ => Err("a test overlay did not keep its layers apart".into()),
+                    (Err(e), _, _) => Err(ProbeError::WriteThrough(e)),
+                    _ => Err(ProbeError::Mixed),
                 };
             }
             Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
-                last = format!("mount(2) of a test overlay failed: {e}");
+                last = Some(e);
             }
             Err(e) => {
-                return Err(format!(
-                    "mount(2) of a test overlay failed: {e} (overlay worktrees need CAP_SYS_ADMIN: root, or a container that grants it)"
-                ));
+                return Err(ProbeError::Denied(e));
             }
         }
     }
-    Err(last)
+    Err(last.map_or(ProbeError::NoOptions, ProbeError::Mount))
 }
 
 /// The name runner's overlay mounts carry as their source, so they can be told apart from
@@ -243,9 +248,35 @@ pub(crate) fn runner_mounts() -> Vec<MountEntry> {
         .collect()
 }
 
-/// Whether `path` is an overlay mount point now.
+/// Whether `path` is an overlay mount point now. Asked of every worktree a task gives back:
+/// answered from `statx` (the mount of `path` against its parent's) and `statfs` (the file
+/// system's type), not from the process's mount table, which holds one long line per worktree
+/// of the batch; the table is read only where the kernel does not report mount ids.
 pub(crate) fn is_mounted(path: &Path) -> bool {
-    mounts_under(path).iter().any(|m| m.target == path)
+    match overlay_mount_point(path) {
+        Some(mounted) => mounted,
+        None => mounts_under(path).iter().any(|m| m.target == path),
+    }
+}
+
+/// overlayfs's `f_type` in `statfs`.
+const OVERLAYFS_SUPER_MAGIC: u64 = 0x794c_7630;
+
+/// `Some(true)` when `path` is the root of an overlay mount, `Some(false)` when it is not a
+/// mount point (or is another file system's); `None` when the kernel cannot tell by mount id.
+fn overlay_mount_point(path: &Path) -> Option<bool> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let parent = path.parent()?;
+    let id = |p: &Path| {
+        let st = statx(CWD, p, AtFlags::SYMLINK_NOFOLLOW, StatxFlags::MNT_ID).ok()?;
+        (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
+    };
+    if id(path)? == id(parent)? {
+        return Some(false);
+    }
+    let fs = rustix::fs::statfs(path).ok()?;
+    #[allow(clippy::unnecessary_cast)] // `f_type`'s type differs between targets
+    Some(fs.f_type as u64 == OVERLAYFS_SUPER_MAGIC)
 }
 
 /// The fields of one mountinfo line runner looks at.
@@ -295,6 +326,41 @@ fn unescape(field: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mount_point_is_told_from_statx_as_the_mount_table_tells_it() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let Ok(opts) = probe(&root) else {
+            return; // no overlay mounts here: nothing to tell apart
+        };
+        let (lower, upper, work, target) = (
+            root.join("lower"),
+            root.join("upper"),
+            root.join("work"),
+            root.join("target"),
+        );
+        for d in [&lower, &upper, &work, &target] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let lowers = [lower.clone()];
+        let layers = Layers {
+            lower: &lowers,
+            upper: &upper,
+            work: &work,
+        };
+        mount(&layers, &target, opts).unwrap();
+        let table = |p: &Path| mounts_under(p).iter().any(|m| m.target == p);
+        assert_eq!(overlay_mount_point(&target), Some(true));
+        assert!(is_mounted(&target) && table(&target));
+        std::fs::create_dir(target.join("inside")).unwrap();
+        for not in [root.clone(), lower.clone(), target.join("inside")] {
+            assert_eq!(overlay_mount_point(&not), Some(false), "{}", not.display());
+            assert!(!is_mounted(&not) && !table(&not), "{}", not.display());
+        }
+        unmount(&target).unwrap();
+        assert!(!is_mounted(&target) && !table(&target));
+    }
 
     #[test]
     fn mountinfo_lines_are_parsed_with_escapes() {

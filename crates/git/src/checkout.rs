@@ -49,8 +49,14 @@ impl Cancel {
 /// Whether files of `tree` may need git's filters between the object store and the working
 /// tree (end-of-line conversion, `ident`, filter drivers such as LFS): a `.gitattributes` file
 /// anywhere in the tree, `info/attributes`, a global attributes file, or `core.autocrlf`,
-/// `core.eol` or a `filter.*` driver in the configuration.
-pub(crate) fn needs_filters(repo: &Repository, tree: Oid) -> bool {
+/// `core.eol` or a `filter.*` driver in the configuration. `tracked_attributes`: whether the
+/// tree holds a `.gitattributes` file, when the caller knows it already (else the tree is
+/// walked).
+pub(crate) fn needs_filters(
+    repo: &Repository,
+    tree: Oid,
+    tracked_attributes: Option<bool>,
+) -> bool {
     if let Ok(cfg) = repo.config() {
         let autocrlf = cfg.get_string("core.autocrlf").ok();
         if autocrlf.is_some_and(|v| !v.eq_ignore_ascii_case("false")) {
@@ -68,6 +74,9 @@ pub(crate) fn needs_filters(repo: &Repository, tree: Oid) -> bool {
     }
     if repo.commondir().join("info/attributes").exists() || global_attributes_file() {
         return true;
+    }
+    if let Some(known) = tracked_attributes {
+        return known;
     }
     let Ok(tree) = repo.find_tree(tree) else {
         return true;
