@@ -37,8 +37,11 @@ CRATES = {
     "runner-spec": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
     "runner-report": {"runner-protocol", "runner-exec", "runner-model", "runner-spec", "runner-telemetry"},
     "runner-git": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry"},
-    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry", "runner-git"},
-    "runner": {"runner-core", "runner-git", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-telemetry"},
+    # The tests' and benchmarks' mock servers and fixtures: its scripted run is runner-report's
+    # events, so it sits above runner-report (whose own unit tests keep contract::fixtures).
+    "runner-test-support": {"runner-protocol", "runner-model", "runner-report"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry", "runner-git", "runner-test-support"},
+    "runner": {"runner-core", "runner-git", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-telemetry", "runner-test-support"},
 }
 
 # External crates a workspace crate must not depend on, directly or through another

@@ -1,5 +1,5 @@
 //! Macro benchmarks: the release `runner` binary against the test suite's mock Anthropic
-//! server (tests/it/support), plus the Grep/Glob tools against `rg` on a big generated tree.
+//! server (runner-test-support), plus the Grep/Glob tools against `rg` on a big generated tree.
 //!
 //! `cargo bench --bench macro -- [session|parallel|grep|filerules|batch|sandbox|gitcost|ratelimit|otel|all]`
 //! (default: all; `gitcost` is the batch's git cost per task alone; `filerules` is Grep and
@@ -51,10 +51,16 @@ mod common;
 mod ratelimit;
 #[path = "macro/tree.rs"]
 mod tree;
-// The benchmarks use a part of the integration tests' support code.
-#[path = "../tests/it/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
-mod support;
+/// The tests' mock servers and temporary repositories (runner-test-support), and the bench
+/// build of the binary with their clean environment.
+mod support {
+    pub use runner_test_support::*;
+
+    /// The `runner` binary `cargo bench` built, with [`runner_command`]'s clean environment.
+    pub fn runner_std_cmd() -> std::process::Command {
+        runner_command(env!("CARGO_BIN_EXE_runner"))
+    }
+}
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -33,9 +33,6 @@
 mod common;
 #[path = "common/cpu.rs"]
 mod cpu;
-#[path = "../tests/it/reports/script.rs"]
-#[allow(dead_code)]
-mod script;
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -57,6 +54,7 @@ use runner::model::{ContentBlock, Message, ModelRequest, Role};
 use runner::outcome::{Outcome, OutcomeKind};
 use runner::redact::Redactor;
 use runner::transcript::TranscriptSink;
+use runner_test_support::script;
 
 const SAMPLES: usize = 7;
 const TARGET: Duration = Duration::from_millis(200);

@@ -1,5 +1,5 @@
 //! (7) The batch under a rate limit: `BENCH_RL_TASKS` one-turn tasks (default 1000) at
-//! `--jobs BENCH_RL_JOBS` (64) against the token-bucket mock (`tests/it/support/mock_bucket.rs`:
+//! `--jobs BENCH_RL_JOBS` (64) against the token-bucket mock (`runner-test-support`'s `mock_bucket.rs`:
 //! real 429 bodies, `retry-after`, `anthropic-ratelimit-requests-*`), with the rate-limit
 //! governor on and off (`RUNNER_RATE_GOVERNOR=off`: each task retries its 429s on its own
 //! schedule under the default `retry:` settings). Reported: wall time, throughput (admitted

@@ -1,6 +1,7 @@
-//! The Bedrock and Vertex AI providers against the fake cloud (support/mock_cloud.rs): the
-//! request each sends (SigV4-signed event-stream call, bearer-token SSE call), every credential
-//! source (static keys, web identity via STS, profile, IMDSv2; service-account JWT, workload
+//! The Bedrock and Vertex AI providers against the fake cloud (`mock_cloud` of
+//! runner-test-support): the request each sends (SigV4-signed event-stream call,
+//! bearer-token SSE call), every credential source (static keys, web identity via STS,
+//! profile, IMDSv2; service-account JWT, workload
 //! identity federation with and without impersonation, metadata server), token caching, and
 //! the faults the Anthropic provider's tests cover (HTTP errors, mid-stream exceptions,
 //! dropped and stalled streams) with their retry classes; then whole runs of the binary:

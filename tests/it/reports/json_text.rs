@@ -8,8 +8,8 @@ use runner::report::json::{JsonSink, result_value};
 use runner::report::text::render_text;
 use serde_json::{Value, json};
 
-use super::script;
 use crate::support::Buf;
+use runner_test_support::script;
 
 #[test]
 fn success_result_has_sdk_fields_and_result_text() {

@@ -4,8 +4,8 @@ use runner::events::RunResult;
 use runner::outcome::{Outcome, OutcomeKind};
 use runner::report::junit::{render_junit, write_junit};
 
-use super::script;
 use crate::support::{assert_junit_xml_valid, xmllint_junit};
+use runner_test_support::script;
 
 fn named(mut r: RunResult, name: &str, kind: OutcomeKind, msg: &str) -> RunResult {
     r.task_name = name.into();

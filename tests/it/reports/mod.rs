@@ -2,7 +2,6 @@
 
 mod json_text;
 mod junit;
-mod script;
 mod snapshots;
 mod stream_json;
 mod transcript;

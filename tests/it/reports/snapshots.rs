@@ -8,8 +8,8 @@ use runner::report::junit::render_junit;
 use runner::report::stream_json::StreamJsonSink;
 use runner::transcript::{RecordBuilder, TranscriptSink};
 
-use super::script;
 use crate::support::{Buf, counter, feed, read_json_lines};
+use runner_test_support::script;
 
 #[test]
 fn transcript_lines() {

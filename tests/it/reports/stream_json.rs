@@ -6,8 +6,8 @@ use runner::events::{RunEvent, Sink};
 use runner::report::stream_json::StreamJsonSink;
 use serde_json::Value;
 
-use super::script;
 use crate::support::{Buf, counter, feed};
+use runner_test_support::script;
 
 fn frames(events: &[RunEvent]) -> (Vec<Value>, String) {
     let buf = Buf::default();

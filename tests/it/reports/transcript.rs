@@ -8,8 +8,8 @@ use runner::transcript::reader::parse_transcript;
 use runner::transcript::{RecordBuilder, TranscriptError, TranscriptSink, read_transcript};
 use serde_json::Value;
 
-use super::script;
 use crate::support::{counter, feed, read_json_lines};
+use runner_test_support::script;
 
 fn write_script(dir: &std::path::Path, fixed: bool) -> std::path::PathBuf {
     let path = dir.join("nested/dir/session.jsonl");

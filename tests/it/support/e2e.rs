@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::binary::{ModelServer, Runner, Started};
-use super::harness::{TestRepo, find_transcript, read_json_lines};
+use runner_test_support::{ModelServer, TestRepo};
+
+use super::binary::{Runner, Started};
+use super::harness::{find_transcript, read_json_lines};
 
 /// A scratch directory outside the repository for `--transcript-dir`, `--junit` and files a
 /// test's hooks write.

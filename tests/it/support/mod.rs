@@ -1,7 +1,8 @@
-//! Test support shared by the integration tests: the mock model servers ([`MockAnthropic`],
-//! [`MockOpenai`], both a [`mock_server::MockServer`] playing a script of [`MockTurn`]s), SSE
-//! builders ([`Resp`], [`OaResp`]), request invariant checks, and helpers that run the real
-//! `runner` binary ([`Runner`], [`exec`]) in temporary git repositories ([`TestRepo`]).
+//! Test support of the integration tests: runner-test-support (the mock model servers
+//! [`MockAnthropic`] and [`MockOpenai`] playing scripts of [`MockTurn`]s, SSE builders
+//! ([`Resp`], [`OaResp`]), request invariant checks, the OTLP receiver, temporary git
+//! repositories ([`TestRepo`])), re-exported, plus what drives the real `runner` binary built
+//! for these tests ([`Runner`], [`exec`]) and checks what it wrote (schemas, JUnit, sinks).
 //!
 //! Test modules use it with `use crate::support::*;`.
 //!
@@ -21,37 +22,20 @@
 pub mod binary;
 pub mod doc_blocks;
 pub mod e2e;
-pub mod fixtures;
 pub mod harness;
-pub mod invariants;
 pub mod junit;
 pub mod mcp;
-pub mod mock_anthropic;
-pub mod mock_bucket;
-pub mod mock_cloud;
-pub mod mock_openai;
-pub mod mock_server;
-pub mod mock_turn;
-pub mod otlp;
 pub mod prompt_cache;
 pub mod schemas;
 pub mod sinks;
-pub mod sse_builder;
+
+pub use runner_test_support::*;
 
 pub use binary::*;
 pub use e2e::*;
-pub use fixtures::*;
 pub use harness::*;
-pub use invariants::check_request;
 pub use junit::*;
 pub use mcp::*;
-pub use mock_anthropic::{MockAnthropic, MockOptions};
-pub use mock_bucket::{BucketConfig, MockBucket};
-pub use mock_cloud::{Cloud, CloudTurn, MockCloud};
-pub use mock_openai::*;
-pub use mock_server::{CapturedRequest, WORKDIR};
-pub use mock_turn::{Gate, Hold, MockTurn};
 pub use prompt_cache::*;
 pub use schemas::*;
 pub use sinks::*;
-pub use sse_builder::*;

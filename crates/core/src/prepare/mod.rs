@@ -275,11 +275,11 @@ pub fn prepare(loaded: LoadedSpec, o: &Overrides) -> Result<PreparedTask, Prepar
             },
         },
         ProviderKind::Bedrock | ProviderKind::Vertex => {
-            cloud::check(spec.provider, |k| std::env::var(k).ok()).map_err(|message| {
+            cloud::check(spec.provider, |k| std::env::var(k).ok()).map_err(|e| {
                 PrepareError::ProviderConfig {
                     spec: task.loaded.path.display().to_string(),
                     provider: spec.provider.as_str().into(),
-                    message,
+                    message: e.to_string(),
                 }
             })?;
             None

@@ -92,17 +92,64 @@ pub fn closest_valid_rule(raw: &str, kind: &str) -> Option<String> {
         .find(|c| c != raw && check_rule(c, kind).is_ok())
 }
 
+/// Why a permission rule can never match; reads as the problem `runner validate` names after
+/// `invalid permission rule `...`: `.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleProblem {
+    /// A matrix `{{param}}` placeholder was left unexpanded.
+    #[error(
+        "it holds a `{{{{...}}}}` placeholder that was not substituted (only a `matrix:` parameter is, and only in a matrix spec)"
+    )]
+    Placeholder,
+    /// The rule does not parse (the parser's message).
+    #[error("{0}")]
+    Parse(String),
+    /// A tool pattern (`Zz*`) that matches no tool.
+    #[error("the tool pattern `{0}` matches no tool runner knows")]
+    NoToolMatches(String),
+    /// An allow rule for a Claude Code tool runner does not ship.
+    #[error(
+        "runner does not ship the tool `{0}`, so an allow rule for it never matches; remove it"
+    )]
+    NotShipped(String),
+    /// A tool name runner does not know, with the closest known one when there is one.
+    #[error(
+        "unknown tool `{name}`{}; rules name {known}, or mcp__server__tool",
+        did_you_mean(*.suggestion)
+    )]
+    UnknownTool {
+        /// The name as written.
+        name: String,
+        /// The known tool name closest to it, if it is close.
+        suggestion: Option<&'static str>,
+        /// The built-in tools' names, comma-separated.
+        known: String,
+    },
+    /// A specifier on a tool that is never decided by rules (`TodoWrite(x)`).
+    #[error(
+        "`{0}` changes only runner's own state and is never decided by rules, so a specifier on it never matches; write `{0}` alone (a deny rule then removes the tool)"
+    )]
+    Internal(String),
+    /// A Bash rule whose command pattern is empty (`Bash(:*)`).
+    #[error("the command pattern is empty, so it never matches a command")]
+    EmptyCommand,
+}
+
+/// ` (did you mean `NAME`?)`, or nothing.
+fn did_you_mean(suggestion: Option<&str>) -> String {
+    suggestion
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
 /// Why the rule `raw` in the `kind` list (`allow`, `deny`, `ask`) can never match.
-pub fn check_rule(raw: &str, kind: &str) -> Result<(), String> {
+pub fn check_rule(raw: &str, kind: &str) -> Result<(), RuleProblem> {
     if let Some(start) = raw.find("{{")
         && raw[start..].contains("}}")
     {
-        return Err(
-            "it holds a `{{...}}` placeholder that was not substituted (only a `matrix:` parameter is, and only in a matrix spec)"
-                .into(),
-        );
+        return Err(RuleProblem::Placeholder);
     }
-    let rule = Rule::parse(raw).map_err(|e| e.problem)?;
+    let rule = Rule::parse(raw).map_err(|e| RuleProblem::Parse(e.problem))?;
     let name = rule.tool.as_str();
     let builtin = crate::tools::builtin::names();
     let known = |n: &str| builtin.contains(&n) || INTERNAL.contains(&n) || n.starts_with("mcp__");
@@ -117,37 +164,25 @@ pub fn check_rule(raw: &str, kind: &str) -> Result<(), String> {
         return if any {
             Ok(())
         } else {
-            Err(format!(
-                "the tool pattern `{name}` matches no tool runner knows"
-            ))
+            Err(RuleProblem::NoToolMatches(name.to_string()))
         };
     }
     if !known(name) {
         if NOT_SHIPPED.contains(&name) {
             return if kind == "allow" {
-                Err(format!(
-                    "runner does not ship the tool `{name}`, so an allow rule for it never matches; remove it"
-                ))
+                Err(RuleProblem::NotShipped(name.to_string()))
             } else {
                 Ok(())
             };
         }
-        let mut msg = format!(
-            "unknown tool `{name}`; rules name {}, or mcp__server__tool",
-            builtin.join(", ")
-        );
-        if let Some(s) = suggestion(name, &builtin) {
-            msg = format!(
-                "unknown tool `{name}` (did you mean `{s}`?); rules name {}, or mcp__server__tool",
-                builtin.join(", ")
-            );
-        }
-        return Err(msg);
+        return Err(RuleProblem::UnknownTool {
+            name: name.to_string(),
+            suggestion: suggestion(name, &builtin),
+            known: builtin.join(", "),
+        });
     }
     if INTERNAL.contains(&name) && !rule.is_bare() {
-        return Err(format!(
-            "`{name}` changes only runner's own state and is never decided by rules, so a specifier on it never matches; write `{name}` alone (a deny rule then removes the tool)"
-        ));
+        return Err(RuleProblem::Internal(name.to_string()));
     }
     if let Specifier::Bash(p) = &rule.spec
         && p.raw
@@ -156,7 +191,7 @@ pub fn check_rule(raw: &str, kind: &str) -> Result<(), String> {
             .trim()
             .is_empty()
     {
-        return Err("the command pattern is empty, so it never matches a command".into());
+        return Err(RuleProblem::EmptyCommand);
     }
     Ok(())
 }
@@ -213,7 +248,7 @@ mod tests {
             ("TodoWrite(x)", "allow", "never decided"),
             ("Zz*", "deny", "matches no tool"),
         ] {
-            let e = check_rule(rule, kind).unwrap_err();
+            let e = check_rule(rule, kind).unwrap_err().to_string();
             assert!(e.contains(needle), "{rule}: {e}");
         }
         for (rule, kind) in [

@@ -14,13 +14,68 @@ use crate::permissions::PermissionMode;
 use crate::spec::hooks::HooksConfig;
 
 /// A settings file that cannot be used; the message names the file and the key.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("settings file {}: {message}", path.display())]
+#[derive(Debug, thiserror::Error)]
+#[error("settings file {}: {problem}", path.display())]
 pub struct SettingsError {
     /// The file.
     pub path: PathBuf,
     /// What is wrong.
-    pub message: String,
+    pub problem: SettingsProblem,
+}
+
+/// What is wrong with a settings file (the key it concerns, when there is one).
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsProblem {
+    /// The file cannot be read.
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    /// The file is not JSON.
+    #[error("not valid JSON: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The top level is not an object.
+    #[error("the top level must be a JSON object")]
+    NotAnObject,
+    /// `hooks` is not in Claude Code's hook shape.
+    #[error("`hooks` is not in Claude Code's hook shape: {0}")]
+    Hooks(#[source] serde_json::Error),
+    /// `permissions` is not an object.
+    #[error("`permissions` must be an object")]
+    PermissionsNotAnObject,
+    /// `permissions.KEY` is not an array.
+    #[error("permissions.{0} must be an array of strings")]
+    NotAnArray(String),
+    /// `permissions.KEY[INDEX]` is not a string.
+    #[error("permissions.{key}[{index}] must be a string")]
+    NotAString {
+        /// The key under `permissions`.
+        key: String,
+        /// The item's index.
+        index: usize,
+    },
+    /// An additional directory under `~/` while `$HOME` is not set.
+    #[error("`{0}` needs $HOME, which is not set")]
+    NoHome(String),
+    /// An additional directory that cannot be resolved.
+    #[error("permissions.additionalDirectories: `{dir}` ({}) cannot be used: {source}", full.display())]
+    Directory {
+        /// The directory as written.
+        dir: String,
+        /// It resolved against the file's directory.
+        full: PathBuf,
+        /// Why it cannot be used.
+        source: std::io::Error,
+    },
+    /// An additional directory that is a file.
+    #[error("permissions.additionalDirectories: `{0}` is not a directory")]
+    NotADirectory(String),
+    /// `permissions.defaultMode` is not a string.
+    #[error("permissions.defaultMode must be a string")]
+    ModeNotAString,
+    /// `permissions.defaultMode` names no permission mode.
+    #[error(
+        "permissions.defaultMode `{0}` is not one of default, acceptEdits, plan, dontAsk, bypassPermissions"
+    )]
+    UnknownMode(String),
 }
 
 /// What runner takes from one settings file.
@@ -45,15 +100,14 @@ pub struct Settings {
 /// Load `path` (relative paths against `base`).
 pub fn load(base: &Path, path: &Path) -> Result<Settings, SettingsError> {
     let full = base.join(path);
-    let err = |message: String| SettingsError {
+    let err = |problem: SettingsProblem| SettingsError {
         path: full.clone(),
-        message,
+        problem,
     };
-    let text = std::fs::read_to_string(&full).map_err(|e| err(format!("cannot read it: {e}")))?;
-    let root: Value =
-        serde_json::from_str(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
+    let text = std::fs::read_to_string(&full).map_err(|e| err(SettingsProblem::Read(e)))?;
+    let root: Value = serde_json::from_str(&text).map_err(|e| err(SettingsProblem::Json(e)))?;
     let Value::Object(root) = root else {
-        return Err(err("the top level must be a JSON object".into()));
+        return Err(err(SettingsProblem::NotAnObject));
     };
     let dir = full.parent().unwrap_or(base).to_path_buf();
     let mut out = Settings {
@@ -65,7 +119,7 @@ pub fn load(base: &Path, path: &Path) -> Result<Settings, SettingsError> {
             "permissions" => read_permissions(value, &dir, &mut out).map_err(&err)?,
             "hooks" => {
                 out.hooks = serde_json::from_value(value.clone())
-                    .map_err(|e| err(format!("`hooks` is not in Claude Code's hook shape: {e}")))?;
+                    .map_err(|e| err(SettingsProblem::Hooks(e)))?;
             }
             "$schema" => {}
             other => tracing::warn!(
@@ -77,9 +131,9 @@ pub fn load(base: &Path, path: &Path) -> Result<Settings, SettingsError> {
     Ok(out)
 }
 
-fn read_permissions(v: &Value, dir: &Path, out: &mut Settings) -> Result<(), String> {
+fn read_permissions(v: &Value, dir: &Path, out: &mut Settings) -> Result<(), SettingsProblem> {
     let Value::Object(p) = v else {
-        return Err("`permissions` must be an object".into());
+        return Err(SettingsProblem::PermissionsNotAnObject);
     };
     for (key, value) in p {
         match key.as_str() {
@@ -91,34 +145,33 @@ fn read_permissions(v: &Value, dir: &Path, out: &mut Settings) -> Result<(), Str
                     let expanded = match d.strip_prefix("~/") {
                         Some(rest) => match std::env::var_os("HOME") {
                             Some(h) => PathBuf::from(h).join(rest),
-                            None => return Err(format!("`{d}` needs $HOME, which is not set")),
+                            None => return Err(SettingsProblem::NoHome(d)),
                         },
                         None => PathBuf::from(&d),
                     };
                     let full = dir.join(expanded);
-                    let canon = std::fs::canonicalize(&full).map_err(|e| {
-                        format!(
-                            "permissions.additionalDirectories: `{d}` ({}) cannot be used: {e}",
-                            full.display()
-                        )
-                    })?;
+                    let canon = match std::fs::canonicalize(&full) {
+                        Ok(canon) => canon,
+                        Err(source) => {
+                            return Err(SettingsProblem::Directory {
+                                dir: d,
+                                full,
+                                source,
+                            });
+                        }
+                    };
                     if !canon.is_dir() {
-                        return Err(format!(
-                            "permissions.additionalDirectories: `{d}` is not a directory"
-                        ));
+                        return Err(SettingsProblem::NotADirectory(d));
                     }
                     out.additional_directories.push(canon);
                 }
             }
             "defaultMode" => {
-                let s = value
-                    .as_str()
-                    .ok_or("permissions.defaultMode must be a string")?;
-                out.default_mode = Some(PermissionMode::parse(s).ok_or_else(|| {
-                    format!(
-                        "permissions.defaultMode `{s}` is not one of default, acceptEdits, plan, dontAsk, bypassPermissions"
-                    )
-                })?);
+                let s = value.as_str().ok_or(SettingsProblem::ModeNotAString)?;
+                out.default_mode = Some(
+                    PermissionMode::parse(s)
+                        .ok_or_else(|| SettingsProblem::UnknownMode(s.to_string()))?,
+                );
             }
             other => {
                 tracing::warn!("settings key `permissions.{other}` is not used by runner; ignored");
@@ -128,9 +181,9 @@ fn read_permissions(v: &Value, dir: &Path, out: &mut Settings) -> Result<(), Str
     Ok(())
 }
 
-fn strings(key: &str, v: &Value) -> Result<Vec<String>, String> {
+fn strings(key: &str, v: &Value) -> Result<Vec<String>, SettingsProblem> {
     let Value::Array(items) = v else {
-        return Err(format!("permissions.{key} must be an array of strings"));
+        return Err(SettingsProblem::NotAnArray(key.to_string()));
     };
     items
         .iter()
@@ -138,7 +191,10 @@ fn strings(key: &str, v: &Value) -> Result<Vec<String>, String> {
         .map(|(i, x)| {
             x.as_str()
                 .map(String::from)
-                .ok_or_else(|| format!("permissions.{key}[{i}] must be a string"))
+                .ok_or_else(|| SettingsProblem::NotAString {
+                    key: key.to_string(),
+                    index: i,
+                })
         })
         .collect()
 }

@@ -232,7 +232,7 @@ impl Session {
             ),
         };
         let (provider, governor_key) = provider::build_provider(&task, &redactor, opts)
-            .map_err(|m| Outcome::new(OutcomeKind::ApiError, m))?;
+            .map_err(|e| Outcome::new(OutcomeKind::ApiError, e.to_string()))?;
         let governor = TaskGovernor::new(opts.governors.get(&governor_key));
         let sinks = sinks(&task, opts, &redactor, &paths.transcript, resume.as_deref())
             .map_err(agent_error)?;

@@ -8,8 +8,20 @@ use std::sync::Arc;
 use crate::permissions::Policy;
 use crate::spec::LoadedSpec;
 use crate::tools::structured_output::{StructuredOutputHandle, StructuredOutputTool};
-use crate::tools::{DynTool, Erased, Registry, ToolSession};
+use crate::tools::{CallError, DynTool, Erased, Registry, ToolSession, UnknownTool};
 use crate::transcript::resume::Resume;
+
+/// Why a task's tools cannot be offered (an `agent_error` outcome); reads as the message the
+/// user sees.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ToolsError {
+    /// The spec's `tools:` names a tool that is not built in.
+    #[error(transparent)]
+    Unknown(#[from] UnknownTool),
+    /// The spec's `output.schema` is not a usable JSON Schema.
+    #[error(transparent)]
+    StructuredOutput(#[from] CallError),
+}
 
 /// The registry for `loaded` under `policy` with the MCP servers' tools `mcp`, and the
 /// structured-output handle when the spec sets `output:`. `Err` says why the tools cannot be
@@ -20,8 +32,8 @@ pub(crate) fn registry(
     mcp: Vec<Arc<dyn DynTool>>,
     resume: Option<&Resume>,
     ctx: &ToolSession,
-) -> Result<(Registry, Option<StructuredOutputHandle>), String> {
-    let mut registry = Registry::from_names(&loaded.spec.tools).map_err(|e| e.to_string())?;
+) -> Result<(Registry, Option<StructuredOutputHandle>), ToolsError> {
+    let mut registry = Registry::from_names(&loaded.spec.tools)?;
     for t in policy.removed_tools() {
         registry.remove(&t);
     }
@@ -68,12 +80,12 @@ fn resume_tool_state(r: &Resume, ctx: &ToolSession, registry: &mut Registry) {
 }
 
 /// The `StructuredOutput` tool for a spec with `output:` (its handle is [`StructuredOutputTool::handle`]).
-fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutputTool>, String> {
+fn structured_output_tool(loaded: &LoadedSpec) -> Result<Option<StructuredOutputTool>, ToolsError> {
     let (Some(out), Some(schema)) = (&loaded.spec.output, &loaded.output_schema) else {
         return Ok(None);
     };
     let handle = StructuredOutputHandle::new(out.max_retries);
     StructuredOutputTool::new(schema.clone(), handle)
         .map(Some)
-        .map_err(String::from)
+        .map_err(ToolsError::from)
 }

@@ -230,9 +230,25 @@ const UNSUPPORTED_PROFILE_KEYS: [(&str, &str); 4] = [
     ),
 ];
 
+/// An AWS profile that gets its credentials in a way runner does not read (SSO, a role chained
+/// from another profile, ...); the message says how to run anyway.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the AWS profile `{profile}` is {what}, which runner does not read: export its \
+     credentials before running (`eval \"$(aws configure export-credentials \
+     --profile {profile} --format env)\"`), or use static keys, a web identity token \
+     file or `credential_process` in the profile"
+)]
+pub struct UnsupportedProfile {
+    /// The profile's name (`AWS_PROFILE`, `AWS_DEFAULT_PROFILE` or `default`).
+    pub profile: String,
+    /// What the profile is (`an SSO profile`, ...).
+    pub what: &'static str,
+}
+
 /// Where credentials come from: `Ok(None)` when no source applies (the instance metadata
 /// service disabled), `Err` when the profile names a source runner does not read.
-fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<Source>, String> {
+fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<Source>, UnsupportedProfile> {
     let found = simple_source(lookup);
     if let Some(Source::Imds) | None = found {
         let profile = profile_entries(lookup);
@@ -243,12 +259,10 @@ fn source(lookup: &dyn Fn(&str) -> Option<String>) -> Result<Option<Source>, Str
             let name = non_empty(lookup, "AWS_PROFILE")
                 .or_else(|| non_empty(lookup, "AWS_DEFAULT_PROFILE"))
                 .unwrap_or_else(|| "default".into());
-            return Err(format!(
-                "the AWS profile `{name}` is {what}, which runner does not read: export its \
-                 credentials before running (`eval \"$(aws configure export-credentials \
-                 --profile {name} --format env)\"`), or use static keys, a web identity token \
-                 file or `credential_process` in the profile"
-            ));
+            return Err(UnsupportedProfile {
+                profile: name,
+                what,
+            });
         }
     }
     Ok(found)
@@ -435,7 +449,7 @@ impl CredentialChain {
     pub fn from_lookup(
         lookup: &dyn Fn(&str) -> Option<String>,
         region: &str,
-    ) -> Result<Option<Self>, String> {
+    ) -> Result<Option<Self>, UnsupportedProfile> {
         let Some(source) = source(lookup)? else {
             return Ok(None);
         };
@@ -720,6 +734,9 @@ mod tests {
                 _ => None,
             }
         };
+        // reqwest builds no client before a crypto provider is installed (the test must not
+        // depend on another test having installed it first).
+        crate::http::install_crypto_provider();
         let client = reqwest::Client::new();
         let chain = CredentialChain::from_lookup(&with("proc"), "us-east-1")
             .unwrap()
@@ -737,7 +754,9 @@ mod tests {
             "{e}"
         );
         for (profile, what) in [("sso", "SSO"), ("chained", "source_profile")] {
-            let e = CredentialChain::from_lookup(&with(profile), "us-east-1").unwrap_err();
+            let e = CredentialChain::from_lookup(&with(profile), "us-east-1")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(what) && e.contains("export-credentials"), "{e}");
             assert!(e.contains(&format!("--profile {profile}")), "{e}");
         }

@@ -55,7 +55,8 @@ pub fn init() -> InitInfo {
     }
 }
 
-fn usage(input: u64, output: u64) -> Usage {
+/// `input` and `output` tokens, with 100 tokens written to the prompt cache and 2,000 read.
+pub fn usage(input: u64, output: u64) -> Usage {
     Usage {
         input_tokens: input,
         output_tokens: output,
@@ -64,7 +65,13 @@ fn usage(input: u64, output: u64) -> Usage {
     }
 }
 
-fn meta(id: &str, request: Option<&str>, usage: Usage, stop: Option<StopReason>) -> AssistantMeta {
+/// A `claude-sonnet-4-5` response's metadata.
+pub fn meta(
+    id: &str,
+    request: Option<&str>,
+    usage: Usage,
+    stop: Option<StopReason>,
+) -> AssistantMeta {
     AssistantMeta {
         message_id: id.into(),
         model: "claude-sonnet-4-5".into(),

@@ -5,7 +5,7 @@
 //! carries `anthropic-ratelimit-requests-{limit,remaining,reset}` (limit per minute,
 //! remaining tokens, the time the bucket is full again).
 //!
-//! Unlike [`super::mock_server::MockServer`] it has no script: every admitted request gets the
+//! Unlike [`crate::mock_server::MockServer`] it has no script: every admitted request gets the
 //! same answer, so it serves a batch of any size. It counts what it admitted and refused.
 
 use std::net::SocketAddr;
@@ -19,7 +19,8 @@ use axum::extract::Request;
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::sse_builder::{Resp, error_body, render_sse};
+use crate::sse::render_sse;
+use crate::sse_builder::{Resp, error_body};
 
 /// The bucket's settings.
 #[derive(Debug, Clone, Copy)]
@@ -205,7 +206,7 @@ impl Drop for MockBucket {
     }
 }
 
-impl super::binary::ModelServer for MockBucket {
+impl crate::model_server::ModelServer for MockBucket {
     fn runner_env(&self) -> Vec<(&'static str, String)> {
         vec![("ANTHROPIC_BASE_URL", self.url())]
     }

@@ -1,7 +1,7 @@
 //! What a mock model server answers with: a script of [`MockTurn`]s (well-framed SSE, raw
 //! bytes, HTTP errors, drops, stalls, delays, chunking, gated streams), and how a turn becomes
-//! a timed sequence of body frames. Both mocks ([`super::MockAnthropic`],
-//! [`super::MockOpenai`]) play their scripts through this.
+//! a timed sequence of body frames. Both mocks ([`crate::MockAnthropic`],
+//! [`crate::MockOpenai`]) play their scripts through this.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use bytes::Bytes;
 
-use super::sse_builder::{SseEvent, render_sse};
+use crate::sse::{SseEvent, render_sse};
 
 /// Default gap between chunks for [`MockTurn::chunked`].
 pub const DEFAULT_CHUNK_GAP: Duration = Duration::from_millis(1);

@@ -1,7 +1,7 @@
 //! Invariant checks the mock applies to every request it receives.
 //!
 //! Each violation carries a short `code` so a test can opt out of one deliberately broken
-//! aspect ([`super::MockOptions::ignore`]) without disabling the rest. Codes:
+//! aspect ([`crate::MockOptions::ignore`]) without disabling the rest. Codes:
 //!
 //! | code | what is checked |
 //! |---|---|

@@ -27,10 +27,10 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::binary::ModelServer;
-use super::fixtures::{fixture_bytes, fixture_text};
-use super::mock_turn::{Frame, body_stream};
-use super::sse_builder::SseEvent;
+use crate::fixtures::{fixture_bytes, fixture_text};
+use crate::mock_turn::{Frame, body_stream};
+use crate::model_server::ModelServer;
+use crate::sse::SseEvent;
 
 /// Which cloud's model route the script answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

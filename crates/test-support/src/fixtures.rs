@@ -1,4 +1,4 @@
-//! The recorded fixtures under `tests/fixtures/` (SSE streams, error bodies, transcripts) and
+//! The recorded fixtures under the workspace's `tests/fixtures/` (SSE streams, error bodies, transcripts) and
 //! a way to feed bytes to a stream parser in pieces.
 
 use std::convert::Infallible;
@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use bytes::Bytes;
 
-/// `tests/fixtures/REL`.
+/// `tests/fixtures/REL` of the workspace.
 pub fn fixture_path(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
+        .join("../../tests/fixtures")
         .join(rel)
 }
 

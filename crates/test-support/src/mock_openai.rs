@@ -1,6 +1,6 @@
 //! A scripted mock of an OpenAI-compatible Chat Completions server on axum, for tests.
 //!
-//! The same [`MockServer`] as [`super::MockAnthropic`], on `POST /v1/chat/completions`:
+//! The same [`MockServer`] as [`crate::MockAnthropic`], on `POST /v1/chat/completions`:
 //! script turn N (a [`MockTurn`], so HTTP errors, chunking and delays work the same) answers
 //! request N, and every request is checked against Chat Completions' invariants.
 //!
@@ -12,10 +12,10 @@ use std::ops::Deref;
 
 use serde_json::{Value, json};
 
-use super::binary::ModelServer;
-use super::invariants::Violation;
-use super::mock_server::{Api, CapturedRequest, MockServer};
-use super::mock_turn::MockTurn;
+use crate::invariants::Violation;
+use crate::mock_server::{Api, CapturedRequest, MockServer};
+use crate::mock_turn::MockTurn;
+use crate::model_server::ModelServer;
 
 /// Dummy key the OpenAI harness puts in `OPENAI_API_KEY`.
 pub const DUMMY_OPENAI_KEY: &str = "sk-openai-test-dummy";

@@ -7,81 +7,8 @@
 
 use serde_json::{Value, json};
 
-use super::mock_turn::MockTurn;
-
-/// One SSE event: `event: <event>\ndata: <data>\n\n`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SseEvent {
-    /// The `event:` field.
-    pub event: String,
-    /// The `data:` field, verbatim (normally one line of JSON).
-    pub data: String,
-}
-
-impl SseEvent {
-    /// An event whose data is `data` serialized as compact JSON.
-    pub fn new(event: impl Into<String>, data: &Value) -> Self {
-        SseEvent {
-            event: event.into(),
-            data: data.to_string(),
-        }
-    }
-
-    /// An event whose data is `data` verbatim (e.g. deliberately malformed JSON).
-    pub fn raw(event: impl Into<String>, data: impl Into<String>) -> Self {
-        SseEvent {
-            event: event.into(),
-            data: data.into(),
-        }
-    }
-
-    /// The data parsed as JSON, if it is JSON.
-    pub fn json(&self) -> Option<Value> {
-        serde_json::from_str(&self.data).ok()
-    }
-
-    /// The event's wire form, including the terminating blank line.
-    pub fn render(&self) -> String {
-        let mut s = format!("event: {}\n", self.event);
-        for line in self.data.split('\n') {
-            s.push_str("data: ");
-            s.push_str(line);
-            s.push('\n');
-        }
-        s.push('\n');
-        s
-    }
-}
-
-/// The wire form of a sequence of events.
-pub fn render_sse(events: &[SseEvent]) -> String {
-    events.iter().map(SseEvent::render).collect()
-}
-
-/// Parse SSE text into `(event, data)` pairs (test-side helper; handles only what
-/// [`render_sse`] produces plus `\r\n` line ends). An incomplete final block is dropped.
-pub fn parse_sse(text: &str) -> Vec<SseEvent> {
-    let text = text.replace("\r\n", "\n");
-    let mut out = Vec::new();
-    let mut blocks: Vec<&str> = text.split("\n\n").collect();
-    // The piece after the last blank line is incomplete (or empty).
-    blocks.pop();
-    for block in blocks {
-        let mut event = String::from("message");
-        let mut data: Vec<&str> = Vec::new();
-        for line in block.lines() {
-            if let Some(v) = line.strip_prefix("event:") {
-                event = v.trim_start().to_string();
-            } else if let Some(v) = line.strip_prefix("data:") {
-                data.push(v.strip_prefix(' ').unwrap_or(v));
-            }
-        }
-        if !data.is_empty() || event != "message" {
-            out.push(SseEvent::raw(event, data.join("\n")));
-        }
-    }
-    out
-}
+use crate::mock_turn::MockTurn;
+pub use crate::sse::{SseEvent, parse_sse, render_sse};
 
 /// A `ping` event, as the API sends it.
 pub fn ping() -> SseEvent {
@@ -432,15 +359,15 @@ pub fn tool_turn(id: &str, name: &str, input: Value) -> MockTurn {
 /// Known: 400, 401, 403, 404, 413, 429, 500, 529. Panics on others.
 pub fn error_body(status: u16) -> &'static str {
     match status {
-        400 => include_str!("../../fixtures/errors/400_invalid_request_error.json"),
-        401 => include_str!("../../fixtures/errors/401_authentication_error.json"),
-        403 => include_str!("../../fixtures/errors/403_permission_error.json"),
-        404 => include_str!("../../fixtures/errors/404_not_found_error.json"),
-        413 => include_str!("../../fixtures/errors/413_request_too_large.json"),
-        429 => include_str!("../../fixtures/errors/429_rate_limit_error_account.json"),
-        500 => include_str!("../../fixtures/errors/500_api_error.json"),
-        529 => include_str!("../../fixtures/errors/529_overloaded_error.json"),
-        other => panic!("support::error_body: no recorded error body for HTTP {other}"),
+        400 => include_str!("../../../tests/fixtures/errors/400_invalid_request_error.json"),
+        401 => include_str!("../../../tests/fixtures/errors/401_authentication_error.json"),
+        403 => include_str!("../../../tests/fixtures/errors/403_permission_error.json"),
+        404 => include_str!("../../../tests/fixtures/errors/404_not_found_error.json"),
+        413 => include_str!("../../../tests/fixtures/errors/413_request_too_large.json"),
+        429 => include_str!("../../../tests/fixtures/errors/429_rate_limit_error_account.json"),
+        500 => include_str!("../../../tests/fixtures/errors/500_api_error.json"),
+        529 => include_str!("../../../tests/fixtures/errors/529_overloaded_error.json"),
+        other => panic!("error_body: no recorded error body for HTTP {other}"),
     }
 }
 

@@ -20,9 +20,9 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use serde_json::Value;
 
-use super::invariants::Violation;
-use super::mock_turn::{Frame, MockTurn, body_stream, plan};
-use super::sse_builder::SseEvent;
+use crate::invariants::Violation;
+use crate::mock_turn::{Frame, MockTurn, body_stream, plan};
+use crate::sse::SseEvent;
 
 /// Checks one request: its 1-based number, method, path, headers (lowercase names) and body
 /// (`None`: not JSON).

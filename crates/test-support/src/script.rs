@@ -1,65 +1,35 @@
 //! A small scripted run with fixed ids and times: prompt → assistant text + tool_use → tool
-//! result → final text → result.
+//! result → final text → result. The integration tests' report snapshots and the transcript
+//! benchmark feed it to the sinks.
+//!
+//! It is built on runner-report's own contract fixtures (`runner_report::contract::fixtures`,
+//! the every-variant events its unit tests pin): the same session, task, spec, tool and
+//! responses, with what this run has on top (a tool schema with `required`, costs, a secret in
+//! the tool result so redaction is visible).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-use runner::events::{
-    AssistantMeta, BlockRecord, Denial, InitInfo, ModelUsage, RunEvent, RunResult,
-};
-use runner::model::{ContentBlock, StopReason, ToolSpec, Usage};
-use runner::outcome::{Outcome, OutcomeKind};
+use runner_model::{ContentBlock, StopReason, Usage};
+use runner_protocol::outcome::{Outcome, OutcomeKind};
+use runner_report::contract::fixtures;
+use runner_report::events::{BlockRecord, Denial, InitInfo, ModelUsage, RunEvent, RunResult};
+use runner_report::redact::Redactor;
 use serde_json::json;
 
-pub const SESSION: &str = "11111111-1111-4111-8111-111111111111";
+/// The session id of the run.
+pub const SESSION: &str = fixtures::SESSION;
+
+/// The API key the run's redactor hides; the tool result quotes it.
 pub const SECRET: &str = "sk-test-SECRET-value-42";
 
+/// The run's start: the contract fixture's, its `Read` tool's schema requiring `file_path`.
 pub fn init() -> InitInfo {
-    InitInfo {
-        uuid: String::new(),
-        session_id: SESSION.into(),
-        task_name: "fix-typo".into(),
-        spec_path: PathBuf::from("tasks/fix-typo.yaml"),
-        spec: json!({"name": "fix-typo", "prompt": "Fix the typo in README.md", "max_turns": 5}),
-        spec_digest: "0f".repeat(32),
-        system_prompt: "You are runner, an unattended coding agent.".into(),
-        tools: vec![ToolSpec {
-            name: "Read".into(),
-            description: "Read a file".into(),
-            input_schema: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
-        }],
-        model: "claude-sonnet-4-5".into(),
-        provider: "anthropic".into(),
-        permission_mode: "dontAsk".into(),
-        cwd: PathBuf::from("/work/repo"),
-        git_branch: Some("main".into()),
-        git_base_commit: Some("a".repeat(40)),
-        version: "0.1.0".into(),
-        sandbox: None,
-        mcp_servers: Vec::new(),
+    let mut init = fixtures::init();
+    for tool in &mut init.tools {
+        tool.input_schema["required"] = json!(["file_path"]);
     }
+    init
 }
 
-fn usage(input: u64, output: u64) -> Usage {
-    Usage {
-        input_tokens: input,
-        output_tokens: output,
-        cache_creation_input_tokens: 100,
-        cache_read_input_tokens: 2000,
-    }
-}
-
-fn meta(id: &str, req: &str, u: Usage, stop: Option<StopReason>) -> AssistantMeta {
-    AssistantMeta {
-        message_id: id.into(),
-        model: "claude-sonnet-4-5".into(),
-        request_id: Some(req.into()),
-        usage: u,
-        stop_reason: stop,
-        stop_sequence: None,
-    }
-}
-
+/// The run's result with `outcome`: two turns, their usage and cost, the final text.
 pub fn result(outcome: Outcome) -> RunResult {
     let total = Usage {
         input_tokens: 30,
@@ -67,8 +37,9 @@ pub fn result(outcome: Outcome) -> RunResult {
         cache_creation_input_tokens: 200,
         cache_read_input_tokens: 4000,
     };
-    let mut model_usage = BTreeMap::new();
-    model_usage.insert(
+    let mut r = fixtures::result(outcome);
+    r.usage = total;
+    r.model_usage.insert(
         "claude-sonnet-4-5".to_string(),
         ModelUsage {
             usage: total,
@@ -77,56 +48,44 @@ pub fn result(outcome: Outcome) -> RunResult {
             max_output_tokens: Some(64_000),
         },
     );
-    RunResult {
-        session_id: SESSION.into(),
-        task_name: "fix-typo".into(),
-        spec_path: PathBuf::from("tasks/fix-typo.yaml"),
-        spec_line: 2,
-        model: "claude-sonnet-4-5".into(),
-        outcome,
-        num_turns: 2,
-        duration_ms: 4321,
-        duration_api_ms: 3000,
-        usage: total,
-        model_usage,
-        total_cost_usd: Some(0.0125),
-        permission_denials: Vec::new(),
-        stop_reason: Some(StopReason::EndTurn),
-        result_text: "Fixed the typo: `teh` → `the`.".into(),
-        errors: Vec::new(),
-        transcript_path: Some(PathBuf::from(".runner/fix-typo/session.jsonl")),
-        started_at: "2026-01-02T03:04:05".into(),
-        uuid: "99999999-9999-4999-8999-999999999999".into(),
-        checks: vec![],
-        structured_output: None,
-        git: None,
-        sandbox: None,
-        network: Default::default(),
-        commands: Vec::new(),
-        integrity: Vec::new(),
-        timing: Default::default(),
-        rate_limit: Default::default(),
-        report_errors: vec![],
-    }
+    r.total_cost_usd = Some(0.0125);
+    r.stop_reason = Some(StopReason::EndTurn);
+    r.result_text = "Fixed the typo: `teh` → `the`.".into();
+    r.transcript_path = Some(".runner/fix-typo/session.jsonl".into());
+    r.uuid = "99999999-9999-4999-8999-999999999999".into();
+    r
 }
 
+/// [`result`] with a success outcome.
 pub fn success() -> RunResult {
     result(Outcome::new(OutcomeKind::Success, "completed"))
 }
 
-/// The scripted run. The tool result quotes the secret so redaction is visible.
+/// The scripted run. The tool result quotes [`SECRET`] so redaction is visible.
 pub fn events() -> Vec<RunEvent> {
+    let usage = fixtures::usage;
+    let meta = fixtures::meta;
     let text1 = ContentBlock::text("I'll read the README first.");
     let tool = ContentBlock::ToolUse {
         id: "toolu_01".into(),
         name: "Read".into(),
         input: json!({"file_path": "/work/repo/README.md"}),
     };
-    let m1_partial = meta("msg_01", "req_01", usage(10, 1), None);
-    let m1 = meta("msg_01", "req_01", usage(10, 30), Some(StopReason::ToolUse));
+    let m1_partial = meta("msg_01", Some("req_01"), usage(10, 1), None);
+    let m1 = meta(
+        "msg_01",
+        Some("req_01"),
+        usage(10, 30),
+        Some(StopReason::ToolUse),
+    );
     let text2 = ContentBlock::text("Fixed the typo: `teh` → `the`.");
-    let m2_partial = meta("msg_02", "req_02", usage(20, 1), None);
-    let m2 = meta("msg_02", "req_02", usage(20, 15), Some(StopReason::EndTurn));
+    let m2_partial = meta("msg_02", Some("req_02"), usage(20, 1), None);
+    let m2 = meta(
+        "msg_02",
+        Some("req_02"),
+        usage(20, 15),
+        Some(StopReason::EndTurn),
+    );
     vec![
         RunEvent::Init(Box::new(init())),
         RunEvent::UserText {
@@ -190,7 +149,8 @@ pub fn events() -> Vec<RunEvent> {
     ]
 }
 
-/// Extra events exercising the off-chain records.
+/// Extra events exercising the off-chain records: an abandoned attempt, a denial, a follow-up
+/// prompt.
 pub fn off_chain_events() -> Vec<RunEvent> {
     vec![
         RunEvent::AttemptAbandoned {
@@ -215,6 +175,7 @@ pub fn off_chain_events() -> Vec<RunEvent> {
     ]
 }
 
-pub fn redactor() -> runner::redact::Redactor {
-    runner::redact::Redactor::new(vec![("ANTHROPIC_API_KEY".into(), SECRET.into())])
+/// The redactor of the run: [`SECRET`] as `ANTHROPIC_API_KEY`.
+pub fn redactor() -> Redactor {
+    Redactor::new(vec![("ANTHROPIC_API_KEY".into(), SECRET.into())])
 }

@@ -1,15 +1,15 @@
 //! The mock Anthropic Messages API: a [`MockServer`] answering `POST /v1/messages` from a
 //! script of [`MockTurn`]s, checking every request against the API's invariants
-//! ([`super::invariants`]), plus accessors for the Messages request body.
+//! ([`crate::invariants`]), plus accessors for the Messages request body.
 
 use std::ops::Deref;
 
 use serde_json::{Value, json};
 
-use super::binary::ModelServer;
-use super::invariants::check_request;
-use super::mock_server::{Api, CapturedRequest, MockServer};
-use super::mock_turn::MockTurn;
+use crate::invariants::check_request;
+use crate::mock_server::{Api, CapturedRequest, MockServer};
+use crate::mock_turn::MockTurn;
+use crate::model_server::ModelServer;
 
 /// Per-mock options: which invariant checks to skip, for deliberately odd cases.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ impl MockOptions {
         Self::default()
     }
 
-    /// Do not record violations with this code (see [`super::invariants`] for the codes).
+    /// Do not record violations with this code (see [`crate::invariants`] for the codes).
     pub fn ignore(mut self, code: &str) -> Self {
         self.ignored.push(code.to_string());
         self
@@ -73,7 +73,7 @@ impl MockAnthropic {
     }
 
     fn api(options: MockOptions) -> Api {
-        let check: Option<super::mock_server::Check> = if options.invariants {
+        let check: Option<crate::mock_server::Check> = if options.invariants {
             Some(Box::new(check_request))
         } else {
             None
