@@ -36,8 +36,9 @@ CRATES = {
     "runner-telemetry": {"runner-protocol"},
     "runner-spec": {"runner-protocol", "runner-policy", "runner-exec", "runner-model"},
     "runner-report": {"runner-protocol", "runner-exec", "runner-model", "runner-spec", "runner-telemetry"},
-    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry"},
-    "runner": {"runner-core", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-telemetry"},
+    "runner-git": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry"},
+    "runner-core": {"runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-spec", "runner-report", "runner-telemetry", "runner-git"},
+    "runner": {"runner-core", "runner-git", "runner-report", "runner-spec", "runner-protocol", "runner-policy", "runner-exec", "runner-model", "runner-telemetry"},
 }
 
 # External crates a workspace crate must not depend on, directly or through another

@@ -131,7 +131,7 @@ pub fn prepare_resume(req: &ResumeRequest, o: &Overrides) -> Result<PreparedTask
     // above.
     let run_dir = path.parent().filter(|_| init.is_some());
     let git_base = match run_dir {
-        Some(dir) => crate::git::read_base(dir).map_err(|m| invalid(&path, m))?,
+        Some(dir) => crate::git::read_base(dir).map_err(|e| invalid(&path, e.to_string()))?,
         None => None,
     };
     let transcript_dir = run_dir

@@ -463,10 +463,10 @@ mod tests {
             head.id(),
             head.tree_id(),
             false,
-            &crate::git::checkout::Cancel::default(),
+            &crate::checkout::Cancel::default(),
         )
         .unwrap();
-        let template = std::sync::Arc::new(crate::git::lower::Lower::Template(template));
+        let template = std::sync::Arc::new(crate::lower::Lower::Template(template));
         let scripts = [
             "echo more >> README.md",
             "rm a/x.txt",

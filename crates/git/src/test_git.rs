@@ -1,11 +1,13 @@
-//! Test helper shared by the unit tests of the git and integrity modules: the git command line, run without the
-//! host's configuration.
+//! Test helper shared by the unit tests of this crate and of runner-core's integrity checks
+//! (feature `test-support`): the git command line, run without the host's configuration.
 
 use std::path::Path;
 use std::process::Command;
 
-/// `git ARGS` in `dir`, without the host's configuration; its stdout (panics on failure).
-pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+/// `git ARGS` in `dir`, without the host's configuration; its stdout (panics on failure: a
+/// test's setup).
+#[allow(clippy::unwrap_used)]
+pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)

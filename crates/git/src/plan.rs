@@ -234,7 +234,7 @@ impl Planner {
             let dirty = match self.dirty.get(&(root.clone(), exclude.clone())) {
                 Some(d) => d.clone(),
                 None => {
-                    let d = dirty_paths(&root, &exclude)
+                    let d = dirty_at_head(&root, &exclude)
                         .map_err(git_err(format!("read the status of {}", root.display())))?;
                     self.dirty
                         .insert((root.clone(), exclude.clone()), d.clone());
@@ -333,6 +333,29 @@ fn check_workdir_in_head(loaded: &LoadedSpec, root: &Path) -> Result<(), GitErro
         ),
     )
     .into())
+}
+
+/// [`dirty_paths`] for an isolated batch on HEAD. The checkout is first checked the way the
+/// worktree pool checks it before layering worktrees on it (`super::verified`): when it holds
+/// exactly HEAD's tree nothing is dirty, and the pool takes this check instead of making its
+/// own; otherwise git's status lists what differs.
+fn dirty_at_head(root: &Path, exclude: &[PathBuf]) -> Result<Vec<String>, git2::Error> {
+    if let Ok(repo) = super::pinned::open_root(root)
+        && let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree())
+    {
+        // Through git's filters: a check that compared that carefully serves either kind
+        // of tree.
+        match super::verified::CleanCheckout::verify(&repo, root, tree.id(), true) {
+            Ok(clean) => {
+                super::verified::keep(root, tree.id(), true, clean);
+                return Ok(Vec::new());
+            }
+            Err(why) => {
+                tracing::debug!(root = %root.display(), %why, "the checkout is not HEAD's tree as it stands")
+            }
+        }
+    }
+    dirty_paths(root, exclude)
 }
 
 /// Tracked paths whose working-tree or index state differs from HEAD (untracked files do not

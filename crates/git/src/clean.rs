@@ -17,6 +17,8 @@ use std::path::Path;
 
 use git2::{DiffOptions, Index, IndexEntry, ObjectType, Oid, Repository, Status};
 
+use super::error::CleanError;
+
 /// The file-type bits of a mode.
 const TYPE_MASK: u32 = 0o170000;
 /// A regular file's type bits.
@@ -48,23 +50,20 @@ pub(crate) fn check(
     index: &Index,
     tree: Oid,
     filters: bool,
-) -> Result<Checked, String> {
+) -> Result<Checked, CleanError> {
     if index.has_conflicts() {
-        return Err("the index has unresolved conflicts".into());
+        return Err(CleanError::Conflicts);
     }
-    let t = repo
-        .find_tree(tree)
-        .map_err(|e| format!("the base tree cannot be read: {}", e.message()))?;
+    let t = repo.find_tree(tree).map_err(CleanError::Tree)?;
     let mut opts = DiffOptions::new();
     opts.ignore_submodules(false);
     let diff = repo
         .diff_tree_to_index(Some(&t), Some(index), Some(&mut opts))
-        .map_err(|e| format!("the index cannot be compared: {}", e.message()))?;
+        .map_err(CleanError::Compare)?;
     if diff.deltas().len() > 0 {
-        return Err("the index differs from the base commit (staged changes)".into());
+        return Err(CleanError::Staged);
     }
-    let stamp = std::fs::metadata(repo.path().join("index"))
-        .map_err(|e| format!("the index file cannot be read: {e}"))?;
+    let stamp = std::fs::metadata(repo.path().join("index")).map_err(CleanError::IndexFile)?;
     let index_time = (stamp.mtime(), stamp.mtime_nsec());
     let trust_ctime = repo
         .config()
@@ -74,29 +73,26 @@ pub(crate) fn check(
     for e in index.iter() {
         let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
         if e.mode & TYPE_MASK == GITLINK {
-            return Err(format!("`{}` is a submodule", rel.display()));
+            return Err(CleanError::Submodule(rel.to_path_buf()));
         }
         if e.flags & ASSUME_VALID != 0 || e.flags_extended & SKIP_OR_INTENT != 0 {
-            return Err(format!(
-                "`{}` is marked assume-unchanged, skip-worktree or intent-to-add",
-                rel.display()
-            ));
+            return Err(CleanError::Flagged(rel.to_path_buf()));
         }
         let path = root.join(rel);
-        let md = std::fs::symlink_metadata(&path)
-            .map_err(|_| format!("`{}` is missing", rel.display()))?;
+        let md =
+            std::fs::symlink_metadata(&path).map_err(|_| CleanError::Missing(rel.to_path_buf()))?;
         if !same_kind(&e, &md) {
-            return Err(format!("`{}` changed type or mode", rel.display()));
+            return Err(CleanError::Kind(rel.to_path_buf()));
         }
         if stat_matches(&e, &md, trust_ctime) && !racy(&e, index_time) {
             continue;
         }
         if !filters && e.mode & TYPE_MASK == REGULAR && u64::from(e.file_size) != md.size() {
-            return Err(format!("`{}` is modified", rel.display()));
+            return Err(CleanError::Modified(rel.to_path_buf()));
         }
         hashed += 1;
         if !content_matches(repo, &e, &path, rel, filters) {
-            return Err(format!("`{}` is modified", rel.display()));
+            return Err(CleanError::Modified(rel.to_path_buf()));
         }
     }
     Ok(Checked {
@@ -179,7 +175,7 @@ mod tests {
     fn run(repo: &Repository, dir: &Path, tree: Oid) -> Result<Checked, String> {
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
-        check(repo, dir, &index, tree, false)
+        check(repo, dir, &index, tree, false).map_err(|e| e.to_string())
     }
 
     #[test]

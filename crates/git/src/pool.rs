@@ -19,7 +19,7 @@
 //! The pool lives in `<transcript-dir>/.worktrees/<pid>-<random>`, locked while the batch
 //! runs; at the end everything in it is removed except the worktrees of interrupted tasks,
 //! kept for `runner resume`. A batch that was killed, or that had no time left to remove its
-//! files, is cleaned up by the next one (`crate::git::sweep`).
+//! files, is cleaned up by the next one (`crate::sweep`).
 //!
 //! When the batch is interrupted, [`WorktreePool::cancel`] stops all preparation at once: no
 //! worktree is started, a checkout being made stops within a few hundred files, and a task
@@ -32,14 +32,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use git2::{Oid, Repository};
 
-use crate::git::checkout::Cancel;
-use crate::git::layout::remove_logged;
-use crate::git::lower::{CheckoutLower, Lower};
-use crate::git::slot::Slot;
-use crate::git::template::Template;
-use crate::git::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
-use crate::git::{objects, overlay};
+use crate::checkout::Cancel;
+use crate::layout::remove_logged;
+use crate::lower::{CheckoutLower, Lower};
+use crate::slot::Slot;
 use crate::spec::GitBase;
+use crate::template::Template;
+use crate::{GitError, Lease, LeaseKind, WorktreeSource, checkout, git_err, io_err, sweep};
+use crate::{objects, overlay};
 
 /// The pool's directory under the transcript directory.
 pub const POOL_DIR: &str = ".worktrees";
@@ -172,6 +172,9 @@ struct Inner {
     cancel: Cancel,
     state: Mutex<State>,
     changed: Condvar,
+    /// Held while whether a key needs git's filters is worked out (a walk of its tree): the
+    /// batch's first tasks, which all ask at once, wait for one walk instead of each walking.
+    filters_once: Mutex<()>,
     /// Held for the batch's life: tells a later batch this one is alive.
     _lock: File,
 }
@@ -208,7 +211,7 @@ impl WorktreePool {
             return Ok(None);
         }
         let jobs = jobs.max(1);
-        let root = crate::git::absolute(&transcript_dir.join(POOL_DIR));
+        let root = crate::absolute(&transcript_dir.join(POOL_DIR));
         let what = || format!("create the worktree pool in {}", root.display());
         std::fs::create_dir_all(&root).map_err(io_err(what()))?;
         // The pool is never part of a snapshot of the repository it may sit in.
@@ -240,7 +243,7 @@ impl WorktreePool {
                 }
             },
         };
-        crate::git::fast_object_reads();
+        crate::fast_object_reads();
         let threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2)
@@ -258,6 +261,7 @@ impl WorktreePool {
                 cancel: Cancel::default(),
                 state: Mutex::new(State::default()),
                 changed: Condvar::new(),
+                filters_once: Mutex::new(()),
                 _lock: lock,
             }),
         };
@@ -642,7 +646,15 @@ impl Inner {
 
     /// Whether git's filters are needed for `key`'s tree (decided once per key).
     fn filters(&self, key: &Key) -> Result<bool, GitError> {
-        if let Some(f) = self.lock().keys.get(key).and_then(|k| k.filters) {
+        let known = |inner: &Inner| inner.lock().keys.get(key).and_then(|k| k.filters);
+        if let Some(f) = known(self) {
+            return Ok(f);
+        }
+        let _one = self
+            .filters_once
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(f) = known(self) {
             return Ok(f);
         }
         let repo = super::pinned::open_common(&key.common_dir)
@@ -930,7 +942,7 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::slot::SlotKind;
+    use crate::slot::SlotKind;
 
     #[test]
     fn slot_kinds_map_to_lease_kinds() {
@@ -951,7 +963,7 @@ mod tests {
     /// of the base commit, not from an overlay on the changed files.
     #[test]
     fn a_checkout_changed_during_the_batch_is_no_longer_the_lower_layer() {
-        use crate::git::test_git::git;
+        use crate::test_git::git;
         let dir = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap().join("repo");
         std::fs::create_dir_all(root.join("src")).unwrap();

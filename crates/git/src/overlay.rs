@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, UnmountFlags};
 
+use super::error::ProbeError;
+
 /// The mount options a [`probe`] found to work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Options {
@@ -146,7 +148,7 @@ pub(crate) fn is_redirect(upper_dir: &Path) -> bool {
 /// Find the overlay options that work with upper directories under `dir`, by mounting a
 /// one-file overlay there, writing through it and checking that the write landed in the upper
 /// directory only. `Err`: why overlays cannot be used.
-pub(crate) fn probe(dir: &Path) -> Result<Options, String> {
+pub(crate) fn probe(dir: &Path) -> Result<Options, ProbeError> {
     let root = dir.join("probe");
     let _ = std::fs::remove_dir_all(&root);
     let result = probe_in(&root);
@@ -156,20 +158,25 @@ pub(crate) fn probe(dir: &Path) -> Result<Options, String> {
     result
 }
 
-fn probe_in(root: &Path) -> Result<Options, String> {
+fn probe_in(root: &Path) -> Result<Options, ProbeError> {
     let [lower, upper, work, merged] = ["lower", "upper", "work", "merged"].map(|d| root.join(d));
     for d in [&lower, &upper, &work, &merged] {
-        std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        std::fs::create_dir_all(d).map_err(|source| ProbeError::Create {
+            path: d.clone(),
+            source,
+        })?;
     }
-    std::fs::write(lower.join("file"), "lower\n")
-        .map_err(|e| format!("cannot write in {}: {e}", lower.display()))?;
+    std::fs::write(lower.join("file"), "lower\n").map_err(|source| ProbeError::Write {
+        path: lower.clone(),
+        source,
+    })?;
     let lowers = [lower.clone()];
     let layers = Layers {
         lower: &lowers,
         upper: &upper,
         work: &work,
     };
-    let mut last = String::new();
+    let mut last = None;
     for opts in CANDIDATES {
         match mount(&layers, &merged, opts) {
             Ok(()) => {
@@ -179,21 +186,19 @@ fn probe_in(root: &Path) -> Result<Options, String> {
                 let upper_got = std::fs::read_to_string(upper.join("file")).ok();
                 return match (written, lower_kept.as_deref(), upper_got.as_deref()) {
                     (Ok(()), Some("lower\n"), Some("upper\n")) => Ok(opts),
-                    (Err(e), _, _) => Err(format!("a write through a test overlay failed: {e}")),
-                    _ => Err("a test overlay did not keep its layers apart".into()),
+                    (Err(e), _, _) => Err(ProbeError::WriteThrough(e)),
+                    _ => Err(ProbeError::Mixed),
                 };
             }
             Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
-                last = format!("mount(2) of a test overlay failed: {e}");
+                last = Some(e);
             }
             Err(e) => {
-                return Err(format!(
-                    "mount(2) of a test overlay failed: {e} (overlay worktrees need CAP_SYS_ADMIN: root, or a container that grants it)"
-                ));
+                return Err(ProbeError::Denied(e));
             }
         }
     }
-    Err(last)
+    Err(last.map_or(ProbeError::NoOptions, ProbeError::Mount))
 }
 
 /// The name runner's overlay mounts carry as their source, so they can be told apart from

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::error::RecordError;
+
 /// The record's file name in a task's output directory.
 pub const BASE_FILE: &str = "git-base.json";
 
@@ -38,7 +40,7 @@ pub struct BaseRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<RecordedWorktree>,
     /// The repository as runner recorded it before the run's tasks ran (see
-    /// `crate::git::pinned`): a resumed task's git work opens it the same way.
+    /// `crate::pinned`): a resumed task's git work opens it the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<super::pinned::Recorded>,
 }
@@ -105,21 +107,23 @@ pub(crate) fn write(run_dir: &Path, record: &BaseRecord) -> std::io::Result<()> 
 
 /// The record in the output directory `run_dir`: `Ok(None)` when there is none (a run outside
 /// git, or one made before runner recorded it), `Err` (why) when it cannot be read.
-pub fn read(run_dir: &Path) -> Result<Option<BaseRecord>, String> {
+pub fn read(run_dir: &Path) -> Result<Option<BaseRecord>, RecordError> {
     let path = run_dir.join(BASE_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(RecordError::Read { path, source }),
     };
-    let record: BaseRecord = serde_json::from_str(&text)
-        .map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let record: BaseRecord = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(source) => return Err(RecordError::Parse { path, source }),
+    };
     if record.version != VERSION {
-        return Err(format!(
-            "{} has layout version {}; this runner reads version {VERSION}",
-            path.display(),
-            record.version
-        ));
+        return Err(RecordError::Version {
+            path,
+            found: record.version,
+            expected: VERSION,
+        });
     }
     Ok(Some(record))
 }
@@ -149,6 +153,11 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(BASE_FILE)).unwrap();
         assert!(text.contains("\"kind\": \"overlay\""), "{text}");
         std::fs::write(dir.path().join(BASE_FILE), "{").unwrap();
-        assert!(read(dir.path()).unwrap_err().contains(BASE_FILE));
+        assert!(
+            read(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains(BASE_FILE)
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! git for task runs (git2): per-task worktrees, patches, branch commits, change detection.
+//! runner-git: git for task runs (git2): per-task worktrees, patches, branch commits, change
+//! detection, and the worktree pool a batch prepares ahead.
 //!
 //! Before any task starts, [`plan()`] decides for each task whether it runs isolated (in a
 //! worktree, checked out from the base commit) or in place, and refuses a dirty working tree
@@ -31,6 +32,17 @@
 //! Snapshots are trees made as `git add -A` would, without touching the index file, so
 //! untracked files count as changes, ignored files (and runner's own output directories)
 //! never do, and nothing in the user's index or HEAD moves.
+//!
+//! It knows the spec (`runner-spec`: the `git:` settings a task is planned from), the
+//! redaction of patches and the atomic file writes (`runner-report`) and lexical path
+//! normalisation (`runner-protocol`), not the agent loop or the sessions that call it:
+//! runner-core re-exports it as `runner_core::git`.
+
+#![deny(missing_docs)]
+
+pub(crate) use runner_protocol::roots;
+pub(crate) use runner_report::{atomic_file, redact};
+pub(crate) use runner_spec as spec;
 
 mod admin;
 mod changes;
@@ -61,14 +73,15 @@ pub(crate) mod sweep;
 mod task;
 pub(crate) mod template;
 pub(crate) mod template_cache;
-#[cfg(test)]
-pub(crate) mod test_git;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_git;
 mod tree_delta;
+mod verified;
 mod watch;
 mod worktree;
 
 pub use end::{abandon, finish};
-pub use error::GitError;
+pub use error::{GitError, RecordError};
 pub(crate) use error::{git_err, io_err};
 pub use patch::{FileChange, GitSummary};
 pub use pinned::{Recorded as RecordedRepo, config_file, open_root as open_recorded};

@@ -9,9 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::clean;
-use super::mask::{self, Mask, Tracked};
+use super::error::LowerError;
+use super::mask::{self, Mask};
 use super::template::Template;
+use super::verified::CleanCheckout;
 use super::watch::Watch;
 
 /// The repository's checkout as the lower layer, under its mask.
@@ -42,42 +43,48 @@ impl CheckoutLower {
         filters: bool,
         shared: &[PathBuf],
         hide: &[PathBuf],
-    ) -> Result<CheckoutLower, String> {
-        let repo = super::pinned::open_root(root)
-            .map_err(|e| format!("cannot open it: {}", e.message()))?;
+    ) -> Result<CheckoutLower, LowerError> {
+        let repo = super::pinned::open_root(root).map_err(LowerError::Open)?;
         if repo.is_shallow() && repo.find_tree(tree).is_err() {
-            return Err("the base tree is not in the repository".into());
+            return Err(LowerError::NoTree);
         }
-        let mut index = repo
-            .index()
-            .map_err(|e| format!("cannot read its index: {}", e.message()))?;
-        index
-            .read(true)
-            .map_err(|e| format!("cannot read its index: {}", e.message()))?;
-        let paths: Vec<Vec<u8>> = index.iter().map(|e| e.path).collect();
-        let tracked = Tracked::of(paths.iter().map(Vec::as_slice));
-        // Watched before it is checked: a change between the two is seen.
-        let watch = Watch::start(root, tracked.dirs.iter())
-            .map_err(|e| format!("cannot watch it for changes: {e}"))?;
-        let checked = clean::check(&repo, root, &index, tree, filters)?;
+        // The plan may have found the checkout clean already (`super::verified`).
+        let clean = match super::verified::take(root, tree, filters) {
+            Some(c) => c,
+            None => CleanCheckout::verify(&repo, root, tree, filters)?,
+        };
+        let CleanCheckout {
+            entries,
+            tracked,
+            watch,
+            checked,
+        } = clean;
         let dir = tempfile::Builder::new()
             .prefix("runner-lower-")
             .tempdir()
-            .map_err(|e| format!("cannot make a directory for its mask: {e}"))?
+            .map_err(LowerError::TempDir)?
             .keep();
         let dir = super::absolute(&dir);
         if dir.starts_with(root) {
             let _ = std::fs::remove_dir_all(&dir);
-            return Err("the temporary directory is inside the checkout".into());
+            return Err(LowerError::TempInside);
         }
         let mask_dir = dir.join("mask");
-        std::fs::create_dir_all(&mask_dir)
-            .map_err(|e| format!("cannot create {}: {e}", mask_dir.display()))?;
-        let mask = mask::write(&mask_dir, root, &tracked, shared, hide)
-            .map_err(|e| format!("cannot write its mask in {}: {e}", mask_dir.display()))?;
+        std::fs::create_dir_all(&mask_dir).map_err(|source| LowerError::Create {
+            path: mask_dir.clone(),
+            source,
+        })?;
+        let mask = mask::write(&mask_dir, root, &tracked, shared, hide).map_err(|source| {
+            LowerError::Mask {
+                path: mask_dir.clone(),
+                source,
+            }
+        })?;
         let index_path = dir.join("index");
-        write_index(&index, &index_path)
-            .map_err(|e| format!("cannot write {}: {}", index_path.display(), e.message()))?;
+        write_index(&entries, &index_path).map_err(|source| LowerError::WriteIndex {
+            path: index_path.clone(),
+            source,
+        })?;
         tracing::info!(
             checkout = %root.display(),
             files = checked.entries,
@@ -103,12 +110,12 @@ impl Drop for CheckoutLower {
     }
 }
 
-/// A copy of `index`'s entries (no extensions) at `path`.
-fn write_index(index: &git2::Index, path: &Path) -> Result<(), git2::Error> {
+/// An index of `entries` (no extensions) at `path`.
+fn write_index(entries: &[git2::IndexEntry], path: &Path) -> Result<(), git2::Error> {
     let _ = std::fs::remove_file(path);
     let mut out = git2::Index::open(path)?;
-    for e in index.iter() {
-        out.add(&e)?;
+    for e in entries {
+        out.add(e)?;
     }
     out.write()
 }
