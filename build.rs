@@ -1,4 +1,5 @@
-//! Build metadata for `runner --version`: the git commit and the target the binary was built for.
+//! Build metadata for `runner --version`: the git commit and the target the binary was built for;
+//! and, for release builds on x86_64 Linux, the order of the binary's functions (`symbol_order`).
 //!
 //! The commit comes from, in order: `RUNNER_GIT_COMMIT` (set by the release workflow), the git
 //! checkout the crate is built in, or the `.cargo_vcs_info.json` that `cargo package` writes
@@ -21,6 +22,55 @@ fn main() {
     let target = std::env::var("TARGET").unwrap_or_else(|_| "unknown".to_string());
     println!("cargo:rustc-env=RUNNER_GIT_COMMIT={commit}");
     println!("cargo:rustc-env=RUNNER_BUILD_TARGET={target}");
+    symbol_order(&manifest_dir, &target);
+}
+
+/// Release builds for x86_64 Linux link `runner` with the toolchain's rust-lld and the
+/// function order in `link/symbol-order.txt` (made by `scripts/symbol-order.py` from a
+/// profile): the code a run executes sits together, and the kernel maps less of the binary
+/// in (BENCHMARKS.md, "The single task's footprint"). Any other build links as before: other
+/// targets, debug builds, a toolchain without rust-lld, a linker chosen through RUSTFLAGS or
+/// `RUNNER_SYMBOL_ORDER=0`.
+fn symbol_order(manifest_dir: &Path, target: &str) {
+    println!("cargo:rerun-if-env-changed=RUNNER_SYMBOL_ORDER");
+    let order = manifest_dir.join("link").join("symbol-order.txt");
+    println!("cargo:rerun-if-changed={}", order.display());
+    let wanted = std::env::var("RUNNER_SYMBOL_ORDER").map_or(true, |v| v != "0");
+    let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let own_linker = ["linker", "fuse-ld", "link-self-contained"]
+        .iter()
+        .any(|f| flags.contains(f));
+    if !wanted || !release || own_linker || target != "x86_64-unknown-linux-gnu" || !order.is_file()
+    {
+        return;
+    }
+    let Some(gcc_ld) = rust_lld_dir() else {
+        return;
+    };
+    for arg in [
+        "-fuse-ld=lld".to_string(),
+        format!("-B{}", gcc_ld.display()),
+        format!("-Wl,--symbol-ordering-file={}", order.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ] {
+        println!("cargo:rustc-link-arg-bin=runner={arg}");
+    }
+}
+
+/// The `gcc-ld` directory of the toolchain's rust-lld (its `ld.lld` for the C compiler
+/// driver), when the toolchain has one: rustup installs it with every x86_64 Linux toolchain.
+fn rust_lld_dir() -> Option<PathBuf> {
+    let host = std::env::var("HOST").ok()?;
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let out = Command::new(rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()?;
+    let sysroot = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    let bin = sysroot.join("lib").join("rustlib").join(host).join("bin");
+    let gcc_ld = bin.join("gcc-ld");
+    (bin.join("rust-lld").is_file() && gcc_ld.join("ld.lld").is_file()).then_some(gcc_ld)
 }
 
 /// The first 12 hex digits, like `git rev-parse --short=12`.
