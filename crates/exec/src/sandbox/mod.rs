@@ -271,17 +271,13 @@ pub struct Sandbox {
     _unix: Option<unix_sockets::Supervisor>,
 }
 
-/// The rulesets and filter of a confining sandbox, built once per task, when its first
-/// command (or hook, or MCP server) needs them: a task that runs no command builds none.
+/// The rulesets and filter of a confining sandbox, built once per task.
 #[cfg(target_os = "linux")]
 struct Compiled {
-    /// The rulesets of each scope (read-only, write), once built, with how many commands
-    /// completed them with the rule for their own `/proc` (see [`landlock::OwnRuleset`]).
-    rulesets: [std::sync::Mutex<Option<(::landlock::RulesetCreated, u32)>>; 2],
-    /// The seccomp filter, once built.
-    filter: std::sync::OnceLock<Arc<seccompiler::BpfProgram>>,
-    /// What the filter lets commands do with Unix sockets.
-    unix_mode: seccomp::UnixSockets,
+    /// The rulesets of each scope (read-only, write), with how many commands completed them
+    /// with the rule for their own `/proc` (see [`landlock::OwnRuleset`]).
+    rulesets: [std::sync::Mutex<(::landlock::RulesetCreated, u32)>; 2],
+    filter: Arc<seccompiler::BpfProgram>,
     /// The namespaces of a command of each scope (read-only, write): a read-only command's
     /// mounts are all read-only, a writing command's leave the writable roots writable.
     namespaces: Option<[Arc<namespace::Namespaces>; 2]>,
@@ -467,9 +463,16 @@ impl Sandbox {
         };
         #[cfg(target_os = "linux")]
         let compiled = Some(Compiled {
-            rulesets: [std::sync::Mutex::new(None), std::sync::Mutex::new(None)],
-            filter: std::sync::OnceLock::new(),
-            unix_mode,
+            rulesets: [
+                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::ReadOnly, &sup)?, 0)),
+                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::Write, &sup)?, 0)),
+            ],
+            filter: Arc::new(seccomp::program(
+                &plan.network,
+                &sup,
+                &protect::protected_pids(),
+                unix_mode,
+            )?),
             // The writable devices need no mount of their own: a read-only mount refuses
             // writes to regular files, directories and links, not to a character device (and
             // it refuses their metadata changes).
@@ -585,7 +588,6 @@ impl Sandbox {
                 return Ok(None);
             };
             let ruleset = self.ruleset(c, plan, scope)?;
-            let filter = Sandbox::filter(c, plan)?;
             let (ruleset, own) = if c.namespaces.is_some() {
                 (None, Some(landlock::OwnRuleset::new(ruleset, &support())?))
             } else {
@@ -596,7 +598,7 @@ impl Sandbox {
                 remove,
                 ruleset,
                 own,
-                filter,
+                filter: c.filter.clone(),
                 namespaces: c.namespaces.as_ref().map(|[read_only, write]| match scope {
                     Scope::ReadOnly => read_only.clone(),
                     Scope::Write => write.clone(),
@@ -627,37 +629,15 @@ impl Sandbox {
             Scope::Write => &c.rulesets[1],
         };
         let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        let (ruleset, uses) = match slot.take() {
-            Some((r, uses)) if c.namespaces.is_none() || uses < landlock::SHARED_USES => (r, uses),
-            _ => (landlock::ruleset(plan, scope, &support())?, 0),
-        };
-        let copy = ruleset
-            .try_clone()
-            .map_err(|e| SandboxError::Landlock(e.to_string()));
-        let uses = if c.namespaces.is_some() {
-            uses + 1
-        } else {
-            uses
-        };
-        *slot = Some((ruleset, uses));
-        copy
-    }
-
-    /// The task's seccomp filter, built by the first command that needs it. It names the
-    /// threads runner has then (see [`protect::protected_pids`]).
-    #[cfg(target_os = "linux")]
-    fn filter(c: &Compiled, plan: &Plan) -> Result<Arc<seccompiler::BpfProgram>, SandboxError> {
-        if let Some(f) = c.filter.get() {
-            return Ok(f.clone());
+        if c.namespaces.is_some() {
+            if slot.1 >= landlock::SHARED_USES {
+                *slot = (landlock::ruleset(plan, scope, &support())?, 0);
+            }
+            slot.1 += 1;
         }
-        let built = Arc::new(seccomp::program(
-            &plan.network,
-            &support(),
-            &protect::protected_pids(),
-            c.unix_mode,
-        )?);
-        // Two first commands at once: both built one, the first stored is the task's.
-        Ok(c.filter.get_or_init(|| built).clone())
+        slot.0
+            .try_clone()
+            .map_err(|e| SandboxError::Landlock(e.to_string()))
     }
 
     /// The one-line hint added to a confined command's failure that looks like the sandbox's
