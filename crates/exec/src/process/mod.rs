@@ -361,7 +361,8 @@ fn install_report_fd(fd: std::os::fd::RawFd) -> std::io::Result<()> {
 /// Whether a failed start may be runner's own, passing trouble (a descriptor, memory or process
 /// table running short, the confinement failing to apply) rather than the program's: then it
 /// is tried once more. A missing or unexecutable program (`ENOENT`, `EACCES`, `ENOEXEC`,
-/// `ENOTDIR`) is not.
+/// `ENOTDIR`) is not. `ECHILD` is no program's answer to being started: it is a failure of
+/// runner's own start-up whose `errno` was overwritten (see the sandbox's namespace init).
 fn spawn_may_retry(e: &std::io::Error) -> bool {
     matches!(
         e.raw_os_error(),
@@ -374,6 +375,7 @@ fn spawn_may_retry(e: &std::io::Error) -> bool {
                 | libc::EAGAIN
                 | libc::ENOMEM
                 | libc::EINTR
+                | libc::ECHILD
         )
     )
 }
@@ -615,4 +617,26 @@ pub fn kill_all() {
             let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spawn_may_retry;
+
+    #[test]
+    fn runner_own_start_failures_are_tried_again_the_program_s_are_not() {
+        let e = std::io::Error::from_raw_os_error;
+        for retried in [
+            libc::EAGAIN,
+            libc::EMFILE,
+            libc::ENOMEM,
+            libc::EINTR,
+            libc::ECHILD,
+        ] {
+            assert!(spawn_may_retry(&e(retried)), "{retried}");
+        }
+        for final_ in [libc::ENOENT, libc::EACCES, libc::ENOEXEC, libc::ENOTDIR] {
+            assert!(!spawn_may_retry(&e(final_)), "{final_}");
+        }
+    }
 }

@@ -431,6 +431,14 @@ fn start_init(report: libc::c_int, stack: *mut libc::c_void) -> io::Result<libc:
 /// The init: reap orphans until the waiter asks it to stop what is left, then do so and say
 /// how many; it ends only with the waiter (its parent-death signal). Runs on its own stack in
 /// the waiter's memory: system calls only.
+///
+/// The init shares the waiter's memory, thread-local storage included, so the C library's
+/// `errno` is one variable for the init, the waiter and the command until it `exec`s. The
+/// init's reaping usually fails (`ECHILD`: it has no child until an orphan comes to it), and
+/// through libc that failure would overwrite the `errno` of a call failing at that moment in
+/// the waiter or the command, so that a passing failure to start the command read as
+/// `ECHILD`. It reaps through a raw system call (rustix), which reports its error without
+/// touching `errno`.
 extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     let report = arg as isize as libc::c_int;
     let wakeups = init_signals();
@@ -438,7 +446,7 @@ extern "C" fn init_main(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         loop {
-            while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            while let Ok(Some(_)) = rustix::process::wait(rustix::process::WaitOptions::NOHANG) {}
             let sig = libc::sigwaitinfo(&wakeups, std::ptr::null_mut());
             if sig == STOP_SIGNAL {
                 let bytes = stop_all().to_ne_bytes();
