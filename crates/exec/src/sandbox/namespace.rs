@@ -469,15 +469,17 @@ fn stop_all() -> u32 {
         }
         libc::kill(-1, libc::SIGKILL);
         let mut killed: u32 = 0;
+        // Reaped through rustix as in `init_main`: the loop ends on `ECHILD`, which must not
+        // land in the `errno` the init shares with the waiter.
         loop {
-            let mut st: libc::c_int = 0;
-            let r = libc::waitpid(-1, &mut st, 0);
-            if r > 0 {
-                if libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGKILL {
-                    killed += 1;
+            match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+                Ok(Some((_, st))) => {
+                    if st.terminating_signal() == Some(libc::SIGKILL) {
+                        killed += 1;
+                    }
                 }
-            } else if errno() != libc::EINTR {
-                break;
+                Err(rustix::io::Errno::INTR) => {}
+                Ok(None) | Err(_) => break,
             }
         }
         killed
