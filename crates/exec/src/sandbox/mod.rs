@@ -271,12 +271,16 @@ pub struct Sandbox {
     _unix: Option<unix_sockets::Supervisor>,
 }
 
-/// The rulesets and filter of a confining sandbox, built once per task.
+/// The rulesets and filter of a confining sandbox: the filter built when the task starts, the
+/// rulesets when its first command starts.
 #[cfg(target_os = "linux")]
 struct Compiled {
     /// The rulesets of each scope (read-only, write), with how many commands completed them
-    /// with the rule for their own `/proc` (see [`landlock::OwnRuleset`]).
-    rulesets: [std::sync::Mutex<(::landlock::RulesetCreated, u32)>; 2],
+    /// with the rule for their own `/proc` (see [`landlock::OwnRuleset`]). Both are made from
+    /// the task's [`Plan`] when the task's first command (a hook, an MCP server, a tool's
+    /// command) starts, before any command of the task ran: a task that runs none builds
+    /// neither. Until then only runner's own tools ran, and they make no link.
+    rulesets: std::sync::Mutex<[Option<(::landlock::RulesetCreated, u32)>; 2]>,
     filter: Arc<seccompiler::BpfProgram>,
     /// The namespaces of a command of each scope (read-only, write): a read-only command's
     /// mounts are all read-only, a writing command's leave the writable roots writable.
@@ -416,7 +420,8 @@ impl Sandbox {
 
     /// Set up the sandbox of one task. Mode `auto` on a kernel without Landlock gives an
     /// unconfined sandbox (and a loud warning); `enforce` fails. Blocks briefly (the private
-    /// TMPDIR, the rulesets, the proxy's and the socket supervisor's threads).
+    /// TMPDIR, the seccomp filter, the proxy's and the socket supervisor's threads); the Landlock
+    /// rulesets are built at the task's first command.
     pub fn start(req: SandboxRequest<'_>) -> Result<Sandbox, SandboxError> {
         let sup = support();
         if let Some(unconfined) = Sandbox::unconfined(&req, &sup)? {
@@ -463,10 +468,7 @@ impl Sandbox {
         };
         #[cfg(target_os = "linux")]
         let compiled = Some(Compiled {
-            rulesets: [
-                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::ReadOnly, &sup)?, 0)),
-                std::sync::Mutex::new((landlock::ruleset(&plan, Scope::Write, &sup)?, 0)),
-            ],
+            rulesets: std::sync::Mutex::new([None, None]),
             filter: Arc::new(seccomp::program(
                 &plan.network,
                 &sup,
@@ -614,9 +616,9 @@ impl Sandbox {
         }
     }
 
-    /// A copy of the task's ruleset for `scope` (the same kernel object). With namespaces
-    /// each command adds a rule to it, so it is made anew every [`landlock::SHARED_USES`]
-    /// commands.
+    /// A copy of the task's ruleset for `scope` (the same kernel object); both scopes' are made
+    /// at the task's first command. With namespaces each command adds a rule to it, so it is
+    /// made anew every [`landlock::SHARED_USES`] commands.
     #[cfg(target_os = "linux")]
     fn ruleset(
         &self,
@@ -624,18 +626,26 @@ impl Sandbox {
         plan: &Plan,
         scope: Scope,
     ) -> Result<::landlock::RulesetCreated, SandboxError> {
-        let slot = match scope {
-            Scope::ReadOnly => &c.rulesets[0],
-            Scope::Write => &c.rulesets[1],
-        };
-        let mut slot = slot.lock().unwrap_or_else(|e| e.into_inner());
-        if c.namespaces.is_some() {
-            if slot.1 >= landlock::SHARED_USES {
-                *slot = (landlock::ruleset(plan, scope, &support())?, 0);
+        let mut slots = c.rulesets.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.iter().all(Option::is_none) {
+            for (slot, scope) in slots.iter_mut().zip([Scope::ReadOnly, Scope::Write]) {
+                *slot = Some((landlock::ruleset(plan, scope, &support())?, 0));
             }
-            slot.1 += 1;
         }
-        slot.0
+        let slot = match scope {
+            Scope::ReadOnly => &mut slots[0],
+            Scope::Write => &mut slots[1],
+        };
+        let renewed = c.namespaces.is_some();
+        let entry = match slot.take() {
+            Some(entry) if !(renewed && entry.1 >= landlock::SHARED_USES) => entry,
+            _ => (landlock::ruleset(plan, scope, &support())?, 0),
+        };
+        let (ruleset, uses) = slot.insert(entry);
+        if renewed {
+            *uses += 1;
+        }
+        ruleset
             .try_clone()
             .map_err(|e| SandboxError::Landlock(e.to_string()))
     }

@@ -994,3 +994,29 @@ fn what_the_kernel_cannot_give_is_named_and_enforce_refuses_it() {
     assert!(e.to_string().contains("enforce"), "{e}");
     assert!(e.to_string().contains("pid-namespace"), "{e}");
 }
+
+/// The rulesets are made at the task's first command, both scopes at once (a task that runs
+/// no command makes none), and commands of either scope are confined by them.
+#[test]
+fn the_rulesets_are_made_at_the_first_command() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let (sb, _rx) = fx.sandbox(NetworkSetting::None);
+    let made = |sb: &Sandbox| {
+        let c = sb.compiled.as_ref().expect("a confining sandbox");
+        let slots = c.rulesets.lock().unwrap_or_else(|e| e.into_inner());
+        slots.iter().filter(|s| s.is_some()).count()
+    };
+    assert_eq!(made(&sb), 0, "none before a command");
+    let (code, out, err) = fx.run(&sb, Scope::ReadOnly, "cat a.txt");
+    assert_eq!((code, out.as_str()), (0, "hello"), "{err}");
+    assert_eq!(made(&sb), 2, "both at the first command");
+    let (code, _, _) = fx.run(&sb, Scope::ReadOnly, "touch ro.txt");
+    assert_ne!(code, 0);
+    let outside = fx.p("outside/x");
+    let (code, _, _) = fx.run(&sb, Scope::Write, &format!("touch '{}'", outside.display()));
+    assert_ne!(code, 0);
+    assert!(!outside.exists() && !fx.p("work/ro.txt").exists());
+}
