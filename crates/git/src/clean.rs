@@ -39,6 +39,9 @@ pub(crate) struct Checked {
     pub entries: usize,
     /// Entries whose content was read because their stat data could not be trusted.
     pub hashed: usize,
+    /// Whether the index's own record of its tree (git's cache tree) showed it equals the
+    /// tree, so that the index and the tree were not compared entry by entry.
+    pub tree_cached: bool,
 }
 
 /// Whether the checkout `root` of `repo` (its index `index`, whose entries are `entries`)
@@ -51,7 +54,7 @@ pub(crate) struct Checked {
 pub(crate) fn check(
     repo: &Repository,
     root: &Path,
-    index: &Index,
+    index: &mut Index,
     entries: &[IndexEntry],
     tree: Oid,
     filters: bool,
@@ -59,6 +62,8 @@ pub(crate) fn check(
     if index.has_conflicts() {
         return Err(CleanError::Conflicts);
     }
+    let tree_cached = cached_tree(index) == Some(tree);
+    let index = &*index;
     let stamp = std::fs::metadata(repo.path().join("index")).map_err(CleanError::IndexFile)?;
     let look = Look {
         root,
@@ -82,7 +87,11 @@ pub(crate) fn check(
             .chunks(share)
             .map(|part| s.spawn(move || look.part(part)))
             .collect();
-        let compared = same_as_tree(repo, index, tree);
+        let compared = if tree_cached {
+            Ok(())
+        } else {
+            same_as_tree(repo, index, tree)
+        };
         // In the entries' order: the first problem found is the first in the index.
         let mut doubtful = Vec::new();
         let mut looked = Ok(());
@@ -113,7 +122,18 @@ pub(crate) fn check(
     Ok(Checked {
         entries: entries.len(),
         hashed: doubtful.len(),
+        tree_cached,
     })
+}
+
+/// The tree the index records it holds: the root of git's cache-tree extension, when git
+/// left it valid (a commit, a checkout or a reset does; any change to an entry since marks it
+/// invalid). libgit2 answers from that record alone, and writes the index's trees only when
+/// it is missing or invalid: the repository it is given here has an object database with no
+/// backend, so that write fails (`None`) and nothing is written anywhere.
+fn cached_tree(index: &mut Index) -> Option<Oid> {
+    let scratch = Repository::from_odb(git2::Odb::new().ok()?).ok()?;
+    index.write_tree_to(&scratch).ok()
 }
 
 /// Below this many entries the files are looked at on one thread.
@@ -251,7 +271,7 @@ mod tests {
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
         let entries: Vec<IndexEntry> = index.iter().collect();
-        check(repo, dir, &index, &entries, tree, false).map_err(|e| e.to_string())
+        check(repo, dir, &mut index, &entries, tree, false).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -291,6 +311,42 @@ mod tests {
         std::fs::remove_file(dir.join("d0/f1.txt")).unwrap();
         let err = run(&repo, &dir, tree).unwrap_err();
         assert_eq!(err, "`d0/f1.txt` is missing");
+    }
+
+    fn loose_objects(dir: &Path) -> usize {
+        std::fs::read_dir(dir.join(".git/objects"))
+            .unwrap()
+            .flatten()
+            .filter_map(|d| std::fs::read_dir(d.path()).ok())
+            .map(|files| files.count())
+            .sum()
+    }
+
+    /// A commit leaves git's record of the index's tree valid: the index is then not compared
+    /// with the tree entry by entry. A record of another tree, or an invalid one, is not
+    /// trusted (the comparison finds the difference), and nothing is written to the
+    /// repository either way.
+    #[test]
+    fn the_index_record_of_its_tree_spares_the_comparison_only_for_that_tree() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        let (repo, tree) = repo(&dir);
+        assert!(run(&repo, &dir, tree).unwrap().tree_cached);
+        // A commit on top: the record is of the new tree, not the base one.
+        std::fs::write(dir.join("b.txt"), "b\n").unwrap();
+        git(&dir, &["add", "b.txt"]);
+        git(&dir, &["commit", "-q", "-m", "b"]);
+        let err = run(&repo, &dir, tree).unwrap_err();
+        assert!(err.contains("index differs"), "{err}");
+        let head = repo.head().unwrap().peel_to_tree().unwrap().id();
+        assert!(run(&repo, &dir, head).unwrap().tree_cached);
+        // A staged change leaves the record invalid: compared, found, nothing written.
+        std::fs::write(dir.join("c.txt"), "c\n").unwrap();
+        git(&dir, &["add", "c.txt"]);
+        let before = loose_objects(&dir);
+        let err = run(&repo, &dir, head).unwrap_err();
+        assert!(err.contains("index differs"), "{err}");
+        assert_eq!(loose_objects(&dir), before, "no tree was written");
     }
 
     #[test]

@@ -89,6 +89,7 @@ impl CheckoutLower {
             checkout = %root.display(),
             files = checked.entries,
             hashed = checked.hashed,
+            tree_cached = checked.tree_cached,
             hidden = mask.hidden.len(),
             "the checkout is clean at the base commit: worktrees are overlays on it (no template)"
         );

@@ -89,18 +89,11 @@ pub(crate) fn write(
     let mut dirs: Vec<&Vec<u8>> = tracked.dirs.iter().chain(shared_above.iter()).collect();
     dirs.sort();
     dirs.dedup();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(dir))) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let rel = join(dir, e.file_name().as_bytes());
-            if tracked.has(&rel) || out.shared.contains(&rel) || shared_above.contains(&rel) {
-                continue;
-            }
-            whiteout(mask, &rel)?;
-            out.hidden.insert(rel);
-        }
+    let foreign =
+        |rel: &[u8]| !(tracked.has(rel) || out.shared.contains(rel) || shared_above.contains(rel));
+    for rel in untracked(root, &dirs, &foreign) {
+        whiteout(mask, &rel)?;
+        out.hidden.insert(rel);
     }
     for h in hide {
         let rel = h.as_os_str().as_bytes().to_vec();
@@ -114,6 +107,59 @@ pub(crate) fn write(
     }
     out.shared.extend(shared_above);
     Ok(out)
+}
+
+/// Below this many directories one thread lists them.
+const DIRS_PER_THREAD: usize = 512;
+/// Most threads that list directories.
+const MAX_THREADS: usize = 4;
+
+/// The names in the directories `dirs` of `root` (relative paths, sorted) that `foreign`
+/// says the tree does not have, in the directories' order. A directory that cannot be listed
+/// has none. A large checkout's directories are listed on several threads, a share each.
+fn untracked(
+    root: &Path,
+    dirs: &[&Vec<u8>],
+    foreign: &(dyn Fn(&[u8]) -> bool + Sync),
+) -> Vec<Vec<u8>> {
+    let list = |part: &[&Vec<u8>]| {
+        let mut found = Vec::new();
+        for dir in part {
+            let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(dir))) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let rel = join(dir, e.file_name().as_bytes());
+                if foreign(&rel) {
+                    found.push(rel);
+                }
+            }
+        }
+        found
+    };
+    let threads = if dirs.len() < DIRS_PER_THREAD {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(2, |n| n.get())
+            .clamp(1, MAX_THREADS)
+    };
+    if threads == 1 {
+        return list(dirs);
+    }
+    let share = dirs.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = dirs
+            .chunks(share)
+            .map(|part| s.spawn(move || list(part)))
+            .collect();
+        // A share whose thread failed to run is listed here instead.
+        let mut found = Vec::new();
+        for (w, part) in workers.into_iter().zip(dirs.chunks(share)) {
+            found.extend(w.join().unwrap_or_else(|_| list(part)));
+        }
+        found
+    })
 }
 
 /// `dir/name` as a relative path (`name` alone at the root).
@@ -184,5 +230,37 @@ mod tests {
         assert!(!mask.join("target").exists());
         assert!(!is_whiteout("src/a.rs") && !is_whiteout("src"));
         assert!(m.ignores(b"target") && !m.ignores(b"src/a.rs"));
+    }
+
+    /// A checkout with more directories than one thread lists: every untracked name of every
+    /// share is whited out, and nothing tracked.
+    #[test]
+    fn a_large_checkout_is_listed_in_shares() {
+        let d = tempfile::tempdir().unwrap();
+        let (root, mask) = (d.path().join("root"), d.path().join("mask"));
+        let dirs = DIRS_PER_THREAD * 2 + 3;
+        let mut tracked = Vec::new();
+        for i in 0..dirs {
+            let dir = root.join(format!("d{i:04}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("kept.rs"), "").unwrap();
+            tracked.push(format!("d{i:04}/kept.rs"));
+            if i % 7 == 0 {
+                std::fs::write(dir.join("built.o"), "").unwrap();
+            }
+        }
+        std::fs::create_dir_all(&mask).unwrap();
+        let tracked = Tracked::of(tracked.iter().map(|p| p.as_bytes()));
+        let m = write(&mask, &root, &tracked, &[], &[]).unwrap();
+        assert_eq!(m.hidden.len(), dirs.div_ceil(7));
+        for i in 0..dirs {
+            let built = format!("d{i:04}/built.o");
+            assert_eq!(m.hidden.contains(built.as_bytes()), i % 7 == 0, "{built}");
+            assert_eq!(
+                std::fs::symlink_metadata(mask.join(&built)).is_ok(),
+                i % 7 == 0
+            );
+            assert!(!m.hidden.contains(format!("d{i:04}/kept.rs").as_bytes()));
+        }
     }
 }

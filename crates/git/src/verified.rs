@@ -45,13 +45,15 @@ impl CleanCheckout {
         tree: git2::Oid,
         filters: bool,
     ) -> Result<CleanCheckout, LowerError> {
+        // Loaded by `index()`; read again only if the file changed since (a forced read
+        // would parse and checksum a large index twice).
         let mut index = repo.index().map_err(LowerError::Index)?;
-        index.read(true).map_err(LowerError::Index)?;
+        index.read(false).map_err(LowerError::Index)?;
         let entries: Vec<git2::IndexEntry> = index.iter().collect();
         let tracked = Tracked::of(entries.iter().map(|e| e.path.as_slice()));
         // Watched before it is checked: a change between the two is seen.
         let watch = Watch::start(root, tracked.dirs.iter()).map_err(LowerError::Watch)?;
-        let checked = clean::check(repo, root, &index, &entries, tree, filters)?;
+        let checked = clean::check(repo, root, &mut index, &entries, tree, filters)?;
         Ok(CleanCheckout {
             entries,
             tracked,
