@@ -18,6 +18,7 @@
 //!   when that directory's common directory is not the recorded one ([`open_worktree`]).
 
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -162,17 +163,46 @@ pub(crate) fn open(
     Ok(repo)
 }
 
-/// An in-memory configuration holding `settings` and nothing else (read from a private
-/// temporary file into a snapshot, so nothing reads the file again).
+/// An in-memory configuration holding `settings` and nothing else (read into a snapshot, so
+/// nothing reads its source again). The source is an anonymous memory file, or where that
+/// cannot be opened by path, a private temporary file; with no setting there is none.
 fn pinned_config(settings: &[(String, String)]) -> Result<Config, git2::Error> {
-    let io = |e: std::io::Error| git2::Error::from_str(&format!("pin the configuration: {e}"));
-    let mut file = tempfile::NamedTempFile::new().map_err(io)?;
-    file.write_all(config_text(settings).as_bytes())
-        .and_then(|()| file.flush())
-        .map_err(io)?;
+    let text = config_text(settings);
     let mut config = Config::new()?;
-    config.add_file(file.path(), ConfigLevel::Local, true)?;
-    config.snapshot()
+    if text.is_empty() {
+        return config.snapshot();
+    }
+    match memory_file(&text) {
+        Some(fd) => {
+            let path = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+            config.add_file(&path, ConfigLevel::Local, true)?;
+            config.snapshot()
+        }
+        None => {
+            let io =
+                |e: std::io::Error| git2::Error::from_str(&format!("pin the configuration: {e}"));
+            let mut file = tempfile::NamedTempFile::new().map_err(io)?;
+            file.write_all(text.as_bytes())
+                .and_then(|()| file.flush())
+                .map_err(io)?;
+            config.add_file(file.path(), ConfigLevel::Local, true)?;
+            config.snapshot()
+        }
+    }
+}
+
+/// An anonymous memory file holding `text`, readable through `/proc/self/fd` (`None` where
+/// either is missing).
+fn memory_file(text: &str) -> Option<std::os::fd::OwnedFd> {
+    let fd =
+        rustix::fs::memfd_create("runner-pinned-config", rustix::fs::MemfdFlags::CLOEXEC).ok()?;
+    let mut file = std::fs::File::from(fd);
+    file.write_all(text.as_bytes()).ok()?;
+    let fd = std::os::fd::OwnedFd::from(file);
+    std::fs::metadata(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+        .ok()
+        .filter(|m| m.len() == text.len() as u64)?;
+    Some(fd)
 }
 
 /// `settings` in git's configuration file syntax (only names from [`KEPT`]).
@@ -216,6 +246,23 @@ mod tests {
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", "init"]);
         canonical(&root)
+    }
+
+    /// The pinned configuration is read from an anonymous memory file (no file is made on
+    /// disk), holds exactly the settings given, and is empty without any.
+    #[test]
+    fn the_pinned_configuration_is_read_from_memory() {
+        let text = "[user]\n\tname = \"Pinned\"\n";
+        let fd = memory_file(text).expect("memfd and /proc/self/fd");
+        assert_eq!(
+            std::fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap(),
+            text
+        );
+        let config = pinned_config(&[("user.name".into(), "Pinned \"R\"".into())]).unwrap();
+        assert_eq!(config.get_string("user.name").unwrap(), "Pinned \"R\"");
+        assert!(config.get_string("user.email").is_err());
+        let empty = pinned_config(&[]).unwrap();
+        assert!(empty.get_string("user.name").is_err());
     }
 
     /// Settings a task writes after the repository was recorded: none of them is read, the

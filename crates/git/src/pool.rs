@@ -400,7 +400,10 @@ impl WorktreeSource for WorktreePool {
         shared: &[PathBuf],
     ) -> Result<Lease, GitError> {
         let inner = &self.inner;
-        let (common_dir, _) = common_dir(repo_root)?;
+        // As recorded when the batch was planned: no repository is opened per task.
+        let common_dir = super::pinned::record(repo_root)
+            .map_err(git_err(format!("open {}", repo_root.display())))?
+            .common_dir;
         let key = Key {
             common_dir,
             tree,
