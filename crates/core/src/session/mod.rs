@@ -15,6 +15,7 @@
 //! build that fails after starting them, and (killed with their process groups) when a
 //! session is dropped unfinished.
 
+mod admission;
 mod denied;
 mod git;
 mod instructions;
@@ -180,17 +181,26 @@ impl Session {
         )
         .map_err(agent_error)?;
         let place = isolate(&mut task, &session_id, &paths.dir, &stopper, partial).await?;
+        // From here to the first request, as many set-ups at a time as there are processors.
+        let Some(admitted) = admission::admit(&stopper).await else {
+            return Err(git::not_started(&stopper));
+        };
         let roots = place.roots.clone();
-        // After git's own set-up, before the task's first command (its MCP servers).
-        let guard = integrity::start(&task.loaded.workdir, &task.policy, &roots)?;
-        let names = secret_names(&task.loaded);
-        let redactor = redactor(&names, &roots);
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
         let worktree = partial.git.task().and_then(|g| g.worktree_path());
-        let sandbox = sandbox::start(&task, &roots, worktree, attempts)
-            .map(Arc::new)
-            .map_err(agent_error)?;
-        let env = child_policy(names, &sandbox, &roots);
+        let (guard, redactor, sandbox, env) = admission::blocking(|| {
+            // After git's own set-up, before the task's first command (its MCP servers).
+            let guard = integrity::start(&task.loaded.workdir, &task.policy, &roots)?;
+            let names = secret_names(&task.loaded);
+            let redactor = redactor(&names, &roots);
+            let sandbox = sandbox::start(&task, &roots, worktree, attempts)
+                .map(Arc::new)
+                .map_err(agent_error)?;
+            let env = child_policy(names, &sandbox, &roots);
+            Ok::<_, Outcome>((guard, redactor, sandbox, env))
+        })?;
+        // A server's start is no set-up of runner's: others go on meanwhile.
+        let _admitted = task.loaded.spec.mcp_servers.is_empty().then_some(admitted);
         let (mcp, mcp_tools) = start_mcp(&task, &env, &guard, &stopper).await?;
         let mcp = Arc::new(mcp);
         partial.mcp = Some(mcp.clone());
