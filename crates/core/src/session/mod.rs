@@ -188,17 +188,12 @@ impl Session {
         let roots = place.roots.clone();
         let (attempts, network) = tokio::sync::mpsc::unbounded_channel();
         let worktree = partial.git.task().and_then(|g| g.worktree_path());
-        let (guard, redactor, sandbox, env) = admission::blocking(|| {
-            // After git's own set-up, before the task's first command (its MCP servers).
-            let guard = integrity::start(&task.loaded.workdir, &task.policy, &roots)?;
-            let names = secret_names(&task.loaded);
-            let redactor = redactor(&names, &roots);
-            let sandbox = sandbox::start(&task, &roots, worktree, attempts)
-                .map(Arc::new)
-                .map_err(agent_error)?;
-            let env = child_policy(names, &sandbox, &roots);
-            Ok::<_, Outcome>((guard, redactor, sandbox, env))
-        })?;
+        let Confined {
+            guard,
+            redactor,
+            sandbox,
+            env,
+        } = admission::blocking(|| confine(&task, &roots, worktree, attempts))?;
         // A server's start is no set-up of runner's: others go on meanwhile.
         let _admitted = task.loaded.spec.mcp_servers.is_empty().then_some(admitted);
         let (mcp, mcp_tools) = start_mcp(&task, &env, &guard, &stopper).await?;
@@ -622,6 +617,37 @@ async fn isolate(
 /// The task's redactor: the secrets named by `names` in the environment, the repository's
 /// git credentials, and the checkout credential taken out of the configuration for the run;
 /// registered for the logs too.
+/// What confines a task's tools and commands, made before its first command.
+struct Confined {
+    guard: Arc<crate::integrity::Integrity>,
+    redactor: Arc<Redactor>,
+    sandbox: Arc<crate::sandbox::Sandbox>,
+    env: ChildPolicy,
+}
+
+/// The blocking part of a task's set-up: after git's own (the worktree), before the task's
+/// first command (its MCP servers), the integrity guard is started, then the sandbox.
+fn confine(
+    task: &PreparedTask,
+    roots: &Arc<SessionRoots>,
+    worktree: Option<&std::path::Path>,
+    attempts: tokio::sync::mpsc::UnboundedSender<crate::sandbox::NetworkAttempt>,
+) -> Result<Confined, Outcome> {
+    let guard = integrity::start(&task.loaded.workdir, &task.policy, roots)?;
+    let names = secret_names(&task.loaded);
+    let redactor = redactor(&names, roots);
+    let sandbox = sandbox::start(task, roots, worktree, attempts)
+        .map(Arc::new)
+        .map_err(agent_error)?;
+    let env = child_policy(names, &sandbox, roots);
+    Ok(Confined {
+        guard,
+        redactor,
+        sandbox,
+        env,
+    })
+}
+
 fn redactor(names: &[String], roots: &SessionRoots) -> Arc<Redactor> {
     let credentials = roots
         .repo_root
