@@ -74,13 +74,7 @@ pub(crate) fn check(
             .unwrap_or(true),
         filters,
     };
-    let threads = if entries.len() < PER_THREAD {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, MAX_THREADS)
-    };
+    let threads = super::shares::threads(entries.len(), PER_THREAD);
     let share = entries.len().div_ceil(threads).max(1);
     let (compared, looked) = std::thread::scope(|s| {
         let workers: Vec<_> = entries
@@ -138,8 +132,6 @@ fn cached_tree(index: &mut Index) -> Option<Oid> {
 
 /// Below this many entries the files are looked at on one thread.
 const PER_THREAD: usize = 4096;
-/// Most threads that look at the files' stat data.
-const MAX_THREADS: usize = 4;
 
 /// The index holds exactly `tree`.
 fn same_as_tree(repo: &Repository, index: &Index, tree: Oid) -> Result<(), CleanError> {

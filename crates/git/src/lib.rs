@@ -65,6 +65,7 @@ mod record;
 mod refs;
 mod repo;
 mod resumed;
+mod shares;
 pub(crate) mod slot;
 mod snapshot;
 pub mod source;

@@ -111,8 +111,6 @@ pub(crate) fn write(
 
 /// Below this many directories one thread lists them.
 const DIRS_PER_THREAD: usize = 512;
-/// Most threads that list directories.
-const MAX_THREADS: usize = 4;
 
 /// The names in the directories `dirs` of `root` (relative paths, sorted) that `foreign`
 /// says the tree does not have, in the directories' order. A directory that cannot be listed
@@ -137,13 +135,7 @@ fn untracked(
         }
         found
     };
-    let threads = if dirs.len() < DIRS_PER_THREAD {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .clamp(1, MAX_THREADS)
-    };
+    let threads = super::shares::threads(dirs.len(), DIRS_PER_THREAD);
     if threads == 1 {
         return list(dirs);
     }

@@ -172,23 +172,37 @@ fn pinned_config(settings: &[(String, String)]) -> Result<Config, git2::Error> {
     if text.is_empty() {
         return config.snapshot();
     }
-    match memory_file(&text) {
-        Some(fd) => {
-            let path = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-            config.add_file(&path, ConfigLevel::Local, true)?;
-            config.snapshot()
-        }
-        None => {
-            let io =
-                |e: std::io::Error| git2::Error::from_str(&format!("pin the configuration: {e}"));
-            let mut file = tempfile::NamedTempFile::new().map_err(io)?;
-            file.write_all(text.as_bytes())
-                .and_then(|()| file.flush())
-                .map_err(io)?;
-            config.add_file(file.path(), ConfigLevel::Local, true)?;
-            config.snapshot()
+    let source = match memory_file(&text) {
+        Some(fd) => Source::Memory(fd),
+        None => Source::Temporary(temporary_file(&text)?),
+    };
+    config.add_file(&source.path(), ConfigLevel::Local, true)?;
+    config.snapshot()
+}
+
+/// The file the pinned configuration's text is read from (held open until it is read).
+enum Source {
+    Memory(std::os::fd::OwnedFd),
+    Temporary(tempfile::NamedTempFile),
+}
+
+impl Source {
+    fn path(&self) -> PathBuf {
+        match self {
+            Source::Memory(fd) => PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())),
+            Source::Temporary(file) => file.path().to_path_buf(),
         }
     }
+}
+
+/// A private temporary file holding `text`.
+fn temporary_file(text: &str) -> Result<tempfile::NamedTempFile, git2::Error> {
+    let io = |e: std::io::Error| git2::Error::from_str(&format!("pin the configuration: {e}"));
+    let mut file = tempfile::NamedTempFile::new().map_err(io)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(io)?;
+    Ok(file)
 }
 
 /// An anonymous memory file holding `text`, readable through `/proc/self/fd` (`None` where

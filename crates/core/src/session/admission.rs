@@ -33,7 +33,9 @@ fn slots() -> Arc<Semaphore> {
 }
 
 /// A set-up admitted: held until the set-up is done.
-pub(super) struct Admitted(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+pub(super) struct Admitted {
+    _permit: Option<OwnedSemaphorePermit>,
+}
 
 /// Wait for the task's turn to set itself up (first come, first admitted); `None` when the
 /// task was stopped while it waited.
@@ -48,7 +50,7 @@ async fn admit_from(slots: Arc<Semaphore>, stopper: &Stopper) -> Option<Admitted
     tokio::select! {
         biased;
         _ = stopper.token().cancelled() => None,
-        permit = slots.acquire_owned() => Some(Admitted(permit.ok())),
+        permit = slots.acquire_owned() => Some(Admitted { _permit: permit.ok() }),
     }
 }
 

@@ -614,9 +614,6 @@ async fn isolate(
     })
 }
 
-/// The task's redactor: the secrets named by `names` in the environment, the repository's
-/// git credentials, and the checkout credential taken out of the configuration for the run;
-/// registered for the logs too.
 /// What confines a task's tools and commands, made before its first command.
 struct Confined {
     guard: Arc<crate::integrity::Integrity>,
@@ -648,6 +645,9 @@ fn confine(
     })
 }
 
+/// The task's redactor: the secrets named by `names` in the environment, the repository's
+/// git credentials, and the checkout credential taken out of the configuration for the run;
+/// registered for the logs too.
 fn redactor(names: &[String], roots: &SessionRoots) -> Arc<Redactor> {
     let credentials = roots
         .repo_root
