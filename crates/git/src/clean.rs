@@ -13,11 +13,17 @@
 
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use git2::{DiffOptions, Index, IndexEntry, ObjectType, Oid, Repository, Status};
+use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::error::CleanError;
+use super::mask::{Tracked, base_name};
+use super::watch::Watch;
 
 /// The file-type bits of a mode.
 const TYPE_MASK: u32 = 0o170000;
@@ -44,29 +50,65 @@ pub(crate) struct Checked {
     pub tree_cached: bool,
 }
 
-/// Whether the checkout `root` of `repo` (its index `index`, whose entries are `entries`)
-/// holds exactly `tree`. `filters`: git's filters apply to this tree (a file's content is then
-/// compared through them). `Err`: why not, in words for a log line.
+/// What a look at a checkout that found it clean saw besides: the names in the tree's
+/// directories that the tree does not have (relative paths, in the directories' sorted order),
+/// which the overlay worktrees' mask hides.
+#[derive(Debug)]
+pub(crate) struct Looked {
+    pub checked: Checked,
+    pub untracked: Vec<Vec<u8>>,
+    /// The watch on the tree's directories, set as each was looked at.
+    pub watch: Watch,
+}
+
+/// An index's entries as read, and the directories they are in.
+#[derive(Clone, Copy)]
+pub(crate) struct Entries<'a> {
+    pub entries: &'a [IndexEntry],
+    pub tracked: &'a Tracked,
+}
+
+/// Whether the checkout `root` of `repo` (its index `index`, whose entries and directories
+/// are `listed`) holds exactly `tree`. `filters`: git's filters apply to this
+/// tree (a file's content is then compared through them). `Err`: why not, in words for a log
+/// line.
 ///
-/// The files' stat data are looked at on other threads (a share of the entries each) while
-/// this one compares the index with the tree; the few files whose stat data cannot be trusted
-/// are hashed afterwards.
+/// The checkout is looked at one directory at a time, on other threads (a share of the
+/// directories each) while this one compares the index with the tree: the directory is
+/// watched (so that a change after the look is seen), opened (a symbolic link in
+/// its place is refused), its tracked files' stat data read relative to it, and its names
+/// listed. The few files whose stat data cannot be trusted are hashed afterwards.
 pub(crate) fn check(
     repo: &Repository,
     root: &Path,
     index: &mut Index,
-    entries: &[IndexEntry],
+    listed: Entries<'_>,
     tree: Oid,
     filters: bool,
-) -> Result<Checked, CleanError> {
+) -> Result<Looked, CleanError> {
+    let Entries { entries, tracked } = listed;
     if index.has_conflicts() {
         return Err(CleanError::Conflicts);
     }
     let tree_cached = cached_tree(index) == Some(tree);
     let index = &*index;
     let stamp = std::fs::metadata(repo.path().join("index")).map_err(CleanError::IndexFile)?;
+    let mut dirs: Vec<(&[u8], &[usize])> = tracked
+        .dirs
+        .iter()
+        .map(|(d, files)| (d.as_slice(), files.as_slice()))
+        .collect();
+    dirs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let threads = super::shares::threads(entries.len() + DIR_WEIGHT * dirs.len(), PER_THREAD);
+    let watch = Watch::new(threads).map_err(|source| CleanError::Watch {
+        path: PathBuf::from("."),
+        source,
+    })?;
     let look = Look {
         root,
+        entries,
+        tracked,
+        watch: &watch,
         index_time: (stamp.mtime(), stamp.mtime_nsec()),
         trust_ctime: repo
             .config()
@@ -74,49 +116,66 @@ pub(crate) fn check(
             .unwrap_or(true),
         filters,
     };
-    let threads = super::shares::threads(entries.len(), PER_THREAD);
-    let share = entries.len().div_ceil(threads).max(1);
+    let chunks: Vec<&[(&[u8], &[usize])]> = dirs.chunks(DIRS_PER_CHUNK).collect();
+    let queue = Queue::default();
     let (compared, looked) = std::thread::scope(|s| {
-        let workers: Vec<_> = entries
-            .chunks(share)
-            .map(|part| s.spawn(move || look.part(part)))
+        let workers: Vec<_> = (0..threads)
+            .map(|n| {
+                let (chunks, queue) = (&chunks, &queue);
+                s.spawn(move || look.chunks(n, chunks, queue))
+            })
             .collect();
         let compared = if tree_cached {
             Ok(())
         } else {
             same_as_tree(repo, index, tree)
         };
-        // In the entries' order: the first problem found is the first in the index.
-        let mut doubtful = Vec::new();
-        let mut looked = Ok(());
-        for (n, w) in workers.into_iter().enumerate() {
-            match w.join() {
-                Ok(Ok(found)) => doubtful.extend(found.into_iter().map(|i| n * share + i)),
-                Ok(Err(e)) => {
-                    looked = Err(e);
-                    break;
-                }
-                Err(_) => {
-                    looked = Err(CleanError::Interrupted);
-                    break;
-                }
+        let mut parts = Vec::new();
+        let mut failed: Option<(usize, CleanError)> = None;
+        for w in workers {
+            let share = w.join().unwrap_or_else(|_| Share {
+                done: Vec::new(),
+                failed: Some((0, CleanError::Interrupted)),
+            });
+            parts.extend(share.done);
+            if let Some((at, e)) = share.failed
+                && failed.as_ref().is_none_or(|(first, _)| at < *first)
+            {
+                failed = Some((at, e));
             }
         }
-        (compared, looked.map(|()| doubtful))
+        // In the directories' order: the first problem found is the first directory's.
+        let looked = match failed {
+            Some((_, e)) => Err(e),
+            None => {
+                parts.sort_unstable_by_key(|(at, _)| *at);
+                let mut found = Found::default();
+                for (_, part) in parts {
+                    found.doubtful.extend(part.doubtful);
+                    found.untracked.extend(part.untracked);
+                }
+                Ok(found)
+            }
+        };
+        (compared, looked)
     });
     compared?;
-    let doubtful = looked?;
-    for &i in &doubtful {
+    let found = looked?;
+    for &i in &found.doubtful {
         let e = &entries[i];
         let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
         if !content_matches(repo, e, &root.join(rel), rel, filters) {
             return Err(CleanError::Modified(rel.to_path_buf()));
         }
     }
-    Ok(Checked {
-        entries: entries.len(),
-        hashed: doubtful.len(),
-        tree_cached,
+    Ok(Looked {
+        checked: Checked {
+            entries: entries.len(),
+            hashed: found.doubtful.len(),
+            tree_cached,
+        },
+        untracked: found.untracked,
+        watch,
     })
 }
 
@@ -130,8 +189,13 @@ fn cached_tree(index: &mut Index) -> Option<Oid> {
     index.write_tree_to(&scratch).ok()
 }
 
-/// Below this many entries the files are looked at on one thread.
+/// Below this much work (an entry counts one, a directory [`DIR_WEIGHT`]) the checkout is
+/// looked at on one thread.
 const PER_THREAD: usize = 4096;
+
+/// What looking at a directory costs besides its files (a watch, an open and a listing), in
+/// files.
+const DIR_WEIGHT: usize = 4;
 
 /// The index holds exactly `tree`.
 fn same_as_tree(repo: &Repository, index: &Index, tree: Oid) -> Result<(), CleanError> {
@@ -147,52 +211,216 @@ fn same_as_tree(repo: &Repository, index: &Index, tree: Oid) -> Result<(), Clean
     Ok(())
 }
 
-/// What looking at a file's stat data needs.
+/// What looking at the checkout needs.
 #[derive(Clone, Copy)]
 struct Look<'a> {
     root: &'a Path,
+    entries: &'a [IndexEntry],
+    tracked: &'a Tracked,
+    watch: &'a Watch,
     /// The index file's modification time (for racily clean entries).
     index_time: (i64, i64),
     trust_ctime: bool,
     filters: bool,
 }
 
+/// What a look at some directories found.
+#[derive(Default)]
+struct Found {
+    /// Positions of the entries whose content must be hashed to tell.
+    doubtful: Vec<usize>,
+    /// Names the tree does not have.
+    untracked: Vec<Vec<u8>>,
+}
+
+/// A file's stat data, as the checks use them.
+struct Stat {
+    mode: u32,
+    size: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl From<rustix::fs::Stat> for Stat {
+    #[allow(clippy::unnecessary_cast)]
+    fn from(s: rustix::fs::Stat) -> Stat {
+        Stat {
+            mode: s.st_mode as u32,
+            size: s.st_size as u64,
+            ino: s.st_ino as u64,
+            mtime: (s.st_mtime as i64, s.st_mtime_nsec as i64),
+            ctime: (s.st_ctime as i64, s.st_ctime_nsec as i64),
+        }
+    }
+}
+
+/// What one thread's look found: by chunk, and the first problem in its chunks (with the
+/// chunk).
+struct Share {
+    done: Vec<(usize, Found)>,
+    failed: Option<(usize, CleanError)>,
+}
+
+/// How many directories a thread takes from the queue at a time.
+const DIRS_PER_CHUNK: usize = 64;
+
+/// The chunks of directories not yet taken by a thread, in order, up to the first one where a
+/// problem was found (the chunks after it need not be looked at: the first problem in the
+/// directories' order is the one reported).
+#[derive(Default)]
+struct Queue {
+    next: AtomicUsize,
+    end: AtomicUsize,
+}
+
+impl Queue {
+    /// The next chunk to look at, if there is one before the end and the first failure.
+    fn next(&self, chunks: usize) -> Option<usize> {
+        let at = self.next.fetch_add(1, Ordering::Relaxed);
+        let end = match self.end.load(Ordering::Relaxed) {
+            0 => chunks,
+            failed => failed - 1,
+        };
+        (at < end.min(chunks)).then_some(at)
+    }
+
+    /// A problem was found in the chunk `at`.
+    fn failed_at(&self, at: usize) {
+        // Stored plus one: zero is "none yet".
+        let _ = self
+            .end
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |end| {
+                (end == 0 || at + 1 < end).then_some(at + 1)
+            });
+    }
+}
+
+/// A directory's tracked files above this many are looked up by hash when it is listed.
+const LINEAR_NAMES: usize = 8;
+
 impl Look<'_> {
-    /// The positions in `part` of the entries whose content must be hashed to tell; `Err`
-    /// for the first entry that is certainly not the file's.
-    fn part(self, part: &[IndexEntry]) -> Result<Vec<usize>, CleanError> {
-        let mut doubtful = Vec::new();
-        for (i, e) in part.iter().enumerate() {
-            let rel = Path::new(std::ffi::OsStr::from_bytes(&e.path));
+    /// Look at the chunks of directories `chunks` (relative, with their entries' positions)
+    /// that `queue` hands this thread, the `n`th; what each chunk found, and the first entry
+    /// that is certainly not the file's in this thread's chunks (with its chunk).
+    fn chunks(self, n: usize, chunks: &[&[(&[u8], &[usize])]], queue: &Queue) -> Share {
+        let mut done = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(at) = queue.next(chunks.len()) {
+            let mut found = Found::default();
+            for &(rel, files) in chunks[at] {
+                if let Err(e) = self.dir(n, rel, files, &mut found, &mut buf) {
+                    queue.failed_at(at);
+                    return Share {
+                        done,
+                        failed: Some((at, e)),
+                    };
+                }
+            }
+            done.push((at, found));
+        }
+        Share { done, failed: None }
+    }
+
+    /// Watch (in the watch's instance `share`), open, check and list one directory.
+    fn dir(
+        self,
+        share: usize,
+        rel: &[u8],
+        files: &[usize],
+        found: &mut Found,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), CleanError> {
+        let shown = || match rel {
+            [] => PathBuf::from("."),
+            _ => Path::new(std::ffi::OsStr::from_bytes(rel)).to_path_buf(),
+        };
+        let path = if rel.is_empty() {
+            self.root.to_path_buf()
+        } else {
+            self.root.join(std::ffi::OsStr::from_bytes(rel))
+        };
+        // Watched first: a change after this is seen.
+        self.watch
+            .add(share, &path, rel)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => CleanError::Missing(shown()),
+                std::io::ErrorKind::NotADirectory => CleanError::Kind(shown()),
+                _ => CleanError::Watch {
+                    path: shown(),
+                    source: e,
+                },
+            })?;
+        let dir = rustix::fs::open(
+            &path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|_| CleanError::Kind(shown()))?;
+        for &i in files {
+            let e = &self.entries[i];
+            let entry_rel = || Path::new(std::ffi::OsStr::from_bytes(&e.path)).to_path_buf();
             if e.mode & TYPE_MASK == GITLINK {
-                return Err(CleanError::Submodule(rel.to_path_buf()));
+                return Err(CleanError::Submodule(entry_rel()));
             }
             if e.flags & ASSUME_VALID != 0 || e.flags_extended & SKIP_OR_INTENT != 0 {
-                return Err(CleanError::Flagged(rel.to_path_buf()));
+                return Err(CleanError::Flagged(entry_rel()));
             }
-            let md = std::fs::symlink_metadata(self.root.join(rel))
-                .map_err(|_| CleanError::Missing(rel.to_path_buf()))?;
-            if !same_kind(e, &md) {
-                return Err(CleanError::Kind(rel.to_path_buf()));
+            let st: Stat = rustix::fs::statat(&dir, base_name(&e.path), AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|_| CleanError::Missing(entry_rel()))?
+                .into();
+            if !same_kind(e, &st) {
+                return Err(CleanError::Kind(entry_rel()));
             }
-            if stat_matches(e, &md, self.trust_ctime) && !racy(e, self.index_time) {
+            if stat_matches(e, &st, self.trust_ctime) && !racy(e, self.index_time) {
                 continue;
             }
-            if !self.filters && e.mode & TYPE_MASK == REGULAR && u64::from(e.file_size) != md.size()
-            {
-                return Err(CleanError::Modified(rel.to_path_buf()));
+            if !self.filters && e.mode & TYPE_MASK == REGULAR && u64::from(e.file_size) != st.size {
+                return Err(CleanError::Modified(entry_rel()));
             }
-            doubtful.push(i);
+            found.doubtful.push(i);
         }
-        Ok(doubtful)
+        let names: Option<HashSet<&[u8]>> = (files.len() > LINEAR_NAMES).then(|| {
+            files
+                .iter()
+                .map(|&i| base_name(&self.entries[i].path))
+                .collect()
+        });
+        let is_file = |name: &[u8]| match &names {
+            Some(set) => set.contains(name),
+            None => files
+                .iter()
+                .any(|&i| base_name(&self.entries[i].path) == name),
+        };
+        let list_err = |source: rustix::io::Errno| CleanError::List {
+            path: shown(),
+            source: source.into(),
+        };
+        for item in rustix::fs::Dir::new(dir).map_err(list_err)? {
+            let item = item.map_err(list_err)?;
+            let name = item.file_name().to_bytes();
+            if name == b"." || name == b".." || is_file(name) {
+                continue;
+            }
+            buf.clear();
+            buf.extend_from_slice(rel);
+            if !rel.is_empty() {
+                buf.push(b'/');
+            }
+            buf.extend_from_slice(name);
+            if !self.tracked.dirs.contains_key(buf.as_slice()) {
+                found.untracked.push(buf.clone());
+            }
+        }
+        Ok(())
     }
 }
 
 /// The entry and the file are of the same type, with the same executable bit for a file.
-fn same_kind(e: &IndexEntry, md: &std::fs::Metadata) -> bool {
-    let kind = md.mode() & TYPE_MASK;
+fn same_kind(e: &IndexEntry, st: &Stat) -> bool {
+    let kind = st.mode & TYPE_MASK;
     match e.mode & TYPE_MASK {
-        REGULAR => kind == REGULAR && ((e.mode & 0o100 != 0) == (md.mode() & 0o100 != 0)),
+        REGULAR => kind == REGULAR && ((e.mode & 0o100 != 0) == (st.mode & 0o100 != 0)),
         SYMLINK => kind == SYMLINK,
         _ => false,
     }
@@ -200,14 +428,14 @@ fn same_kind(e: &IndexEntry, md: &std::fs::Metadata) -> bool {
 
 /// The file's size, modification and change times and inode are the ones the index recorded
 /// (each as git keeps it: the low 32 bits).
-fn stat_matches(e: &IndexEntry, md: &std::fs::Metadata, trust_ctime: bool) -> bool {
-    let times = |s: i64, ns: i64, t: &git2::IndexTime| {
+fn stat_matches(e: &IndexEntry, st: &Stat, trust_ctime: bool) -> bool {
+    let times = |(s, ns): (i64, i64), t: &git2::IndexTime| {
         s as i32 == t.seconds() && ns as u32 == t.nanoseconds()
     };
-    e.file_size == md.size() as u32
-        && e.ino == md.ino() as u32
-        && times(md.mtime(), md.mtime_nsec(), &e.mtime)
-        && (!trust_ctime || times(md.ctime(), md.ctime_nsec(), &e.ctime))
+    e.file_size == st.size as u32
+        && e.ino == st.ino as u32
+        && times(st.mtime, &e.mtime)
+        && (!trust_ctime || times(st.ctime, &e.ctime))
 }
 
 /// The entry was written no earlier than the index: a change in the same instant could leave
@@ -259,11 +487,59 @@ mod tests {
         (repo, tree)
     }
 
-    fn run(repo: &Repository, dir: &Path, tree: Oid) -> Result<Checked, String> {
+    fn look(repo: &Repository, dir: &Path, tree: Oid) -> Result<Looked, String> {
         let mut index = repo.index().unwrap();
         index.read(true).unwrap();
         let entries: Vec<IndexEntry> = index.iter().collect();
-        check(repo, dir, &mut index, &entries, tree, false).map_err(|e| e.to_string())
+        let tracked = Tracked::of(entries.iter().map(|e| e.path.as_slice()));
+        let listed = Entries {
+            entries: &entries,
+            tracked: &tracked,
+        };
+        check(repo, dir, &mut index, listed, tree, false).map_err(|e| e.to_string())
+    }
+
+    fn run(repo: &Repository, dir: &Path, tree: Oid) -> Result<Checked, String> {
+        look(repo, dir, tree).map(|l| l.checked)
+    }
+
+    /// A checkout with more directories than one thread looks at: every untracked name of
+    /// every share is found, nothing tracked, and a tracked directory replaced by a symbolic
+    /// link to a copy of it is refused.
+    #[test]
+    fn the_untracked_names_of_every_share_are_found_and_a_linked_directory_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        git(&dir, &["init", "-q", "-b", "main"]);
+        let dirs = PER_THREAD / DIR_WEIGHT + 3;
+        for i in 0..dirs {
+            let sub = dir.join(format!("d{i:04}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            std::fs::write(sub.join("kept.rs"), "").unwrap();
+        }
+        git(&dir, &["add", "-A"]);
+        git(&dir, &["commit", "-q", "-m", "init"]);
+        let mut want = vec![b".git".to_vec()];
+        for i in (0..dirs).step_by(7) {
+            let built = format!("d{i:04}/built.o");
+            std::fs::write(dir.join(&built), "").unwrap();
+            want.push(built.into_bytes());
+        }
+        std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+        want.push(b"target".to_vec());
+        want.sort();
+        let repo = Repository::open(&dir).unwrap();
+        let tree = repo.head().unwrap().peel_to_tree().unwrap().id();
+        let mut found = look(&repo, &dir, tree).unwrap().untracked;
+        found.sort();
+        assert_eq!(found, want);
+        let last = format!("d{:04}", dirs - 1);
+        std::fs::rename(dir.join(&last), dir.join("copy")).unwrap();
+        std::os::unix::fs::symlink("copy", dir.join(&last)).unwrap();
+        assert_eq!(
+            look(&repo, &dir, tree).unwrap_err(),
+            format!("`{last}` changed type or mode")
+        );
     }
 
     #[test]

@@ -122,6 +122,16 @@ pub(crate) enum CleanError {
     Modified(PathBuf),
     #[error("the check of its files stopped part way")]
     Interrupted,
+    #[error("cannot watch `{}` for changes: {source}", path.display())]
+    Watch {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot list `{}`: {source}", path.display())]
+    List {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Why the repository's checkout cannot be the lower layer of overlay worktrees (a template
@@ -134,8 +144,6 @@ pub(crate) enum LowerError {
     NoTree,
     #[error("cannot read its index: {}", .0.message())]
     Index(git2::Error),
-    #[error("cannot watch it for changes: {0}")]
-    Watch(std::io::Error),
     #[error(transparent)]
     Unclean(#[from] CleanError),
     #[error("cannot make a directory for its mask: {0}")]
@@ -152,8 +160,11 @@ pub(crate) enum LowerError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write {}: {}", path.display(), source.message())]
-    WriteIndex { path: PathBuf, source: git2::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    WriteIndex {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Why overlay worktrees cannot be used under a directory, in words for a log line.

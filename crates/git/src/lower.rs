@@ -58,6 +58,7 @@ impl CheckoutLower {
             tracked,
             watch,
             checked,
+            untracked,
         } = clean;
         let dir = tempfile::Builder::new()
             .prefix("runner-lower-")
@@ -74,12 +75,13 @@ impl CheckoutLower {
             path: mask_dir.clone(),
             source,
         })?;
-        let mask = mask::write(&mask_dir, root, &tracked, shared, hide).map_err(|source| {
-            LowerError::Mask {
+        let is_tracked = |rel: &[u8]| tracked.has(rel, |i| entries[i].path.as_slice());
+        let mask = mask::write(&mask_dir, root, &untracked, &is_tracked, shared, hide).map_err(
+            |source| LowerError::Mask {
                 path: mask_dir.clone(),
                 source,
-            }
-        })?;
+            },
+        )?;
         let index_path = dir.join("index");
         write_index(&entries, &index_path).map_err(|source| LowerError::WriteIndex {
             path: index_path.clone(),
@@ -114,14 +116,8 @@ impl Drop for CheckoutLower {
 /// An index of `entries` (no extensions) at `path`, in git's index format version 4: each
 /// path is stored as what differs from the previous one, which makes a large repository's
 /// index about a quarter smaller, and every worktree gets a copy of it.
-fn write_index(entries: &[git2::IndexEntry], path: &Path) -> Result<(), git2::Error> {
-    let _ = std::fs::remove_file(path);
-    let mut out = git2::Index::open(path)?;
-    out.set_version(4)?;
-    for e in entries {
-        out.add(e)?;
-    }
-    out.write()
+fn write_index(entries: &[git2::IndexEntry], path: &Path) -> std::io::Result<()> {
+    super::index_file::write(entries, path)
 }
 
 /// The lower layer of the overlay worktrees of one base tree.

@@ -8,7 +8,7 @@
 //! asked to see (`git.share_untracked`). It sits between the task's upper directory and the
 //! checkout, so a task sees the base tree and nothing else.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -16,30 +16,59 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{FileType, Mode};
 
-/// The names a checkout's base tree has: its files (and links) and its directories, as paths
-/// relative to the root (bytes, `/`-separated; the root is the empty path).
+/// The directories of a checkout's base tree, each with the index entries directly in it:
+/// what the look at the checkout (`super::clean`) takes one directory at a time.
 #[derive(Debug, Default)]
 pub(crate) struct Tracked {
-    pub files: HashSet<Vec<u8>>,
-    pub dirs: HashSet<Vec<u8>>,
+    /// Each directory (relative, bytes, `/`-separated; the root is the empty path) with the
+    /// positions of the index entries in it, in the index's order.
+    pub dirs: HashMap<Vec<u8>, Vec<usize>>,
 }
 
 impl Tracked {
-    /// The names of the index entries `paths`.
+    /// The directories of the index entries `paths` (in the index's order).
     pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> Tracked {
-        let mut t = Tracked::default();
-        t.dirs.insert(Vec::new());
-        for p in paths {
-            add_parents(&mut t.dirs, p);
-            t.files.insert(p.to_vec());
+        let mut dirs: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+        dirs.insert(Vec::new(), Vec::new());
+        for (i, p) in paths.into_iter().enumerate() {
+            let dir = parent(p);
+            if let Some(files) = dirs.get_mut(dir) {
+                files.push(i);
+                continue;
+            }
+            dirs.insert(dir.to_vec(), vec![i]);
+            // Every directory above, up to the first one already known.
+            let mut up = parent(dir);
+            while !dirs.contains_key(up) {
+                dirs.insert(up.to_vec(), Vec::new());
+                up = parent(up);
+            }
         }
-        t
+        Tracked { dirs }
     }
 
-    /// Whether `rel` is a file or directory of the tree.
-    pub(crate) fn has(&self, rel: &[u8]) -> bool {
-        self.files.contains(rel) || self.dirs.contains(rel)
+    /// Whether `rel` is a directory of the tree, or a file of it (`paths`: the index entries'
+    /// paths by position, as given to [`Tracked::of`]).
+    pub(crate) fn has<'a>(&self, rel: &[u8], path: impl Fn(usize) -> &'a [u8]) -> bool {
+        self.dirs.contains_key(rel)
+            || !rel.is_empty()
+                && self
+                    .dirs
+                    .get(parent(rel))
+                    .is_some_and(|files| files.iter().any(|&i| path(i) == rel))
     }
+}
+
+/// The directory `p` is in (the root, the empty path, for a name at the top).
+pub(crate) fn parent(p: &[u8]) -> &[u8] {
+    p.iter().rposition(|&b| b == b'/').map_or(&[], |i| &p[..i])
+}
+
+/// The last component of `p`.
+pub(crate) fn base_name(p: &[u8]) -> &[u8] {
+    p.iter()
+        .rposition(|&b| b == b'/')
+        .map_or(p, |i| &p[i + 1..])
 }
 
 /// Add every directory above `p` (not `p` itself) to `dirs`.
@@ -69,13 +98,16 @@ impl Mask {
 }
 
 /// Write the mask of the checkout `root` into `mask` (an empty directory): a whiteout for each
-/// name in a tracked directory that `tracked` does not have, except `shared` (relative paths:
-/// those and what is under them stay visible) and always one for each of `hide` (relative
-/// paths of runner's own directories, which may not exist yet).
+/// name of `found` (the names in the tree's directories that the tree does not have, as the
+/// look at the checkout listed them) except `shared` (relative paths: those and what is under
+/// them stay visible), for each name in an untracked directory above a shared path, and always
+/// one for each of `hide` (relative paths of runner's own directories, which may not exist
+/// yet). `tracked`: whether a relative path is a file or directory of the tree.
 pub(crate) fn write(
     mask: &Path,
     root: &Path,
-    tracked: &Tracked,
+    found: &[Vec<u8>],
+    tracked: &dyn Fn(&[u8]) -> bool,
     shared: &[PathBuf],
     hide: &[PathBuf],
 ) -> io::Result<Mask> {
@@ -86,12 +118,23 @@ pub(crate) fn write(
         out.shared.insert(b.to_vec());
         add_parents(&mut shared_above, b);
     }
-    let mut dirs: Vec<&Vec<u8>> = tracked.dirs.iter().chain(shared_above.iter()).collect();
-    dirs.sort();
-    dirs.dedup();
-    let foreign =
-        |rel: &[u8]| !(tracked.has(rel) || out.shared.contains(rel) || shared_above.contains(rel));
-    for rel in untracked(root, &dirs, &foreign) {
+    let visible = |rel: &[u8]| out.shared.contains(rel) || shared_above.contains(rel);
+    let mut names: Vec<Vec<u8>> = found.iter().filter(|r| !visible(r)).cloned().collect();
+    // An untracked directory on the way to a shared path is seen; what else it holds is not.
+    let mut above: Vec<&Vec<u8>> = shared_above.iter().filter(|d| !tracked(d)).collect();
+    above.sort();
+    for dir in above {
+        let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(dir))) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let rel = join(dir, e.file_name().as_bytes());
+            if !visible(&rel) {
+                names.push(rel);
+            }
+        }
+    }
+    for rel in names {
         whiteout(mask, &rel)?;
         out.hidden.insert(rel);
     }
@@ -99,7 +142,7 @@ pub(crate) fn write(
         let rel = h.as_os_str().as_bytes().to_vec();
         let mut above = HashSet::new();
         add_parents(&mut above, &rel);
-        if tracked.has(&rel) || out.hidden.contains(&rel) || !out.hidden.is_disjoint(&above) {
+        if tracked(&rel) || out.hidden.contains(&rel) || !out.hidden.is_disjoint(&above) {
             continue;
         }
         whiteout(mask, &rel)?;
@@ -107,51 +150,6 @@ pub(crate) fn write(
     }
     out.shared.extend(shared_above);
     Ok(out)
-}
-
-/// Below this many directories one thread lists them.
-const DIRS_PER_THREAD: usize = 512;
-
-/// The names in the directories `dirs` of `root` (relative paths, sorted) that `foreign`
-/// says the tree does not have, in the directories' order. A directory that cannot be listed
-/// has none. A large checkout's directories are listed on several threads, a share each.
-fn untracked(
-    root: &Path,
-    dirs: &[&Vec<u8>],
-    foreign: &(dyn Fn(&[u8]) -> bool + Sync),
-) -> Vec<Vec<u8>> {
-    let list = |part: &[&Vec<u8>]| {
-        let mut found = Vec::new();
-        for dir in part {
-            let Ok(entries) = std::fs::read_dir(root.join(OsStr::from_bytes(dir))) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let rel = join(dir, e.file_name().as_bytes());
-                if foreign(&rel) {
-                    found.push(rel);
-                }
-            }
-        }
-        found
-    };
-    let threads = super::shares::threads(dirs.len(), DIRS_PER_THREAD);
-    if threads == 1 {
-        return list(dirs);
-    }
-    let share = dirs.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = dirs
-            .chunks(share)
-            .map(|part| s.spawn(move || list(part)))
-            .collect();
-        // A share whose thread failed to run is listed here instead.
-        let mut found = Vec::new();
-        for (w, part) in workers.into_iter().zip(dirs.chunks(share)) {
-            found.extend(w.join().unwrap_or_else(|_| list(part)));
-        }
-        found
-    })
 }
 
 /// `dir/name` as a relative path (`name` alone at the root).
@@ -187,6 +185,10 @@ mod tests {
 
     use super::*;
 
+    fn names(list: &[&str]) -> Vec<Vec<u8>> {
+        list.iter().map(|n| n.as_bytes().to_vec()).collect()
+    }
+
     #[test]
     fn untracked_names_are_whited_out_except_shared_ones() {
         let d = tempfile::tempdir().unwrap();
@@ -197,62 +199,62 @@ mod tests {
             "target/debug/x",
             "junk/deep/y",
             ".git/HEAD",
+            "build/cache/z",
+            "build/out.bin",
         ] {
             let p = root.join(p);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "").unwrap();
         }
         std::fs::create_dir_all(&mask).unwrap();
-        let tracked = Tracked::of([b"src/a.rs".as_slice()]);
+        let paths: [&[u8]; 1] = [b"src/a.rs"];
+        let tracked = Tracked::of(paths);
+        let is_tracked = |rel: &[u8]| tracked.has(rel, |i| paths[i]);
+        // What the look at the checkout's tracked directories (the root and `src`) listed.
+        let found = names(&["src/a.o", "target", "junk", ".git", "build"]);
         let m = write(
             &mask,
             &root,
-            &tracked,
-            &[PathBuf::from("target")],
+            &found,
+            &is_tracked,
+            &[PathBuf::from("target"), PathBuf::from("build/cache")],
             &[PathBuf::from(".runner"), PathBuf::from("junk/deep/z")],
         )
         .unwrap();
         let is_whiteout = |rel: &str| {
             std::fs::symlink_metadata(mask.join(rel)).is_ok_and(|m| m.file_type().is_char_device())
         };
-        for rel in ["src/a.o", "junk", ".git", ".runner"] {
+        // Untracked names, runner's own directory, and what else an untracked directory
+        // above a shared path holds.
+        for rel in ["src/a.o", "junk", ".git", ".runner", "build/out.bin"] {
             assert!(is_whiteout(rel), "{rel}");
             assert!(m.ignores(rel.as_bytes()), "{rel}");
         }
         assert!(!mask.join("target").exists());
+        assert!(!is_whiteout("build") && !is_whiteout("build/cache"));
         assert!(!is_whiteout("src/a.rs") && !is_whiteout("src"));
-        assert!(m.ignores(b"target") && !m.ignores(b"src/a.rs"));
+        assert!(m.ignores(b"target") && m.ignores(b"build/cache") && !m.ignores(b"src/a.rs"));
     }
 
-    /// A checkout with more directories than one thread lists: every untracked name of every
-    /// share is whited out, and nothing tracked.
     #[test]
-    fn a_large_checkout_is_listed_in_shares() {
-        let d = tempfile::tempdir().unwrap();
-        let (root, mask) = (d.path().join("root"), d.path().join("mask"));
-        let dirs = DIRS_PER_THREAD * 2 + 3;
-        let mut tracked = Vec::new();
-        for i in 0..dirs {
-            let dir = root.join(format!("d{i:04}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join("kept.rs"), "").unwrap();
-            tracked.push(format!("d{i:04}/kept.rs"));
-            if i % 7 == 0 {
-                std::fs::write(dir.join("built.o"), "").unwrap();
-            }
+    fn the_tree_s_directories_hold_their_entries_and_nothing_else_is_tracked() {
+        let paths: [&[u8]; 4] = [b"README.md", b"src/a/one.rs", b"src/a/two.rs", b"src/b.rs"];
+        let t = Tracked::of(paths);
+        let mut dirs: Vec<(&[u8], Vec<usize>)> = t
+            .dirs
+            .iter()
+            .map(|(d, f)| (d.as_slice(), f.clone()))
+            .collect();
+        dirs.sort();
+        let want: Vec<(&[u8], Vec<usize>)> =
+            vec![(b"", vec![0]), (b"src", vec![3]), (b"src/a", vec![1, 2])];
+        assert_eq!(dirs, want);
+        let has = |rel: &str| t.has(rel.as_bytes(), |i| paths[i]);
+        for rel in ["", "src", "src/a", "src/a/two.rs", "README.md", "src/b.rs"] {
+            assert!(has(rel), "{rel}");
         }
-        std::fs::create_dir_all(&mask).unwrap();
-        let tracked = Tracked::of(tracked.iter().map(|p| p.as_bytes()));
-        let m = write(&mask, &root, &tracked, &[], &[]).unwrap();
-        assert_eq!(m.hidden.len(), dirs.div_ceil(7));
-        for i in 0..dirs {
-            let built = format!("d{i:04}/built.o");
-            assert_eq!(m.hidden.contains(built.as_bytes()), i % 7 == 0, "{built}");
-            assert_eq!(
-                std::fs::symlink_metadata(mask.join(&built)).is_ok(),
-                i % 7 == 0
-            );
-            assert!(!m.hidden.contains(format!("d{i:04}/kept.rs").as_bytes()));
+        for rel in ["src/c", "src/a/three.rs", "README", "src/b"] {
+            assert!(!has(rel), "{rel}");
         }
     }
 }

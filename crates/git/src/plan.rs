@@ -122,6 +122,8 @@ pub struct Planner {
     tolerated: Vec<PathBuf>,
     /// Repositories whose tolerated changes were already warned about.
     warned: Vec<PathBuf>,
+    /// The repository root of each workdir planned (the tasks of a batch mostly share one).
+    roots: HashMap<PathBuf, Option<PathBuf>>,
 }
 
 impl Planner {
@@ -156,7 +158,11 @@ impl Planner {
         exclude: &[PathBuf],
     ) -> Result<GitPlan, GitError> {
         let g = &loaded.spec.git;
-        let repo_root = repo_root_of(&loaded.workdir);
+        let repo_root = self
+            .roots
+            .entry(loaded.workdir.clone())
+            .or_insert_with(|| repo_root_of(&loaded.workdir))
+            .clone();
         let Some(root) = repo_root else {
             let needs = [
                 (g.isolate == Some(true), "git.isolate"),
@@ -340,19 +346,27 @@ fn check_workdir_in_head(loaded: &LoadedSpec, root: &Path) -> Result<(), GitErro
 /// exactly HEAD's tree nothing is dirty, and the pool takes this check instead of making its
 /// own; otherwise git's status lists what differs.
 fn dirty_at_head(root: &Path, exclude: &[PathBuf]) -> Result<Vec<String>, git2::Error> {
-    if let Ok(repo) = super::pinned::open_root(root)
-        && let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree())
-    {
+    if let Ok(repo) = super::pinned::open_root(root) {
+        let head = repo.head().and_then(|h| h.peel_to_tree()).map(|t| t.id());
         // Through git's filters: a check that compared that carefully serves either kind
         // of tree.
-        match super::verified::CleanCheckout::verify(&repo, root, tree.id(), true) {
-            Ok(clean) => {
-                super::verified::keep(root, tree.id(), true, clean);
+        match head.map(|tree| {
+            (
+                tree,
+                super::verified::CleanCheckout::verify(&repo, root, tree, true),
+            )
+        }) {
+            Ok((tree, Ok(clean))) => {
+                super::verified::keep(root, tree, true, clean);
+                // The repository holds the index it read: freeing a large one entry by
+                // entry takes milliseconds, not on the way to the first task.
+                std::thread::spawn(move || drop(repo));
                 return Ok(Vec::new());
             }
-            Err(why) => {
+            Ok((_, Err(why))) => {
                 tracing::debug!(root = %root.display(), %why, "the checkout is not HEAD's tree as it stands")
             }
+            Err(_) => {}
         }
     }
     dirty_paths(root, exclude)

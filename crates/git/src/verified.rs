@@ -18,12 +18,14 @@ use super::mask::Tracked;
 use super::watch::Watch;
 
 /// The evidence that a checkout held a tree: its index's entries as read, the tracked
-/// directories, the watch started before the check, and what the check looked at.
+/// directories, the watch started before the check, what the check looked at and the names
+/// it found that the tree does not have.
 pub(crate) struct CleanCheckout {
     pub entries: Vec<git2::IndexEntry>,
     pub tracked: Tracked,
     pub watch: Watch,
     pub checked: Checked,
+    pub untracked: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for CleanCheckout {
@@ -37,8 +39,8 @@ impl std::fmt::Debug for CleanCheckout {
 
 impl CleanCheckout {
     /// Whether the checkout `root` of `repo` holds exactly `tree` (`filters`: compare a
-    /// file's content through git's filters). The index is read, the tracked directories are
-    /// watched, then the checkout is checked. `Err`: why not.
+    /// file's content through git's filters). The index is read, then each tracked directory
+    /// is watched and looked at (`super::clean`). `Err`: why not.
     pub(crate) fn verify(
         repo: &git2::Repository,
         root: &Path,
@@ -51,14 +53,17 @@ impl CleanCheckout {
         index.read(false).map_err(LowerError::Index)?;
         let entries: Vec<git2::IndexEntry> = index.iter().collect();
         let tracked = Tracked::of(entries.iter().map(|e| e.path.as_slice()));
-        // Watched before it is checked: a change between the two is seen.
-        let watch = Watch::start(root, tracked.dirs.iter()).map_err(LowerError::Watch)?;
-        let checked = clean::check(repo, root, &mut index, &entries, tree, filters)?;
+        let listed = clean::Entries {
+            entries: &entries,
+            tracked: &tracked,
+        };
+        let looked = clean::check(repo, root, &mut index, listed, tree, filters)?;
         Ok(CleanCheckout {
             entries,
             tracked,
-            watch,
-            checked,
+            watch: looked.watch,
+            checked: looked.checked,
+            untracked: looked.untracked,
         })
     }
 }

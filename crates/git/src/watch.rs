@@ -8,11 +8,9 @@
 //! worktrees of a template checkout instead.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -35,58 +33,94 @@ fn flags() -> WatchFlags {
         | WatchFlags::ONLYDIR
 }
 
-/// The watches on one checkout.
+/// The watches on one checkout, in one or more inotify instances: the kernel adds watches
+/// to one instance one at a time, so threads that watch a checkout's directories side by side
+/// each use one of their own.
 #[derive(Debug)]
 pub(crate) struct Watch {
-    fd: OwnedFd,
-    /// Each watch's directory, relative to the checkout's root.
-    dirs: HashMap<i32, Vec<u8>>,
+    groups: Vec<Group>,
     /// The first change seen (relative path, or what happened), once there was one.
     changed: Mutex<Option<String>>,
 }
 
+/// One inotify instance and the directory of each of its watches (relative to the checkout's
+/// root).
+#[derive(Debug)]
+struct Group {
+    fd: OwnedFd,
+    dirs: Mutex<HashMap<i32, Vec<u8>>>,
+}
+
 impl Watch {
+    /// A watch on no directory yet, with `groups` inotify instances (at least one) for
+    /// [`Watch::add`].
+    pub(crate) fn new(groups: usize) -> io::Result<Watch> {
+        let groups = (0..groups.max(1))
+            .map(|_| {
+                Ok(Group {
+                    fd: inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?,
+                    dirs: Mutex::new(HashMap::new()),
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Watch {
+            groups,
+            changed: Mutex::new(None),
+        })
+    }
+
     /// Watch the directories `dirs` (relative to `root`; the root is the empty path).
+    #[cfg(test)]
     pub(crate) fn start<'a>(
         root: &Path,
         dirs: impl IntoIterator<Item = &'a Vec<u8>>,
     ) -> io::Result<Watch> {
-        let fd = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK)?;
-        let mut map = HashMap::new();
+        let w = Watch::new(1)?;
         for d in dirs {
-            let wd = inotify::add_watch(&fd, root.join(OsStr::from_bytes(d)), flags())?;
-            map.insert(wd, d.clone());
+            w.add(0, &root.join(std::str::from_utf8(d).unwrap_or_default()), d)?;
         }
-        Ok(Watch {
-            fd,
-            dirs: map,
-            changed: Mutex::new(None),
-        })
+        Ok(w)
+    }
+
+    /// Watch the directory `path`, which is `rel` in the checkout, in the instance `group`
+    /// (modulo their number); a symbolic link there is refused, not followed.
+    pub(crate) fn add(&self, group: usize, path: &Path, rel: &[u8]) -> io::Result<()> {
+        let g = &self.groups[group % self.groups.len()];
+        let wd = inotify::add_watch(&g.fd, path, flags())?;
+        g.dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(wd, rel.to_vec());
+        Ok(())
     }
 
     /// The first change to the checkout that the tasks could see, if there was one yet
     /// (changes to names `mask` hides or shares do not count).
     pub(crate) fn changed(&self, mask: &Mask) -> Option<String> {
         let mut seen = self.changed.lock().unwrap_or_else(|e| e.into_inner());
-        if seen.is_some() {
-            return seen.clone();
+        if seen.is_none() {
+            *seen = self.groups.iter().find_map(|g| g.changed(mask));
         }
+        seen.clone()
+    }
+}
+
+impl Group {
+    /// The first change among this instance's events that the tasks could see.
+    fn changed(&self, mask: &Mask) -> Option<String> {
         let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
         let mut reader = inotify::Reader::new(&self.fd, &mut buf);
         loop {
             let event = match reader.next() {
                 Ok(e) => e,
-                Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => break,
-                Err(e) => {
-                    *seen = Some(format!("the watch on the checkout failed: {e}"));
-                    break;
-                }
+                Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => return None,
+                Err(e) => return Some(format!("the watch on the checkout failed: {e}")),
             };
             if event.events().contains(ReadFlags::QUEUE_OVERFLOW) {
-                *seen = Some("too many changes to follow".into());
-                break;
+                return Some("too many changes to follow".into());
             }
-            let Some(dir) = self.dirs.get(&event.wd()) else {
+            let dirs = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(dir) = dirs.get(&event.wd()) else {
                 continue;
             };
             let rel = match event.file_name() {
@@ -96,15 +130,12 @@ impl Watch {
             if event.file_name().is_some() && mask.ignores(&rel) {
                 continue;
             }
-            let shown = if rel.is_empty() {
+            return Some(if rel.is_empty() {
                 ".".into()
             } else {
                 String::from_utf8_lossy(&rel).into_owned()
-            };
-            *seen = Some(shown);
-            break;
+            });
         }
-        seen.clone()
     }
 }
 

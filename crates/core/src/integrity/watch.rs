@@ -126,16 +126,23 @@ fn tracked_attributes(repo: &git2::Repository) -> Arc<[String]> {
     list
 }
 
-/// The index's paths that are `.gitattributes` files below the root.
+/// The index's paths that are `.gitattributes` files below the root: read from the index
+/// file's paths alone (`runner_git::index_paths`), or by libgit2 when that reader does not
+/// know the file.
 fn read_tracked_attributes(repo: &git2::Repository) -> Vec<String> {
+    let attributes = |paths: &mut dyn Iterator<Item = Vec<u8>>| -> Vec<String> {
+        paths
+            .filter(|p| p.ends_with(b"/.gitattributes"))
+            .filter_map(|p| String::from_utf8(p).ok())
+            .collect()
+    };
+    if let Ok(paths) = runner_git::index_paths(&repo.path().join("index")) {
+        return attributes(&mut paths.into_iter());
+    }
     let Ok(index) = repo.index() else {
         return Vec::new();
     };
-    index
-        .iter()
-        .filter_map(|e| String::from_utf8(e.path).ok())
-        .filter(|p| p.ends_with("/.gitattributes"))
-        .collect()
+    attributes(&mut index.iter().map(|e| e.path))
 }
 
 /// How many distinct indexes [`tracked_attributes`] remembers (a batch has one per base tree).
