@@ -73,8 +73,9 @@ pub(crate) struct Entries<'a> {
 /// tree (a file's content is then compared through them). `Err`: why not, in words for a log
 /// line.
 ///
-/// The checkout is looked at one directory at a time, on other threads (a share of the
-/// directories each) while this one compares the index with the tree: the directory is
+/// The checkout is looked at one directory at a time, on one thread per processor taking
+/// chunks of directories from a queue (this one too, once it has compared the index with the
+/// tree, when git's record of the index's tree does not spare that): the directory is
 /// watched (so that a change after the look is seen), opened (a symbolic link in
 /// its place is refused), its tracked files' stat data read relative to it, and its names
 /// listed. The few files whose stat data cannot be trusted are hashed afterwards.
@@ -119,10 +120,14 @@ pub(crate) fn check(
     let chunks: Vec<&[(&[u8], &[usize])]> = dirs.chunks(DIRS_PER_CHUNK).collect();
     let queue = Queue::default();
     let (compared, looked) = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|n| {
+        // Threads besides this one; one that cannot be started leaves its chunks to the
+        // others (this one takes from the queue too).
+        let workers: Vec<_> = (1..threads)
+            .filter_map(|n| {
                 let (chunks, queue) = (&chunks, &queue);
-                s.spawn(move || look.chunks(n, chunks, queue))
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || look.chunks(n, chunks, queue))
+                    .ok()
             })
             .collect();
         let compared = if tree_cached {
@@ -130,13 +135,16 @@ pub(crate) fn check(
         } else {
             same_as_tree(repo, index, tree)
         };
+        let own = look.chunks(0, &chunks, &queue);
         let mut parts = Vec::new();
         let mut failed: Option<(usize, CleanError)> = None;
-        for w in workers {
-            let share = w.join().unwrap_or_else(|_| Share {
+        let joined = workers.into_iter().map(|w| {
+            w.join().unwrap_or_else(|_| Share {
                 done: Vec::new(),
                 failed: Some((0, CleanError::Interrupted)),
-            });
+            })
+        });
+        for share in std::iter::once(own).chain(joined) {
             parts.extend(share.done);
             if let Some((at, e)) = share.failed
                 && failed.as_ref().is_none_or(|(first, _)| at < *first)
