@@ -2,7 +2,9 @@
 //! write only the writable roots (and the harmless devices), TCP only to the egress proxy (or
 //! nowhere), no signals or abstract Unix sockets out of the sandbox.
 //!
-//! One ruleset per scope is built when the task starts and every command applies a copy. A
+//! One ruleset per scope is built at the task's first command and every command applies a
+//! copy (made again every [`SHARED_USES`] commands, when a path inside a writable root is
+//! opened without following links: see [`rules`]). A
 //! command in its own PID namespace gets a `/proc` of its own, a new file system that no rule
 //! made beforehand can name (Landlock's path walk skips the mount point it covers), so it adds
 //! the rule for its `/proc` to the ruleset itself before applying it ([`OwnRuleset`]).
@@ -11,9 +13,11 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath,
+    Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, Scope,
+    path_beneath_rules,
 };
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 
 use super::SandboxError;
 use super::plan::Plan;
@@ -35,17 +39,71 @@ pub(super) fn ruleset(
 
 fn build(plan: &Plan, scope: CallScope, support: &Support) -> Result<RulesetCreated, RulesetError> {
     let created = base(plan, support)?
-        .add_rules(path_beneath_rules(&plan.read_grants, read_access()))?
+        .add_rules(rules(&plan.read_grants, read_access(), &plan.writable))?
         .add_rules(path_beneath_rules(&plan.devices, device_access()))?;
     let created = if scope == CallScope::Write {
-        created.add_rules(path_beneath_rules(
+        created.add_rules(rules(
             &plan.write_grants,
             AccessFs::from_all(ABI_USED),
+            &plan.writable,
         ))?
     } else {
         created
     };
     finish(created, plan, support)
+}
+
+/// The rules granting `access` beneath each of `paths` that can be opened now (one that
+/// cannot is left out). A path inside one of the writable roots `writable` is opened without
+/// following a symbolic link anywhere on the way: the plan listed it as a real directory or
+/// file, but a command may have put a link in its place since (a task's ruleset is made again
+/// after [`SHARED_USES`] commands), and a grant follows the link to wherever it points, a
+/// closed credential directory included. Such a path is left out instead. Elsewhere nothing a
+/// command runs can write, and paths are opened as given. A rule on a file gets only the
+/// rights a file can have.
+fn rules<'a>(
+    paths: &'a [std::path::PathBuf],
+    access: BitFlags<AccessFs>,
+    writable: &'a [std::path::PathBuf],
+) -> impl Iterator<Item = Result<PathBeneath<OwnedFd>, RulesetError>> + 'a {
+    paths.iter().filter_map(move |p| {
+        let fd = if writable.iter().any(|w| p.starts_with(w)) {
+            open_without_links(p)
+        } else {
+            rustix::fs::open(p, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()
+        }?;
+        let dir = rustix::fs::fstat(&fd)
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Directory);
+        let access = if dir {
+            access
+        } else {
+            access & AccessFs::from_file(ABI_USED)
+        };
+        Some(Ok(PathBeneath::new(fd, access)))
+    })
+}
+
+/// `path` (absolute) opened as a location only, if no component of it is a symbolic link:
+/// `openat2` with `RESOLVE_NO_SYMLINKS`, or where that call is refused (an older seccomp
+/// profile), opened without following its last component and kept only if the kernel's
+/// name for what was opened is `path` itself.
+fn open_without_links(path: &std::path::Path) -> Option<OwnedFd> {
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    match rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        flags,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS,
+    ) {
+        Ok(fd) => Some(fd),
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+            let fd = rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()).ok()?;
+            let named = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+            (named == path).then_some(fd)
+        }
+        Err(_) => None,
+    }
 }
 
 fn read_access() -> BitFlags<AccessFs> {

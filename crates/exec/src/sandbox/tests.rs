@@ -1020,3 +1020,59 @@ fn the_rulesets_are_made_at_the_first_command() {
     assert_ne!(code, 0);
     assert!(!outside.exists() && !fx.p("work/ro.txt").exists());
 }
+
+/// A grant whose place a command may write (here a `sandbox.read` path inside a writable
+/// root under the closed home directory): a command replaces it with a link to a credential
+/// directory. Neither the ruleset made before nor the one made again after
+/// [`landlock::SHARED_USES`] commands lets a command read through the link.
+#[test]
+fn a_grant_a_command_replaced_with_a_link_is_not_followed_when_the_ruleset_is_made_again() {
+    if !confinable() {
+        return;
+    }
+    let fx = Fixture::new();
+    let proj = fx.p("home/proj");
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    std::fs::write(proj.join("sub/notes.txt"), "mine").unwrap();
+    let sb = Arc::new(
+        Sandbox::start(SandboxRequest {
+            mode: SandboxMode::Auto,
+            network: &NetworkSetting::None,
+            workdir: &proj,
+            write: vec![],
+            read_deny: vec![],
+            unix_sockets: vec![],
+            read: vec![proj.join("sub")],
+            home: Some(fx.p("home")),
+            attempts: Arc::new(|_| {}),
+        })
+        .unwrap(),
+    );
+    let read_key = format!("cat '{}'", proj.join("sub/id_rsa").display());
+    let (code, out, _) = fx.run(
+        &sb,
+        Scope::ReadOnly,
+        &format!("cat '{}'", proj.join("sub/notes.txt").display()),
+    );
+    assert_eq!((code, out.as_str()), (0, "mine"));
+    let (code, _, err) = fx.run(
+        &sb,
+        Scope::Write,
+        &format!(
+            "rm -rf '{0}' && ln -s '{1}' '{0}'",
+            proj.join("sub").display(),
+            fx.p("home/.ssh").display()
+        ),
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = fx.run(&sb, Scope::ReadOnly, &read_key);
+    assert_ne!(code, 0, "read through the link: {out}");
+    for _ in 0..=landlock::SHARED_USES {
+        fx.run(&sb, Scope::ReadOnly, "true");
+    }
+    let (code, out, _) = fx.run(&sb, Scope::ReadOnly, &read_key);
+    assert_ne!(
+        code, 0,
+        "read through the link after the ruleset was made again: {out}"
+    );
+}
