@@ -42,7 +42,8 @@ pub(crate) fn write(entries: &[git2::IndexEntry], path: &Path) -> io::Result<()>
 }
 
 /// The paths of the entries of the index file `path` (versions 2 to 4, SHA-1 object names),
-/// in the file's order; `Err` when it cannot be read or is not such an index.
+/// in the file's order; `Err` when it cannot be read, is not such an index, or does not hold
+/// every path itself (a split or sparse index).
 pub fn paths(path: &Path) -> io::Result<Vec<Vec<u8>>> {
     let bytes = std::fs::read(path)?;
     decode_paths(&bytes).ok_or_else(|| {
@@ -97,6 +98,16 @@ fn decode_paths(bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
             // NUL-padded to a multiple of eight bytes from the entry's start.
             at = start + ((at + len - start + 8) & !7);
         }
+    }
+    // A split index keeps most entries in another file, a sparse one whole directories in one
+    // entry: neither lists every path here.
+    let end = bytes.len().checked_sub(20)?;
+    while at + 8 <= end {
+        let signature = bytes.get(at..at + 4)?;
+        if signature == b"link" || signature == b"sdir" {
+            return None;
+        }
+        at += 8 + word(at + 4)? as usize;
     }
     Some(out)
 }
@@ -320,6 +331,9 @@ mod tests {
         }
         let bytes = std::fs::read(&index).unwrap();
         assert!(decode_paths(&bytes[..bytes.len() / 2]).is_none());
+        // A split index lists only what changed since its shared part: not read here.
+        git(&root, &["update-index", "--split-index"]);
+        assert!(paths(&index).is_err());
         assert!(decode_paths(b"DIRC\0\0\0\x05\0\0\0\0").is_none());
     }
 }
