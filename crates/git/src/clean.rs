@@ -22,7 +22,7 @@ use git2::{DiffOptions, Index, IndexEntry, ObjectType, Oid, Repository, Status};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use super::error::CleanError;
-use super::mask::{Tracked, base_name};
+use super::mask::{Tracked, base_name, join_into};
 use super::watch::Watch;
 
 /// The file-type bits of a mode.
@@ -343,11 +343,7 @@ impl Look<'_> {
             [] => PathBuf::from("."),
             _ => Path::new(std::ffi::OsStr::from_bytes(rel)).to_path_buf(),
         };
-        let path = if rel.is_empty() {
-            self.root.to_path_buf()
-        } else {
-            self.root.join(std::ffi::OsStr::from_bytes(rel))
-        };
+        let path = self.root.join(std::ffi::OsStr::from_bytes(rel));
         // Watched first: a change after this is seen.
         self.watch
             .add(share, &path, rel)
@@ -410,12 +406,7 @@ impl Look<'_> {
             if name == b"." || name == b".." || is_file(name) {
                 continue;
             }
-            buf.clear();
-            buf.extend_from_slice(rel);
-            if !rel.is_empty() {
-                buf.push(b'/');
-            }
-            buf.extend_from_slice(name);
+            join_into(buf, rel, name);
             if !self.tracked.dirs.contains_key(buf.as_slice()) {
                 found.untracked.push(buf.clone());
             }

@@ -336,4 +336,51 @@ mod tests {
         assert!(paths(&index).is_err());
         assert!(decode_paths(b"DIRC\0\0\0\x05\0\0\0\0").is_none());
     }
+
+    /// The index the worktrees copy is version 4, and git reads it as the checkout's own:
+    /// every file listed, none changed.
+    #[test]
+    fn the_worktrees_index_is_version_4_and_git_finds_the_checkout_clean() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap().join("repo");
+        for p in [
+            "src/a/one.rs",
+            "src/a/two.rs",
+            "src/b/three.rs",
+            "README.md",
+        ] {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, p.display().to_string()).unwrap();
+        }
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "init"]);
+        let repo = git2::Repository::open(&root).unwrap();
+        let entries: Vec<git2::IndexEntry> = repo.index().unwrap().iter().collect();
+        let path = d.path().join("index");
+        write(&entries, &path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[..8], b"DIRC\0\0\0\x04");
+        let with_index = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .env("GIT_INDEX_FILE", &path)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(
+            with_index(&["ls-files"]).lines().collect::<Vec<_>>(),
+            [
+                "README.md",
+                "src/a/one.rs",
+                "src/a/two.rs",
+                "src/b/three.rs"
+            ]
+        );
+        assert_eq!(with_index(&["status", "--porcelain"]), "");
+    }
 }

@@ -82,10 +82,14 @@ impl CheckoutLower {
                 source,
             },
         )?;
+        // The base tree's entries with the checkout's stat data, copied into each worktree
+        // (format 4, no extensions).
         let index_path = dir.join("index");
-        write_index(&entries, &index_path).map_err(|source| LowerError::WriteIndex {
-            path: index_path.clone(),
-            source,
+        super::index_file::write(&entries, &index_path).map_err(|source| {
+            LowerError::WriteIndex {
+                path: index_path.clone(),
+                source,
+            }
         })?;
         tracing::info!(
             checkout = %root.display(),
@@ -111,13 +115,6 @@ impl Drop for CheckoutLower {
     fn drop(&mut self) {
         super::layout::remove_logged(&self.dir);
     }
-}
-
-/// An index of `entries` (no extensions) at `path`, in git's index format version 4: each
-/// path is stored as what differs from the previous one, which makes a large repository's
-/// index about a quarter smaller, and every worktree gets a copy of it.
-fn write_index(entries: &[git2::IndexEntry], path: &Path) -> std::io::Result<()> {
-    super::index_file::write(entries, path)
 }
 
 /// The lower layer of the overlay worktrees of one base tree.
@@ -180,58 +177,5 @@ impl Lower {
             Lower::Template(_) => None,
             Lower::Checkout(c) => c.watch.changed(&c.mask),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::test_git::git;
-    use super::*;
-
-    /// The index the worktrees copy is version 4, and git reads it as the checkout's own:
-    /// every file listed, none changed.
-    #[test]
-    fn the_worktrees_index_is_version_4_and_git_finds_the_checkout_clean() {
-        let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap().join("repo");
-        for p in [
-            "src/a/one.rs",
-            "src/a/two.rs",
-            "src/b/three.rs",
-            "README.md",
-        ] {
-            let p = root.join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(&p, p.display().to_string()).unwrap();
-        }
-        git(&root, &["init", "-q", "-b", "main"]);
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", "init"]);
-        let repo = git2::Repository::open(&root).unwrap();
-        let entries: Vec<git2::IndexEntry> = repo.index().unwrap().iter().collect();
-        let path = d.path().join("index");
-        write_index(&entries, &path).unwrap();
-        let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(&bytes[..8], b"DIRC\0\0\0\x04");
-        let with_index = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .env("GIT_INDEX_FILE", &path)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
-            String::from_utf8(out.stdout).unwrap()
-        };
-        assert_eq!(
-            with_index(&["ls-files"]).lines().collect::<Vec<_>>(),
-            [
-                "README.md",
-                "src/a/one.rs",
-                "src/a/two.rs",
-                "src/b/three.rs"
-            ]
-        );
-        assert_eq!(with_index(&["status", "--porcelain"]), "");
     }
 }

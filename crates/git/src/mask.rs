@@ -154,12 +154,19 @@ pub(crate) fn write(
 
 /// `dir/name` as a relative path (`name` alone at the root).
 pub(crate) fn join(dir: &[u8], name: &[u8]) -> Vec<u8> {
-    let mut rel = dir.to_vec();
-    if !rel.is_empty() {
-        rel.push(b'/');
-    }
-    rel.extend_from_slice(name);
+    let mut rel = Vec::with_capacity(dir.len() + 1 + name.len());
+    join_into(&mut rel, dir, name);
     rel
+}
+
+/// [`join`] into `out` (cleared first), so that a walk can reuse one buffer.
+pub(crate) fn join_into(out: &mut Vec<u8>, dir: &[u8], name: &[u8]) {
+    out.clear();
+    out.extend_from_slice(dir);
+    if !dir.is_empty() {
+        out.push(b'/');
+    }
+    out.extend_from_slice(name);
 }
 
 /// An overlay whiteout at `mask/rel` (its parent directories made as plain directories, which

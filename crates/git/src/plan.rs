@@ -346,27 +346,22 @@ fn check_workdir_in_head(loaded: &LoadedSpec, root: &Path) -> Result<(), GitErro
 /// exactly HEAD's tree nothing is dirty, and the pool takes this check instead of making its
 /// own; otherwise git's status lists what differs.
 fn dirty_at_head(root: &Path, exclude: &[PathBuf]) -> Result<Vec<String>, git2::Error> {
-    if let Ok(repo) = super::pinned::open_root(root) {
-        let head = repo.head().and_then(|h| h.peel_to_tree()).map(|t| t.id());
+    if let Ok(repo) = super::pinned::open_root(root)
+        && let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()).map(|t| t.id())
+    {
         // Through git's filters: a check that compared that carefully serves either kind
         // of tree.
-        match head.map(|tree| {
-            (
-                tree,
-                super::verified::CleanCheckout::verify(&repo, root, tree, true),
-            )
-        }) {
-            Ok((tree, Ok(clean))) => {
+        match super::verified::CleanCheckout::verify(&repo, root, tree, true) {
+            Ok(clean) => {
                 super::verified::keep(root, tree, true, clean);
                 // The repository holds the index it read: freeing a large one entry by
                 // entry takes milliseconds, not on the way to the first task.
                 std::thread::spawn(move || drop(repo));
                 return Ok(Vec::new());
             }
-            Ok((_, Err(why))) => {
+            Err(why) => {
                 tracing::debug!(root = %root.display(), %why, "the checkout is not HEAD's tree as it stands")
             }
-            Err(_) => {}
         }
     }
     dirty_paths(root, exclude)

@@ -69,19 +69,6 @@ impl Watch {
         })
     }
 
-    /// Watch the directories `dirs` (relative to `root`; the root is the empty path).
-    #[cfg(test)]
-    pub(crate) fn start<'a>(
-        root: &Path,
-        dirs: impl IntoIterator<Item = &'a Vec<u8>>,
-    ) -> io::Result<Watch> {
-        let w = Watch::new(1)?;
-        for d in dirs {
-            w.add(0, &root.join(std::str::from_utf8(d).unwrap_or_default()), d)?;
-        }
-        Ok(w)
-    }
-
     /// Watch the directory `path`, which is `rel` in the checkout, in the instance `group`
     /// (modulo their number); a symbolic link there is refused, not followed.
     pub(crate) fn add(&self, group: usize, path: &Path, rel: &[u8]) -> io::Result<()> {
@@ -149,8 +136,9 @@ mod tests {
         let root = d.path();
         std::fs::create_dir_all(root.join("src")).unwrap();
         std::fs::write(root.join("src/a.rs"), "a").unwrap();
-        let dirs = [Vec::new(), b"src".to_vec()];
-        let w = Watch::start(root, dirs.iter()).unwrap();
+        let w = Watch::new(1).unwrap();
+        w.add(0, root, b"").unwrap();
+        w.add(0, &root.join("src"), b"src").unwrap();
         let mut mask = Mask::default();
         mask.hidden.insert(b".runner".to_vec());
         assert_eq!(w.changed(&mask), None);

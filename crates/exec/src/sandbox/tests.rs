@@ -53,11 +53,22 @@ impl Fixture {
         unix_sockets: Vec<PathBuf>,
         read: Vec<PathBuf>,
     ) -> (Arc<Sandbox>, Receiver<NetworkAttempt>) {
+        self.sandbox_in(&self.p("work"), network, unix_sockets, read)
+    }
+
+    /// [`Fixture::sandbox_with`] for a task whose workdir is `workdir`.
+    fn sandbox_in(
+        &self,
+        workdir: &Path,
+        network: NetworkSetting,
+        unix_sockets: Vec<PathBuf>,
+        read: Vec<PathBuf>,
+    ) -> (Arc<Sandbox>, Receiver<NetworkAttempt>) {
         let (tx, rx) = channel();
         let sb = Sandbox::start(SandboxRequest {
             mode: SandboxMode::Auto,
             network: &network,
-            workdir: &self.p("work"),
+            workdir,
             write: vec![],
             read_deny: vec![],
             unix_sockets,
@@ -1034,20 +1045,7 @@ fn a_grant_a_command_replaced_with_a_link_is_not_followed_when_the_ruleset_is_ma
     let proj = fx.p("home/proj");
     std::fs::create_dir_all(proj.join("sub")).unwrap();
     std::fs::write(proj.join("sub/notes.txt"), "mine").unwrap();
-    let sb = Arc::new(
-        Sandbox::start(SandboxRequest {
-            mode: SandboxMode::Auto,
-            network: &NetworkSetting::None,
-            workdir: &proj,
-            write: vec![],
-            read_deny: vec![],
-            unix_sockets: vec![],
-            read: vec![proj.join("sub")],
-            home: Some(fx.p("home")),
-            attempts: Arc::new(|_| {}),
-        })
-        .unwrap(),
-    );
+    let (sb, _rx) = fx.sandbox_in(&proj, NetworkSetting::None, vec![], vec![proj.join("sub")]);
     let read_key = format!("cat '{}'", proj.join("sub/id_rsa").display());
     let (code, out, _) = fx.run(
         &sb,
